@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The README's two commands: `demo` (the main job) and `test` (the whole suite, then again under
+# AddressSanitizer + UBSan). Installs missing Debian packages, configures, builds, runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: $0 demo|test [extra args for the demo]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+mode=$1; shift
+
+packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev doctest-dev libboost-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers glslc glslang-dev glslang-tools
+  spirv-tools libshaderc-dev libpcre2-dev libzstd-dev libxxhash-dev liburing-dev libcli11-dev
+  clang libclang-rt-dev python3)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "octo: installing Debian packages: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+jobs=$(nproc)
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja "${launcher[@]}" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+install_missing
+case "$mode" in
+  demo)
+    build build/release -DCMAKE_BUILD_TYPE=Release -DOCTO_BUILD_TESTS=OFF -DOCTO_BUILD_BENCHMARKS=OFF
+    ./build/release/examples/mlp_two_layer "$@"
+    ;;
+  test)
+    build build/release -DCMAKE_BUILD_TYPE=Release
+    (cd build/release && ctest --output-on-failure -j "$jobs")
+    echo "octo: the suite again under AddressSanitizer + UBSan" >&2
+    build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF
+    (cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs")
+    ;;
+  *) usage ;;
+esac
