@@ -1,0 +1,74 @@
+// The contract between the Vulkan VM (recording, memory, pipelines) and the kernels (shaders/*.comp and
+// their host-side launch planners in src/vulkan/kernels/). Private to octo_core: no Vulkan types here.
+//
+// How a task becomes a dispatch:
+//   * Every IR buffer lives at a device address (buffer device address): weights in the heap,
+//     activations in the register arena, KV caches in globals. Kernels reach their tensors through
+//     64-bit addresses passed in push constants (GL_EXT_buffer_reference), so no descriptor set is
+//     rebuilt per task and no binding-size limit applies.
+//   * Per-token values live in the globals record (see `globals_record`), whose address every kernel
+//     gets. The IR's params describe the pass at position 0; kernels add globals.pos to `pos`, `q_pos`
+//     and `kv_len` (docs/opcodes.md, "Per-token values"), so one recorded command buffer serves every
+//     token.
+//   * A planner turns (task, program, addresses, device facts) into a kernel_launch: which SPIR-V
+//     module, its specialization constants, the workgroup count, and the push-constant bytes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "octo/ir/program.hpp"
+
+namespace octo::vm::vulkan {
+
+/// What the device supports, as kernels need to know it (filled by the device layer at boot).
+struct device_facts {
+  std::uint32_t subgroup_size = 32;
+  bool subgroup_arithmetic = false;  // subgroupAdd / subgroupMax in compute
+  bool subgroup_shuffle = false;
+  bool float16_arithmetic = false;
+  bool int8_arithmetic = false;
+  bool storage_8bit = false;
+  bool storage_16bit = false;
+  bool cooperative_matrix_nv = false;
+  std::uint32_t max_workgroup_size_x = 1024;
+  std::uint32_t max_shared_memory = 32768;
+  std::uint32_t max_push_constants = 128;
+};
+
+/// The per-token values kernels read (std430, at the globals address).
+struct globals_record {
+  std::uint32_t pos = 0;       // position of the first token of this pass
+  std::uint32_t n_tokens = 1;  // tokens in this pass
+  std::uint32_t reserved[2] = {0, 0};
+};
+
+/// Inputs to a planner.
+struct task_context {
+  const ir::program& program;
+  const ir::task& task;
+  std::span<const std::uint64_t> buffer_address;  // indexed by buffer id
+  std::uint64_t globals_address = 0;
+  const device_facts& device;
+};
+
+/// One dispatch.
+struct kernel_launch {
+  std::string_view shader;                    // name of a compiled module, e.g. "gemv_f16" (shaders/gemv.comp variant)
+  std::vector<std::uint32_t> spec_constants;  // values for constant_id 0, 1, 2... (0 is the workgroup size by convention)
+  std::array<std::uint32_t, 3> groups{1, 1, 1};
+  std::vector<std::byte> push_constants;      // at most device.max_push_constants bytes
+};
+
+/// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.
+using kernel_planner = kernel_launch (*)(const task_context&);
+
+/// The planner for `op`, or nullptr when no kernel exists yet (the VM then refuses the program with a
+/// clear error naming the opcode).
+kernel_planner find_planner(ir::opcode op);
+
+}  // namespace octo::vm::vulkan
