@@ -1,0 +1,167 @@
+// Weight dequantization inside kernels: for each weight dtype, 8 consecutive elements of a row ("unit"
+// u covers elements 8u..8u+7) and single elements. Rows start at `row_byte` (GGUF rows are whole blocks).
+// Block layouts follow ggml-common.h (the GGUF format); no kernel ever makes a dequantized copy.
+#ifndef OCTO_WEIGHTS_GLSL
+#define OCTO_WEIGHTS_GLSL
+
+#include "octo.glsl"
+
+// ---- F32: two 16-byte loads (row_byte + 32u is 16-byte aligned when K % 8 == 0) ----
+void wunit_f32(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  v4_buf b = v4_buf(addr);
+  uint q = (row_byte >> 4) + 2u * u;
+  vec4 a = b.d[q];
+  vec4 c = b.d[q + 1u];
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+  v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+}
+float welem_f32(uvec2 addr, uint row_byte, uint k) { return uintBitsToFloat(u32_buf(addr).d[(row_byte >> 2) + k]); }
+
+// ---- F16 / BF16: one 16-byte load ----
+void wunit_f16(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  uvec4 a = u4_buf(addr).d[(row_byte >> 4) + u];
+  vec2 p;
+  p = unpackHalf2x16(a.x); v[0] = p.x; v[1] = p.y;
+  p = unpackHalf2x16(a.y); v[2] = p.x; v[3] = p.y;
+  p = unpackHalf2x16(a.z); v[4] = p.x; v[5] = p.y;
+  p = unpackHalf2x16(a.w); v[6] = p.x; v[7] = p.y;
+}
+float welem_f16(uvec2 addr, uint row_byte, uint k) { return f16_to_f32(load_u16(u32_buf(addr), row_byte + 2u * k)); }
+
+void wunit_bf16(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  uvec4 a = u4_buf(addr).d[(row_byte >> 4) + u];
+  v[0] = uintBitsToFloat(a.x << 16); v[1] = uintBitsToFloat(a.x & 0xffff0000u);
+  v[2] = uintBitsToFloat(a.y << 16); v[3] = uintBitsToFloat(a.y & 0xffff0000u);
+  v[4] = uintBitsToFloat(a.z << 16); v[5] = uintBitsToFloat(a.z & 0xffff0000u);
+  v[6] = uintBitsToFloat(a.w << 16); v[7] = uintBitsToFloat(a.w & 0xffff0000u);
+}
+float welem_bf16(uvec2 addr, uint row_byte, uint k) { return bf16_to_f32(load_u16(u32_buf(addr), row_byte + 2u * k)); }
+
+// ---- Q8_0: {f16 d; int8 qs[32]} = 34 bytes; x = d * q ----
+void wunit_q8_0(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 34u;
+  float d = f16_to_f32(load_u16(b, base));
+  uvec2 q = load8_even(b, base + 2u + (u & 3u) * 8u);
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = d * float(bitfieldExtract(int(q.x), 8 * i, 8));
+    v[i + 4] = d * float(bitfieldExtract(int(q.y), 8 * i, 8));
+  }
+}
+float welem_q8_0(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 34u;
+  return f16_to_f32(load_u16(b, base)) * float(load_i8(b, base + 2u + (k & 31u)));
+}
+
+// ---- Q4_0: {f16 d; uint8 qs[16]} = 18 bytes; element j<16 is the low nibble of qs[j], j>=16 the
+// high nibble of qs[j-16]; x = d * (q - 8) ----
+void wunit_q4_0(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 18u;
+  float d = f16_to_f32(load_u16(b, base));
+  uint sub = u & 3u;
+  uvec2 q = load8_even(b, base + 2u + (sub & 1u) * 8u);
+  int sh = int(sub >> 1) * 4;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = d * float(int(bitfieldExtract(q.x, 8 * i + sh, 4)) - 8);
+    v[i + 4] = d * float(int(bitfieldExtract(q.y, 8 * i + sh, 4)) - 8);
+  }
+}
+float welem_q4_0(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 18u;
+  uint j = k & 31u;
+  uint byte = load_u8(b, base + 2u + (j & 15u));
+  return f16_to_f32(load_u16(b, base)) * float(int((byte >> ((j >> 4) * 4u)) & 15u) - 8);
+}
+
+// ---- Q4_K: {f16 d; f16 dmin; uint8 scales[12]; uint8 qs[128]} = 144 bytes per 256 elements.
+// Chunk j (64 elements) uses sub-blocks 2j (low nibbles of qs[32j..]) and 2j+1 (high nibbles);
+// x = d * sc * q - dmin * m, with 6-bit (sc, m) packed as ggml's get_scale_min_k4 ----
+uvec2 q4k_scale_min(u32_buf b, uint base, uint s) {
+  uint sc, m;
+  if (s < 4u) {
+    sc = load_u8(b, base + 4u + s) & 63u;
+    m = load_u8(b, base + 8u + s) & 63u;
+  } else {
+    uint hi = load_u8(b, base + 8u + s);
+    sc = (hi & 15u) | ((load_u8(b, base + s) >> 6) << 4);
+    m = (hi >> 4) | ((load_u8(b, base + 4u + s) >> 6) << 4);
+  }
+  return uvec2(sc, m);
+}
+void wunit_q4_k(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 144u;
+  uint e0 = (u & 31u) * 8u;  // first element within the block
+  uint j = e0 >> 6;
+  uint half_ = (e0 >> 5) & 1u;
+  uint l0 = e0 & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uvec2 sm = q4k_scale_min(b, base, 2u * j + half_);
+  float d = dm.x * float(sm.x);
+  float mn = dm.y * float(sm.y);
+  uint w = (base + 16u + 32u * j + l0) >> 2;
+  uint q0 = b.d[w], q1 = b.d[w + 1u];
+  int sh = int(half_) * 4;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = d * float(bitfieldExtract(q0, 8 * i + sh, 4)) - mn;
+    v[i + 4] = d * float(bitfieldExtract(q1, 8 * i + sh, 4)) - mn;
+  }
+}
+float welem_q4_k(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 144u;
+  uint e = k & 255u;
+  uint j = e >> 6, half_ = (e >> 5) & 1u, l = e & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uvec2 sm = q4k_scale_min(b, base, 2u * j + half_);
+  uint q = (load_u8(b, base + 16u + 32u * j + l) >> (4u * half_)) & 15u;
+  return dm.x * float(sm.x) * float(q) - dm.y * float(sm.y);
+}
+
+// ---- Q6_K: {uint8 ql[128]; uint8 qh[64]; int8 scales[16]; f16 d} = 210 bytes per 256 elements.
+// Element e: half h = e/128, quarter g = (e%128)/32, l = e%32; low 4 bits from ql[64h + l + 32(g&1)]
+// (nibble g>>1), high 2 bits from qh[32h + l] >> 2g; scale scales[8h + l/16 + 2g]; x = d*sc*(q-32) ----
+void wunit_q6_k(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 210u;
+  uint e0 = (u & 31u) * 8u;
+  uint h = e0 >> 7, g = (e0 >> 5) & 3u, l0 = e0 & 31u;
+  float d = f16_to_f32(load_u16(b, base + 208u)) * float(load_i8(b, base + 192u + 8u * h + (l0 >> 4) + 2u * g));
+  uvec2 ql = load8_even(b, base + 64u * h + l0 + 32u * (g & 1u));
+  uvec2 qh = load8_even(b, base + 128u + 32u * h + l0);
+  int shl = int(g >> 1) * 4;
+  int shh = int(g) * 2;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    uint a = bitfieldExtract(ql.x, 8 * i + shl, 4) | (bitfieldExtract(qh.x, 8 * i + shh, 2) << 4);
+    uint c = bitfieldExtract(ql.y, 8 * i + shl, 4) | (bitfieldExtract(qh.y, 8 * i + shh, 2) << 4);
+    v[i] = d * float(int(a) - 32);
+    v[i + 4] = d * float(int(c) - 32);
+  }
+}
+float welem_q6_k(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 210u;
+  uint e = k & 255u;
+  uint h = e >> 7, g = (e >> 5) & 3u, l = e & 31u;
+  float d = f16_to_f32(load_u16(b, base + 208u)) * float(load_i8(b, base + 192u + 8u * h + (l >> 4) + 2u * g));
+  uint lo = (load_u8(b, base + 64u * h + l + 32u * (g & 1u)) >> (4u * (g >> 1))) & 15u;
+  uint hi = (load_u8(b, base + 128u + 32u * h + l) >> (2u * g)) & 3u;
+  return d * float(int(lo | (hi << 4)) - 32);
+}
+
+// Any supported weight dtype, chosen at run time (EMBED; not the hot path).
+float welem_any(uvec2 addr, uint row_byte, uint k, uint dt) {
+  if (dt == 0u) return welem_f32(addr, row_byte, k);
+  if (dt == 1u) return welem_f16(addr, row_byte, k);
+  if (dt == 2u) return welem_bf16(addr, row_byte, k);
+  if (dt == 10u) return welem_q8_0(addr, row_byte, k);
+  if (dt == 11u) return welem_q4_0(addr, row_byte, k);
+  if (dt == 17u) return welem_q4_k(addr, row_byte, k);
+  if (dt == 19u) return welem_q6_k(addr, row_byte, k);
+  return 0.0;
+}
+
+#endif

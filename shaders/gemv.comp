@@ -1,0 +1,97 @@
+#version 450
+// GEMV_TILE / GEMM_TILE: y[r, n_off+n] = x[r] . W[n_off+n] (+ bias[n_off+n]) for n < n_tile and rows
+// row0 .. row0+rows. The weight dtype is fixed per variant (WUNIT / WELEM, see shaders/variants.cmake)
+// and dequantized in registers. A workgroup computes NR columns for RB rows, so each weight unit is
+// read once per RB rows; its threads split K in 8-element units (16-byte loads) and reduce through
+// subgroupAdd (OCTO_SUBGROUP variants) or shared memory.
+#include "common/weights.glsl"
+#ifdef OCTO_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint NR = 2;     // output columns per workgroup
+layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
+layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned x / W: unit loads
+
+layout(push_constant) uniform params {
+  uvec2 x, w, bias, y, globals;
+  uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+} pc;
+
+shared float red[NR * RB * gl_WorkGroupSize.x];
+
+void main() {
+  const uint WG = gl_WorkGroupSize.x;
+  uint tid = gl_LocalInvocationID.x;
+  uint nb = octo_group_linear() * NR;
+  if (nb >= pc.n_tile) return;
+  uint rb = gl_WorkGroupID.y * RB;
+  if (rb >= pc.rows) return;
+  uint nrows = min(RB, pc.rows - rb);
+
+  float acc[NR * RB];
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
+
+  if (VEC) {
+    v4_buf xb = v4_buf(pc.x);
+    uint units = pc.K >> 3;
+    for (uint u = tid; u < units; u += WG) {
+      float wv[NR * 8];
+      [[unroll]] for (uint c = 0u; c < NR; ++c) {
+        uint n = min(nb + c, pc.n_tile - 1u);
+        float t[8];
+        WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, u, t);
+        [[unroll]] for (uint i = 0u; i < 8u; ++i) wv[c * 8u + i] = t[i];
+      }
+      [[unroll]] for (uint r = 0u; r < RB; ++r) {
+        if (r < nrows) {
+          uint q = (((pc.row0 + rb + r) * pc.K) >> 2) + 2u * u;
+          vec4 xa = xb.d[q];
+          vec4 xc = xb.d[q + 1u];
+          [[unroll]] for (uint c = 0u; c < NR; ++c) {
+            acc[c * RB + r] += dot(xa, vec4(wv[c * 8u], wv[c * 8u + 1u], wv[c * 8u + 2u], wv[c * 8u + 3u])) +
+                               dot(xc, vec4(wv[c * 8u + 4u], wv[c * 8u + 5u], wv[c * 8u + 6u], wv[c * 8u + 7u]));
+          }
+        }
+      }
+    }
+  } else {
+    f32_buf xb = f32_buf(pc.x);
+    for (uint k = tid; k < pc.K; k += WG) {
+      float wv[NR];
+      [[unroll]] for (uint c = 0u; c < NR; ++c)
+        wv[c] = WELEM(pc.w, (pc.n_off + min(nb + c, pc.n_tile - 1u)) * pc.w_row_bytes, k);
+      [[unroll]] for (uint r = 0u; r < RB; ++r) {
+        if (r < nrows) {
+          float xv = xb.d[(pc.row0 + rb + r) * pc.K + k];
+          [[unroll]] for (uint c = 0u; c < NR; ++c) acc[c * RB + r] += wv[c] * xv;
+        }
+      }
+    }
+  }
+
+#ifdef OCTO_SUBGROUP
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) {
+    float s = subgroupAdd(acc[i]);
+    if (subgroupElect()) red[i * WG + gl_SubgroupID] = s;
+  }
+  barrier();
+  uint parts = gl_NumSubgroups;
+#else
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) red[i * WG + tid] = acc[i];
+  barrier();
+  uint parts = WG;
+#endif
+  if (tid < NR * RB) {
+    uint c = tid / RB, r = tid % RB;
+    uint n = nb + c;
+    if (n < pc.n_tile && r < nrows) {
+      float s = 0.0;
+      for (uint p = 0u; p < parts; ++p) s += red[tid * WG + p];
+      if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+      f32_buf(pc.y).d[(pc.row0 + rb + r) * pc.ldy + pc.n_off + n] = s;
+    }
+  }
+}

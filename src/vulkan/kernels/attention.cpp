@@ -1,0 +1,89 @@
+// Planners for ATTENTION_TILE (shaders/attention.comp: one workgroup per query row and head, online
+// softmax; partial = 1 for split-K decode) and ATTENTION_COMBINE (shaders/attention_combine.comp).
+#include "vulkan/kernels/planner_support.hpp"
+
+namespace octo::vm::vulkan::kernels {
+
+kernel_launch plan_attention(const task_context& c) {
+  auto q = input(c, 0);
+  auto k = input(c, 1);
+  auto v = input(c, 2);
+  auto o = output(c);
+  require_dtype(c, q, {ir::dtype::f32}, "q");
+  require_dtype(c, o, {ir::dtype::f32}, "output");
+  require_dtype(c, k, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "k cache");
+  require_dtype(c, v, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "v cache");
+  const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 1);
+  const std::uint32_t nh = param_u32(c, ir::param_key::n_heads, 1);
+  const std::uint32_t nkv = param_u32(c, ir::param_key::n_kv_heads, 1);
+  require(c, nh % nkv == 0, "n_heads is not a multiple of n_kv_heads");
+  require(c, hd <= 512, "head_dim above 512 is not supported");
+  const std::uint32_t kv_start = param_u32(c, ir::param_key::kv_start);
+  const std::uint32_t kv_len = param_u32(c, ir::param_key::kv_len);
+  const std::uint32_t causal = opt_u32(c, ir::param_key::causal, 0);
+  const std::uint32_t q_pos = opt_u32(c, ir::param_key::q_pos, 0);
+  const std::uint32_t partial = opt_u32(c, ir::param_key::partial, 0);
+  const std::int64_t row = std::int64_t{nh} * hd;
+  require(c, q.numel() % row == 0, "q numel is not T x n_heads x head_dim");
+  const std::int64_t T = q.numel() / row;
+  const std::int64_t kv_row = std::int64_t{nkv} * hd;
+  require(c, k.numel() % kv_row == 0 && v.numel() == k.numel(), "k / v caches are not [S, n_kv_heads x head_dim]");
+  const std::int64_t slots = k.numel() / kv_row;
+  require(c, std::int64_t{kv_start} + kv_len <= slots,
+          "kv_start + kv_len = " + std::to_string(std::int64_t{kv_start} + kv_len) + " exceeds the cache's " +
+              std::to_string(slots) + " slots");
+  require(c, o.numel() == (partial ? T * nh * (hd + 2) : T * row),
+          partial ? "output is not [T, n_heads, head_dim + 2]" : "output numel differs from q's");
+  const std::uint32_t wg = workgroup_size(c.device, 64);
+  const std::uint32_t hd_max = (hd + wg - 1) / wg * wg;
+  kernel_launch l;
+  l.shader = "attention";
+  l.spec_constants = {wg, hd_max};
+  l.groups = grid(static_cast<std::uint64_t>(T) * nh);
+  l.push_constants = push_builder{}
+                         .addr(q.address).addr(k.address).addr(v.address).addr(o.address).addr(c.globals_address)
+                         .u32(u32(c, T, "tokens")).u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len)
+                         .u32(causal).u32(q_pos).u32(partial)
+                         .u32(static_cast<std::uint32_t>(k.dtype())).u32(static_cast<std::uint32_t>(v.dtype()))
+                         .u32(u32(c, slots, "slots"))
+                         .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
+                         .take();
+  return l;
+}
+
+kernel_launch plan_attention_combine(const task_context& c) {
+  auto o = output(c);
+  require_dtype(c, o, {ir::dtype::f32}, "output");
+  const std::size_t n = c.task.inputs.size();
+  require(c, n >= 2 && n <= 8, "needs 2 to 8 partial buffers");
+  auto first = input(c, 0);
+  const auto& shape = first.buf->shape;
+  require(c, shape.size() >= 2 && shape.back() > 2, "partials are not [T, n_heads, head_dim + 2]");
+  const std::int64_t hd = shape.back() - 2;
+  const std::int64_t nh = shape[shape.size() - 2];
+  const std::int64_t T = first.numel() / (nh * (hd + 2));
+  require(c, o.numel() == T * nh * hd, "output numel is not T x n_heads x head_dim");
+  push_builder p;
+  for (std::size_t i = 0; i < 8; ++i) {
+    if (i < n) {
+      auto t = input(c, i);
+      require_dtype(c, t, {ir::dtype::f32}, "partial");
+      require(c, t.numel() == first.numel(), "partials differ in size");
+      p.addr(t.address);
+    } else {
+      p.addr(0);
+    }
+  }
+  const std::uint32_t wg = workgroup_size(c.device, 256);
+  kernel_launch l;
+  l.shader = "attention_combine";
+  l.spec_constants = {wg};
+  l.groups = stride_grid(static_cast<std::uint64_t>(o.numel()), wg);
+  l.push_constants = p.addr(o.address)
+                         .u32(static_cast<std::uint32_t>(n)).u32(u32(c, T, "tokens")).u32(u32(c, nh, "heads"))
+                         .u32(u32(c, hd, "head_dim"))
+                         .take();
+  return l;
+}
+
+}  // namespace octo::vm::vulkan::kernels

@@ -1,0 +1,95 @@
+// GEMV_TILE / GEMM_TILE planner: picks the weight-dtype module (subgroup or shared-memory reduction),
+// the rows per workgroup, and whether 16-byte unit loads are possible.
+#include <string_view>
+
+#include "vulkan/kernels/planner_support.hpp"
+
+namespace octo::vm::vulkan::kernels {
+namespace {
+
+struct gemv_module {
+  ir::dtype dtype;
+  std::string_view sg;
+  std::string_view nosg;
+};
+constexpr gemv_module gemv_modules[] = {
+    {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg"},     {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg"},
+    {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg"},  {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg"},
+    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg"},  {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},
+    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},
+};
+
+}  // namespace
+
+kernel_launch plan_gemv(const task_context& c) {
+  const bool gemm = c.task.op == ir::opcode::gemm_tile;
+  auto x = input(c, 0);
+  auto w = input(c, 1);
+  auto y = output(c);
+  require_dtype(c, x, {ir::dtype::f32}, "input x");
+  require_dtype(c, y, {ir::dtype::f32}, "output");
+  const gemv_module* mod = nullptr;
+  for (const auto& m : gemv_modules)
+    if (m.dtype == w.dtype()) mod = &m;
+  if (!mod) fail(c, "weight dtype " + dtype_text(w.dtype()) + " has no GEMV kernel");
+
+  const std::uint32_t K = param_u32(c, ir::param_key::K, 1);
+  const std::uint32_t n_tile = param_u32(c, ir::param_key::N_tile, 1);
+  const std::uint32_t n_off = param_u32(c, ir::param_key::n_off);
+  const auto blk = ir::layout(w.dtype()).block_elems;
+  require(c, K % static_cast<std::uint32_t>(blk) == 0,
+          "K = " + std::to_string(K) + " is not a multiple of the " + dtype_text(w.dtype()) + " block (" +
+              std::to_string(blk) + ")");
+  require(c, w.numel() % K == 0, "weight numel is not a multiple of K");
+  const std::int64_t n_w = w.numel() / K;
+  require(c, std::int64_t{n_off} + n_tile <= n_w,
+          "n_off + N_tile = " + std::to_string(std::int64_t{n_off} + n_tile) + " exceeds the weight's " +
+              std::to_string(n_w) + " rows");
+  require(c, x.numel() % K == 0, "input numel is not a multiple of K");
+  const std::int64_t R = x.numel() / K;
+  require(c, R > 0 && y.numel() % R == 0, "output numel is not a multiple of the input's rows");
+  const std::int64_t ldy = y.numel() / R;
+  require(c, std::int64_t{n_off} + n_tile <= ldy, "n_off + N_tile exceeds the output's columns");
+
+  std::uint32_t rows = u32(c, R, "rows");
+  std::uint32_t row0 = 0;
+  if (gemm) {
+    rows = param_u32(c, ir::param_key::M_tile, 1);
+    row0 = opt_u32(c, ir::param_key::m_off, 0);
+    require(c, std::int64_t{row0} + rows <= R, "m_off + M_tile exceeds the input's rows");
+  }
+
+  std::uint64_t bias_addr = 0;
+  std::uint32_t bias_dtype = 0;
+  const bool has_bias = c.task.inputs.size() > 2;
+  if (has_bias) {
+    auto b = input(c, 2);
+    require_dtype(c, b, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "bias");
+    require(c, b.numel() >= std::int64_t{n_off} + n_tile, "bias is shorter than n_off + N_tile");
+    bias_addr = b.address;
+    bias_dtype = static_cast<std::uint32_t>(b.dtype());
+  }
+
+  const bool quant = ir::is_block_quantized(w.dtype());
+  require(c, w.address % 4 == 0, "weight address is not 4-byte aligned");
+  const bool vec = K % 8 == 0 && x.address % 16 == 0 && (quant || w.address % 16 == 0);
+  const std::uint32_t nr = 2;
+  const std::uint32_t rb = rows == 1 ? 1 : (rows <= 4 ? 4 : 8);
+  const std::uint32_t wg = workgroup_size(c.device, 64);
+  const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
+
+  kernel_launch l;
+  l.shader = c.device.subgroup_arithmetic ? mod->sg : mod->nosg;
+  l.spec_constants = {wg, nr, rb, vec ? 1u : 0u};
+  const std::uint64_t row_groups = (rows + rb - 1) / rb;
+  require(c, row_groups <= 65535, "too many rows for one dispatch");
+  l.groups = grid((n_tile + nr - 1) / nr, static_cast<std::uint32_t>(row_groups));
+  l.push_constants = push_builder{}
+                         .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
+                         .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
+                         .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
+                         .take();
+  return l;
+}
+
+}  // namespace octo::vm::vulkan::kernels

@@ -1,0 +1,158 @@
+// Helpers every kernel planner shares: tensor lookup with checks that name the task, std430 push-
+// constant packing, and grid shapes. Private to the Vulkan kernels.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "octo/error.hpp"
+#include "octo/ir/enums.hpp"
+#include "vulkan/kernel_registry.hpp"
+
+namespace octo::vm::vulkan::kernels {
+
+/// One tensor a task names: its IR buffer and device address.
+struct tensor_ref {
+  const ir::buffer* buf = nullptr;
+  std::uint64_t address = 0;
+  std::int64_t numel() const { return buf->numel(); }
+  ir::dtype dtype() const { return buf->dtype; }
+};
+
+/// "task 12 (GEMV_TILE 'q_proj')" for error messages.
+inline std::string describe(const task_context& c) {
+  std::string s = "task " + std::to_string(c.task.id) + " (" + std::string(ir::name(c.task.op));
+  if (!c.task.label.empty()) s += " '" + std::string(std::string_view(c.task.label)) + "'";
+  return s + ")";
+}
+
+[[noreturn]] inline void fail(const task_context& c, const std::string& what) {
+  throw octo::error(describe(c) + ": " + what);
+}
+
+inline void require(const task_context& c, bool ok, const std::string& what) {
+  if (!ok) fail(c, what);
+}
+
+inline tensor_ref tensor(const task_context& c, std::int32_t id) {
+  if (id < 0 || static_cast<std::size_t>(id) >= c.program.buffers.size() ||
+      static_cast<std::size_t>(id) >= c.buffer_address.size())
+    fail(c, "names buffer " + std::to_string(id) + ", which the program does not have");
+  const auto& b = c.program.buffers[static_cast<std::size_t>(id)];
+  // Kernels index with 32-bit element and byte offsets.
+  if (b.nbytes() >= (std::int64_t{1} << 32))
+    fail(c, "buffer '" + std::string(std::string_view(b.name)) + "' is 4 GiB or more, beyond 32-bit kernel offsets");
+  return {&b, c.buffer_address[static_cast<std::size_t>(id)]};
+}
+inline tensor_ref input(const task_context& c, std::size_t i) {
+  require(c, i < c.task.inputs.size(), "needs input " + std::to_string(i));
+  return tensor(c, c.task.inputs[i]);
+}
+inline tensor_ref output(const task_context& c, std::size_t i = 0) {
+  require(c, i < c.task.outputs.size(), "needs output " + std::to_string(i));
+  return tensor(c, c.task.outputs[i]);
+}
+
+inline std::string dtype_text(ir::dtype t) { return std::string(ir::name(t)); }
+
+inline void require_dtype(const task_context& c, const tensor_ref& t, std::initializer_list<ir::dtype> ok,
+                          const char* role) {
+  for (auto d : ok)
+    if (t.dtype() == d) return;
+  fail(c, std::string(role) + " '" + std::string(std::string_view(t.buf->name)) + "' has dtype " +
+              dtype_text(t.dtype()) + ", which this kernel does not support");
+}
+
+/// A required integer param (validate() guarantees presence for required keys; checked anyway).
+inline std::int64_t param_i(const task_context& c, ir::param_key k) {
+  const auto* p = c.task.params.find(k);
+  if (!p) fail(c, "missing param " + std::string(ir::name(k)));
+  return p->is_real ? static_cast<std::int64_t>(p->f) : p->i;
+}
+inline std::uint32_t param_u32(const task_context& c, ir::param_key k, std::int64_t lo = 0) {
+  auto v = param_i(c, k);
+  if (v < lo || v > 0xffffffffLL) fail(c, "param " + std::string(ir::name(k)) + " = " + std::to_string(v) + " is out of range");
+  return static_cast<std::uint32_t>(v);
+}
+inline std::uint32_t opt_u32(const task_context& c, ir::param_key k, std::int64_t fallback, std::int64_t lo = 0) {
+  if (!c.task.params.has(k)) return static_cast<std::uint32_t>(fallback);
+  return param_u32(c, k, lo);
+}
+
+inline std::uint32_t u32(const task_context& c, std::int64_t v, const char* what) {
+  if (v < 0 || v > 0xffffffffLL) fail(c, std::string(what) + " = " + std::to_string(v) + " is out of range");
+  return static_cast<std::uint32_t>(v);
+}
+
+/// std430 push-constant packing: addresses as uvec2 (8-byte aligned), then 32-bit scalars.
+class push_builder {
+ public:
+  push_builder& addr(std::uint64_t a) {
+    align(8);
+    put(&a, 8);
+    return *this;
+  }
+  push_builder& u32(std::uint32_t v) {
+    align(4);
+    put(&v, 4);
+    return *this;
+  }
+  push_builder& f32(float v) {
+    align(4);
+    put(&v, 4);
+    return *this;
+  }
+  std::vector<std::byte> take() { return std::move(bytes_); }
+
+ private:
+  void align(std::size_t a) {
+    while (bytes_.size() % a) bytes_.push_back(std::byte{0});
+  }
+  void put(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    bytes_.insert(bytes_.end(), b, b + n);
+  }
+  std::vector<std::byte> bytes_;
+};
+
+/// A 1-D count of workgroups laid over x and z (shaders read octo_group_linear()).
+inline std::array<std::uint32_t, 3> grid(std::uint64_t n, std::uint32_t y = 1) {
+  constexpr std::uint64_t max_x = 65535;
+  if (n == 0) n = 1;
+  if (n <= max_x) return {static_cast<std::uint32_t>(n), y, 1};
+  return {static_cast<std::uint32_t>(max_x), y, static_cast<std::uint32_t>((n + max_x - 1) / max_x)};
+}
+
+/// Groups for a grid-stride kernel over `items`: enough to fill a large GPU, never more than needed.
+inline std::array<std::uint32_t, 3> stride_grid(std::uint64_t items, std::uint32_t wg) {
+  return grid(std::min<std::uint64_t>((items + wg - 1) / wg, 8192));
+}
+
+/// The largest power of two <= min(want, device limit).
+inline std::uint32_t workgroup_size(const device_facts& d, std::uint32_t want) {
+  std::uint32_t lim = std::min(want, std::max<std::uint32_t>(d.max_workgroup_size_x, 1));
+  return std::bit_floor(lim);
+}
+
+// Planners, one per opcode family (src/vulkan/kernels/<family>.cpp).
+kernel_launch plan_nop(const task_context&);
+kernel_launch plan_gemv(const task_context&);  // GEMV_TILE and GEMM_TILE
+kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD
+kernel_launch plan_norm(const task_context&);  // RMSNORM LAYERNORM
+kernel_launch plan_softmax(const task_context&);
+kernel_launch plan_argmax(const task_context&);
+kernel_launch plan_rope(const task_context&);
+kernel_launch plan_embed(const task_context&);
+kernel_launch plan_dequant(const task_context&);
+kernel_launch plan_kv_append(const task_context&);
+kernel_launch plan_attention(const task_context&);
+kernel_launch plan_attention_combine(const task_context&);
+
+}  // namespace octo::vm::vulkan::kernels

@@ -1,0 +1,81 @@
+// Planners for the row-wise kernels: RMSNORM / LAYERNORM (shaders/norm.comp), SOFTMAX
+// (shaders/softmax.comp) and SAMPLE_ARGMAX (shaders/argmax.comp): one workgroup per row.
+#include "vulkan/kernels/planner_support.hpp"
+
+namespace octo::vm::vulkan::kernels {
+
+kernel_launch plan_norm(const task_context& c) {
+  auto x = input(c, 0);
+  auto w = input(c, 1);
+  auto y = output(c);
+  require_dtype(c, x, {ir::dtype::f32}, "input x");
+  require_dtype(c, y, {ir::dtype::f32}, "output");
+  require_dtype(c, w, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "weight");
+  const std::uint32_t hidden = param_u32(c, ir::param_key::hidden, 1);
+  require(c, x.numel() % hidden == 0, "input numel is not a multiple of hidden");
+  require(c, y.numel() == x.numel(), "output numel differs from the input's");
+  require(c, w.numel() == hidden, "weight numel differs from hidden");
+  const bool layer = c.task.op == ir::opcode::layernorm;
+  std::uint64_t b_addr = 0;
+  std::uint32_t b_dtype = 0;
+  const bool has_b = layer && c.task.inputs.size() > 2;
+  if (has_b) {
+    auto b = input(c, 2);
+    require_dtype(c, b, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "bias");
+    require(c, b.numel() == hidden, "bias numel differs from hidden");
+    b_addr = b.address;
+    b_dtype = static_cast<std::uint32_t>(b.dtype());
+  }
+  const std::uint32_t rows = u32(c, x.numel() / hidden, "rows");
+  const std::uint32_t wg = workgroup_size(c.device, hidden >= 256 ? 256 : 64);
+  kernel_launch l;
+  l.shader = "norm";
+  l.spec_constants = {wg};
+  l.groups = grid(rows);
+  l.push_constants = push_builder{}
+                         .addr(x.address).addr(w.address).addr(b_addr).addr(y.address)
+                         .u32(hidden).u32(rows).u32(layer ? 1u : 0u).u32(has_b ? 1u : 0u)
+                         .u32(static_cast<std::uint32_t>(w.dtype())).u32(b_dtype)
+                         .f32(static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0)))
+                         .take();
+  return l;
+}
+
+kernel_launch plan_softmax(const task_context& c) {
+  auto x = input(c, 0);
+  auto y = output(c);
+  require_dtype(c, x, {ir::dtype::f32}, "input");
+  require_dtype(c, y, {ir::dtype::f32}, "output");
+  require(c, !x.buf->shape.empty(), "input has no shape");
+  const std::uint32_t dim = opt_u32(c, ir::param_key::dim, x.buf->shape.back(), 1);
+  require(c, dim > 0 && x.numel() % dim == 0, "input numel is not a multiple of dim");
+  require(c, y.numel() == x.numel(), "output numel differs from the input's");
+  const std::uint32_t rows = u32(c, x.numel() / dim, "rows");
+  const std::uint32_t wg = workgroup_size(c.device, dim >= 256 ? 256 : 64);
+  kernel_launch l;
+  l.shader = "softmax";
+  l.spec_constants = {wg};
+  l.groups = grid(rows);
+  l.push_constants = push_builder{}.addr(x.address).addr(y.address).u32(dim).u32(rows).take();
+  return l;
+}
+
+kernel_launch plan_argmax(const task_context& c) {
+  auto x = input(c, 0);
+  auto y = output(c);
+  require_dtype(c, x, {ir::dtype::f32}, "logits");
+  require_dtype(c, y, {ir::dtype::i32}, "output");
+  require(c, !x.buf->shape.empty() && x.buf->shape.back() > 0, "logits have no last extent");
+  const std::int64_t v = x.buf->shape.back();
+  const std::int64_t rows = x.numel() / v;
+  require(c, y.numel() == rows, "output numel differs from the number of logit rows");
+  const std::uint32_t wg = workgroup_size(c.device, 256);
+  kernel_launch l;
+  l.shader = "argmax";
+  l.spec_constants = {wg};
+  l.groups = grid(static_cast<std::uint64_t>(rows));
+  l.push_constants = push_builder{}.addr(x.address).addr(y.address).u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows")).take();
+  return l;
+}
+
+}  // namespace octo::vm::vulkan::kernels
