@@ -1,0 +1,237 @@
+// The Qwen2 byte-level BPE tokenizer against independent oracles: llama.cpp's 46 reference
+// tokenizations, Hugging Face tokenizers' ids for tests/data/tokenizer_corpus.txt, ids looked up by hand
+// in vocab.json; plus round trips, special tokens, streaming, ChatML and bad input.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include <octo/error.hpp>
+#include <octo/model_file/chat_template.hpp>
+#include <octo/model_file/tokenizer.hpp>
+
+using namespace octo::model_file;
+
+namespace {
+
+const std::filesystem::path qwen2_dir = std::filesystem::path(OCTO_SHARED_DATA_DIR) / "qwen2-tokenizer";
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing test data: " << p.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> split(const std::string& all, const std::string& sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  for (size_t hit; (hit = all.find(sep, pos)) != std::string::npos; pos = hit + sep.size())
+    out.push_back(all.substr(pos, hit - pos));
+  out.push_back(all.substr(pos));
+  return out;
+}
+
+std::vector<int32_t> parse_ids(const std::string& line) {
+  std::vector<int32_t> ids;
+  std::istringstream in(line);
+  for (int32_t id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+const tokenizer& qwen2() {
+  static const tokenizer tok(load_hf_vocabulary(qwen2_dir));
+  return tok;
+}
+
+// vocab.json read here, independently of the loader.
+int32_t vocab_id(const std::string& text) {
+  static const nlohmann::json vocab = nlohmann::json::parse(slurp(qwen2_dir / "vocab.json"));
+  REQUIRE_MESSAGE(vocab.contains(text), "not in vocab.json: " << text);
+  return vocab[text].get<int32_t>();
+}
+
+// tests/data/tokenizer_corpus.txt: records separated by lines "----8<----".
+std::vector<std::string> corpus() {
+  auto records = split(slurp(std::filesystem::path(OCTO_SOURCE_DIR) / "tests/data/tokenizer_corpus.txt"),
+                       "\n----8<----\n");
+  // The file ends with the separator line and a newline, which leaves one empty tail.
+  REQUIRE(!records.empty());
+  REQUIRE(records.back().empty());
+  records.pop_back();
+  return records;
+}
+
+}  // namespace
+
+TEST_CASE("qwen2: the vocabulary loads from the Hugging Face files") {
+  const vocabulary& v = qwen2().vocab();
+  CHECK(v.kind == vocabulary::model::gpt2_bpe);
+  CHECK(v.pre == "qwen2");
+  CHECK(v.size() == 151646);
+  CHECK(v.merges.size() == 151387);
+  CHECK(v.tokens[151644] == "<|im_start|>");
+  CHECK(v.token_types[151644] == token_type::control);
+  CHECK(v.token_types[0] == token_type::normal);
+  CHECK(v.eos == 151645);
+  CHECK(v.pad == 151643);
+  CHECK(v.bos == -1);
+  CHECK_FALSE(v.add_bos);
+  CHECK(v.chat_template.find("<|im_start|>") != std::string::npos);
+}
+
+TEST_CASE("qwen2: llama.cpp's 46 reference tokenizations match exactly") {
+  const std::string dir = qwen2_dir.string() + "/reference/";
+  auto inputs = split(slurp(dir + "ggml-vocab-qwen2.gguf.inp"), "\n__ggml_vocab_test__\n");
+  REQUIRE(inputs.back().empty());
+  inputs.pop_back();
+  auto outputs = split(slurp(dir + "ggml-vocab-qwen2.gguf.out"), "\n");
+  if (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
+  // The data README says 47; the files hold 46 inputs and 46 output lines.
+  REQUIRE(inputs.size() == 46);
+  REQUIRE(outputs.size() == inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    INFO("case " << i << ": [" << inputs[i] << "]");
+    CHECK(qwen2().encode(inputs[i]) == parse_ids(outputs[i]));
+    CHECK(qwen2().decode(qwen2().encode(inputs[i])) == inputs[i]);
+  }
+}
+
+TEST_CASE("qwen2: Hugging Face tokenizers' ids for the corpus match exactly") {
+  const auto records = corpus();
+  CHECK(records.size() >= 300);
+  auto lines = split(slurp(std::filesystem::path(OCTO_SOURCE_DIR) / "tests/data/tokenizer_corpus.qwen2.ids"), "\n");
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  REQUIRE(lines.size() == records.size());
+  size_t matched = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    INFO("record " << i << ": [" << records[i] << "]");
+    const auto ids = qwen2().encode(records[i]);
+    CHECK(ids == parse_ids(lines[i]));
+    matched += ids == parse_ids(lines[i]);
+  }
+  MESSAGE(matched << " of " << records.size() << " corpus records match");
+}
+
+TEST_CASE("qwen2: encode → decode round trips on the corpus and on odd input") {
+  for (const auto& r : corpus()) {
+    INFO("[" << r << "]");
+    CHECK(qwen2().decode(qwen2().encode(r)) == r);
+  }
+  // Not UTF-8: bytes the regex cannot take still round trip, one byte-level token each.
+  const std::string bad = "ok \xff\xfe bad \xc3 end \xe2\x82";
+  CHECK(qwen2().decode(qwen2().encode(bad)) == bad);
+  // Long runs do not overflow the regex engine or the merge loop.
+  for (const std::string& long_run : {std::string(200000, ' '), std::string(200000, 'a'), std::string(100000, '7'),
+                                      std::string(50000, '\n') + "x", [] {
+                                        std::string s;
+                                        for (int i = 0; i < 30000; ++i) s += "\xe4\xb8\xad";  // 中
+                                        return s;
+                                      }()}) {
+    CHECK(qwen2().decode(qwen2().encode(long_run)) == long_run);
+  }
+  CHECK(qwen2().encode("").empty());
+  CHECK(qwen2().encode("", true).empty());  // no BOS for Qwen2
+}
+
+TEST_CASE("qwen2: hand-checked ids, looked up in vocab.json") {
+  // Digits one by one; " world" keeps its space; "\n" is Ċ.
+  CHECK(qwen2().encode("Hello world") == std::vector<int32_t>{vocab_id("Hello"), vocab_id("Ġworld")});
+  CHECK(qwen2().encode("2024") ==
+        std::vector<int32_t>{vocab_id("2"), vocab_id("0"), vocab_id("2"), vocab_id("4")});
+  CHECK(qwen2().encode("a\nb") == std::vector<int32_t>{vocab_id("a"), vocab_id("Ċ"), vocab_id("b")});
+  CHECK(qwen2().encode("I'M") == std::vector<int32_t>{vocab_id("I"), vocab_id("'M")});
+}
+
+TEST_CASE("qwen2: special tokens are split out before pre-tokenization") {
+  const auto ids = qwen2().encode("<|im_start|>user\nhi<|im_end|>\n");
+  CHECK(ids == std::vector<int32_t>{151644, vocab_id("user"), vocab_id("Ċ"), vocab_id("hi"), 151645, vocab_id("Ċ")});
+  CHECK(qwen2().decode(ids) == "<|im_start|>user\nhi<|im_end|>\n");
+  CHECK(qwen2().decode(ids, false) == "user\nhi\n");
+  // Written as text when special tokens are not parsed.
+  const auto plain = qwen2().encode("<|im_end|>", false, false);
+  CHECK(plain.size() > 1);
+  CHECK(std::find(plain.begin(), plain.end(), 151645) == plain.end());
+  CHECK(qwen2().decode(plain) == "<|im_end|>");
+  CHECK(qwen2().encode("x<|endoftext|><|endoftext|>y") ==
+        std::vector<int32_t>{vocab_id("x"), 151643, 151643, vocab_id("y")});
+  CHECK(qwen2().is_end_of_generation(151645));
+  CHECK(qwen2().is_end_of_generation(151643));
+  CHECK_FALSE(qwen2().is_end_of_generation(vocab_id("hi")));
+  CHECK(qwen2().find("<|im_start|>") == 151644);
+  CHECK(qwen2().find("no such token") == -1);
+}
+
+TEST_CASE("qwen2: streaming holds back split UTF-8 and replaces invalid bytes") {
+  // 🦙 is F0 9F A6 99; byte-level tokens of single bytes: feed them one at a time.
+  const std::string llama = "\xF0\x9F\xA6\x99";
+  std::vector<int32_t> bytes;
+  for (const char c : llama) {
+    const auto ids = qwen2().encode(std::string(1, c));
+    REQUIRE(ids.size() == 1);
+    bytes.push_back(ids[0]);
+  }
+  CHECK(qwen2().token_to_piece(bytes[0]) == "\xF0");
+  token_stream s(qwen2());
+  CHECK(s.push(bytes[0]).empty());
+  CHECK(s.push(bytes[1]).empty());
+  CHECK(s.push(bytes[2]).empty());
+  CHECK(s.push(bytes[3]) == llama);
+  CHECK(s.push(vocab_id("hi")) == "hi");
+  CHECK(s.push(151645).empty());  // control tokens are not printed by default
+  // A lead byte followed by ASCII can never complete: replaced, then the ASCII follows.
+  CHECK(s.push(bytes[0]).empty());
+  CHECK(s.push(vocab_id("hi")) == "\xEF\xBF\xBDhi");
+  CHECK(s.push(bytes[1]) == "\xEF\xBF\xBD");  // a lone continuation byte
+  CHECK(s.push(bytes[0]).empty());
+  CHECK(s.finish() == "\xEF\xBF\xBD");
+  CHECK(s.finish().empty());
+  // The concatenation of all pieces of a text is the text.
+  const std::string text = "Grüße, 世界! 🦙🦙 — ok";
+  token_stream t(qwen2());
+  std::string streamed;
+  for (const int32_t id : qwen2().encode(text)) streamed += t.push(id);
+  streamed += t.finish();
+  CHECK(streamed == text);
+}
+
+TEST_CASE("qwen2: bad input gives octo::error") {
+  CHECK_THROWS_AS(load_hf_vocabulary(std::filesystem::path(OCTO_SOURCE_DIR) / "no-such-folder"), octo::error);
+  CHECK_THROWS_AS(qwen2().decode(std::vector<int32_t>{151646}), octo::error);
+  CHECK_THROWS_AS(qwen2().decode(std::vector<int32_t>{-1}), octo::error);
+  CHECK_THROWS_AS(qwen2().token_to_piece(1 << 30), octo::error);
+  vocabulary v = qwen2().vocab();
+  v.pre = "klingon";
+  CHECK_THROWS_AS(tokenizer{v}, octo::error);
+  v = qwen2().vocab();
+  v.merges.push_back("Ġ notatoken");
+  CHECK_THROWS_AS(tokenizer{v}, octo::error);
+  v = qwen2().vocab();
+  v.scores.assign(3, 0.0f);
+  CHECK_THROWS_AS(tokenizer{v}, octo::error);
+  v = qwen2().vocab();
+  v.eos = v.size();
+  CHECK_THROWS_AS(tokenizer{v}, octo::error);
+}
+
+TEST_CASE("qwen2: ChatML as Qwen2's template renders it") {
+  CHECK(apply_chatml({{"user", "Hi there"}}) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\nHi there<|im_end|>\n"
+        "<|im_start|>assistant\n");
+  CHECK(apply_chatml({{"system", "Be brief."}, {"user", "a"}, {"assistant", "b"}, {"user", "c"}}, false) ==
+        "<|im_start|>system\nBe brief.<|im_end|>\n"
+        "<|im_start|>user\na<|im_end|>\n"
+        "<|im_start|>assistant\nb<|im_end|>\n"
+        "<|im_start|>user\nc<|im_end|>\n");
+  CHECK_THROWS_AS(apply_chatml({{"", "x"}}), octo::error);
+  // The rendered prompt tokenizes with the control tokens as single ids.
+  const auto ids = qwen2().encode(apply_chatml({{"user", "Hi"}}));
+  CHECK(ids.front() == 151644);
+  CHECK(std::count(ids.begin(), ids.end(), 151644) == 3);
+  CHECK(std::count(ids.begin(), ids.end(), 151645) == 2);
+}
