@@ -1,0 +1,101 @@
+// The CPU reference VM: executes a validated ir::program with plain float numerics by counter-driven
+// firing (IR spec §2). It is the conformance oracle every GPU kernel is compared against.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "octo/ir/param_fields.hpp"
+#include "octo/ir/program.hpp"
+
+namespace octo::vm {
+
+/// How run() orders tasks that are ready at the same time.
+struct run_options {
+  /// false: waves in task-id order (deterministic). true: one uniformly random ready task at a time,
+  /// from `seed`, so tests can check a result does not depend on the interleaving.
+  bool shuffle = false;
+  std::uint64_t seed = 0;
+};
+
+/// Owns one byte array per buffer (nbytes(dtype, numel)) and runs the program over them.
+/// Buffers persist across run() calls: the KV cache is just a buffer. Weights are converted to float
+/// once and cached until written again; so a float copy of every weight is held (fine for a reference).
+///
+/// @code
+///   octo::vm::reference_vm vm(make_program());  // throws octo::error if validate() rejects it
+///   vm.write("x", x_values);
+///   vm.run();
+///   std::vector<float> y = vm.read_f32("y");
+/// @endcode
+class reference_vm {
+ public:
+  /// Validates `program` (octo::ir::validate) and throws octo::error with the first error if rejected.
+  explicit reference_vm(ir::program program);
+
+  const ir::program& program() const noexcept { return program_; }
+
+  /// The id of the buffer called `name`; octo::error if there is none.
+  std::int32_t buffer_id(std::string_view name) const;
+
+  /// Writes `values` (exactly numel of them), converting to the buffer's dtype (round to nearest even
+  /// for f16/bf16/fp8; integer dtypes round half to even and saturate). Block-quantized buffers take
+  /// write_bytes only.
+  void write(std::int32_t id, std::span<const float> values);
+  void write(std::string_view name, std::span<const float> values) { write(buffer_id(name), values); }
+  /// Writes integers (exactly numel): stored as is into I32 buffers, converted for other dtypes.
+  void write_i32(std::int32_t id, std::span<const std::int32_t> values);
+  void write_i32(std::string_view name, std::span<const std::int32_t> values) { write_i32(buffer_id(name), values); }
+  /// Raw bytes in the buffer's own encoding (exactly nbytes), e.g. GGUF blocks or packed I4.
+  void write_bytes(std::int32_t id, std::span<const std::byte> bytes);
+  void write_bytes(std::string_view name, std::span<const std::byte> bytes) { write_bytes(buffer_id(name), bytes); }
+
+  /// The buffer's elements as float (block-quantized buffers are dequantized).
+  std::vector<float> read_f32(std::int32_t id) const;
+  std::vector<float> read_f32(std::string_view name) const { return read_f32(buffer_id(name)); }
+  /// The buffer's elements as int32 (I32 bit-exact; other dtypes rounded half to even).
+  std::vector<std::int32_t> read_i32(std::int32_t id) const;
+  std::vector<std::int32_t> read_i32(std::string_view name) const { return read_i32(buffer_id(name)); }
+  /// The buffer's raw bytes.
+  std::span<const std::byte> bytes(std::int32_t id) const;
+
+  /// Changes an integer param of one task for the following runs (the decode loop advances pos,
+  /// kv_len, q_pos). The key must be an integer field of PARAM_FIELDS and the value fit int32.
+  void set_param(std::int32_t task, ir::param_key key, std::int64_t value);
+  /// Same for a real-valued field (eps, scale, theta, alpha).
+  void set_param_real(std::int32_t task, ir::param_key key, double value);
+  /// set_param on every task that already carries `key`; returns how many tasks changed.
+  int set_param_all(ir::param_key key, std::int64_t value);
+
+  /// One pass: counters reset to their init values, then every task whose waits are all satisfied
+  /// fires, each completion adding 1 to its out_counter, until none is ready. Throws octo::error
+  /// naming the task if some task never became ready (stuck) or if a task's inputs are out of range.
+  void run(const run_options& options = {});
+
+  /// Task ids in the order the last run() fired them.
+  const std::vector<std::int32_t>& last_order() const noexcept { return order_; }
+  /// Counter values at the end of the last run().
+  const std::vector<std::int64_t>& counter_values() const noexcept { return counters_; }
+  /// Number of completed run() calls.
+  std::int64_t runs_completed() const noexcept { return runs_; }
+
+ private:
+  std::span<const float> view_f32(std::int32_t id, std::vector<float>& scratch) const;
+  void store_f32(std::int32_t id, std::span<const float> values);
+  void store_i32(std::int32_t id, std::span<const std::int32_t> values);
+  const ir::buffer& buf(std::int32_t id) const;
+  void execute(const ir::task& t);
+
+  ir::program program_;
+  std::vector<std::vector<std::byte>> storage_;
+  mutable std::vector<std::vector<float>> weight_cache_;  // float copies of WEIGHT / CONST buffers
+  mutable std::vector<bool> weight_cached_;
+  std::vector<std::int64_t> counters_;
+  std::vector<std::int32_t> order_;
+  std::int64_t runs_ = 0;
+};
+
+}  // namespace octo::vm
