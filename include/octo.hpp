@@ -18,3 +18,5 @@
 #include "octo/ir/static_check.hpp"
 #include "octo/ir/validate.hpp"
 #include "octo/ir/version.hpp"
+
+#include "octo/vm/reference_vm.hpp"
