@@ -95,11 +95,13 @@ constexpr simulation simulate_counters(const program& p) {
   return s;
 }
 
-/// Fires ready tasks in `seeds` different hostile orders (seed 0 FIFO, 1 LIFO, 2 greedy: a ready task
-/// that reads something unwritten first, then random orders) and reports every read of an ACTIVATION or
-/// IO_OUTPUT buffer no fired task has written yet, and every read of a KV_CACHE before all of this pass's
-/// writers of it fired (the reader being one of them aside). The dynamic backstop of the static race
-/// checks; a clean result is evidence, not proof. Each violation is reported once.
+/// Fires ready tasks in `seeds` hostile orders and reports every read of an ACTIVATION or IO_OUTPUT
+/// buffer that no fired task has written yet, and every read of a KV_CACHE before all of this pass's
+/// writers of it fired (the reader being one of them aside). Seed 0 fires FIFO, seed 1 LIFO; every
+/// further seed picks a victim buffer (one that some task reads) and starves its writers: they fire only
+/// when nothing else is ready, so a reader not ordered after them runs first. Other choices are random
+/// (seeded mt19937_64, so results are reproducible). The dynamic backstop of validate()'s static race
+/// checks: a clean result is evidence, not proof. Each (task, input) violation is reported once.
 inline std::vector<text> simulate_adversarial(const program& p, int seeds = 16) {
   using octo::detail::cat;
   std::vector<text> out;
@@ -114,6 +116,18 @@ inline std::vector<text> simulate_adversarial(const program& p, int seeds = 16) 
     auto op = p.tasks[static_cast<std::size_t>(t)].op;
     return cat(static_cast<int>(op) < opcode_count ? name(op) : std::string_view("TASK"), "#", t);
   };
+  std::vector<std::int32_t> candidates;  // buffers some task reads that the race rules cover
+  {
+    std::vector<std::uint8_t> seen(nb, 0);
+    for (const auto& t : p.tasks)
+      for (auto b : t.inputs)
+        if (buffer_ok(b) && !seen[static_cast<std::size_t>(b)]) {
+          seen[static_cast<std::size_t>(b)] = 1;
+          auto k = p.buffers[static_cast<std::size_t>(b)].kind;
+          if (k == buffer_kind::activation || k == buffer_kind::io_output || k == buffer_kind::kv_cache)
+            candidates.push_back(b);
+        }
+  }
   std::vector<std::uint8_t> reported;  // per (task, input slot)
   reported.assign(p.tasks.size() * 8 + 8, 0);
   for (int seed = 0; seed < seeds; ++seed) {
@@ -130,24 +144,29 @@ inline std::vector<text> simulate_adversarial(const program& p, int seeds = 16) 
       if (std::find(outs.begin(), outs.end(), b) != outs.end()) return false;
       return kv_done[static_cast<std::size_t>(b)] < kv_writers[static_cast<std::size_t>(b)];
     };
-    auto reads_unwritten = [&](std::int32_t t) {
-      for (auto b : p.tasks[static_cast<std::size_t>(t)].inputs)
-        if (buffer_ok(b) && violation(t, b)) return true;
-      return false;
+    // the victim: a read transient or KV buffer, chosen per seed
+    std::int32_t victim = -1;
+    if (seed >= 2 && !candidates.empty()) {
+      // every candidate gets a turn when the seeds suffice; otherwise a random one
+      const auto n = candidates.size();
+      const auto turn = static_cast<std::size_t>(seed - 2);
+      victim = candidates[n <= static_cast<std::size_t>(seeds - 2) ? turn % n : static_cast<std::size_t>(rng() % n)];
+    }
+    auto starved = [&](std::int32_t t) {
+      if (victim < 0) return false;
+      const auto& outs = p.tasks[static_cast<std::size_t>(t)].outputs;
+      return std::find(outs.begin(), outs.end(), victim) != outs.end();
     };
     while (head < m.ready.size()) {
       std::size_t pick = head;
-      const std::size_t pool = m.ready.size() - head;
       if (seed == 1) {
         pick = m.ready.size() - 1;
-      } else if (seed == 2) {
-        pick = m.ready.size() - 1;
+      } else if (seed >= 2) {
+        // move starved tasks out of the way, pick randomly among the rest
+        std::size_t free_end = head;
         for (std::size_t i = head; i < m.ready.size(); ++i)
-          if (reads_unwritten(m.ready[i])) {
-            pick = i;
-            break;
-          }
-      } else if (seed > 2) {
+          if (!starved(m.ready[i])) std::swap(m.ready[i], m.ready[free_end++]);
+        const std::size_t pool = free_end > head ? free_end - head : m.ready.size() - head;
         pick = head + static_cast<std::size_t>(rng() % pool);
       }
       std::swap(m.ready[head], m.ready[pick]);
