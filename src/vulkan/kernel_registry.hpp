@@ -38,6 +38,11 @@ struct device_facts {
   std::uint32_t max_workgroup_size_x = 1024;
   std::uint32_t max_shared_memory = 32768;
   std::uint32_t max_push_constants = 128;
+  // Appended by the VM core (device layer):
+  bool shader_int64 = false;          // uint64_t arithmetic on addresses in shaders
+  bool scalar_block_layout = false;   // GL_EXT_scalar_block_layout
+  bool timeline_semaphores = false;
+  bool buffer_device_address = true;  // required: a device without it is refused at boot
 };
 
 /// The per-token values kernels read (std430, at the globals address).

@@ -1,0 +1,130 @@
+// The Vulkan VM (seeds/000): boot a device, load IR programs as one recorded command buffer, write and
+// read buffers and registers, execute with one submit per pass. No Vulkan types here (pimpl).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "octo/ir/program.hpp"
+
+namespace octo::vm {
+
+enum class regulator_mode : std::uint8_t {
+  observe,   // metrics only (the default)
+  regulate,  // also writes the next instance's control.scale_factor toward target_norm
+};
+
+struct vulkan_options {
+  std::string device;                  // index or name substring; empty: $OCTO_DEVICE, then the best device
+  std::uint64_t memory_budget = 0;     // bytes of device memory octo may use; 0: 90% of the device-local heap
+  std::uint64_t block_size = 0;        // bytes per VkDeviceMemory block; 0: 256 MiB (clamped to the device)
+  std::uint32_t instances = 1;         // VM instances: each has 32 registers and a metrics record
+  std::uint32_t register_floats = 4096;
+  std::uint32_t timeout_ms = 60000;    // execute() and transfers wait this long, then throw octo::error
+  bool validation = false;             // Khronos validation layers (also OCTO_VALIDATION=1)
+  regulator_mode regulator = regulator_mode::observe;
+  float target_norm = 0.0f;            // the regulator's target L2 norm; 0: anomalies are only non-finite values
+  std::string pipeline_cache_dir;      // empty: $XDG_CACHE_HOME/octo or ~/.cache/octo; "-": no disk cache
+};
+
+/// One Vulkan physical device, as `list_vulkan_devices` reports it.
+struct vulkan_device_info {
+  std::uint32_t index = 0;
+  std::string name;
+  std::string type;  // discrete, integrated, virtual, cpu, other
+  std::string api_version;
+  std::uint64_t device_local_bytes = 0;
+  bool suitable = false;
+  std::string why_not;
+};
+
+/// Every Vulkan device the loader sees (throws octo::error when there is no loader).
+std::vector<vulkan_device_info> list_vulkan_devices();
+
+/// What the booted device supports (a copy of the kernels' device facts).
+struct vulkan_device_facts {
+  std::string name;
+  std::string type;
+  std::uint32_t subgroup_size = 0;
+  bool subgroup_arithmetic = false, subgroup_shuffle = false;
+  bool float16_arithmetic = false, int8_arithmetic = false;
+  bool storage_8bit = false, storage_16bit = false;
+  bool timeline_semaphores = false, buffer_device_address = false, cooperative_matrix_nv = false;
+  bool separate_transfer_queue = false;
+  std::uint32_t max_push_constants = 0, max_shared_memory = 0;
+  std::uint64_t max_allocation_size = 0;
+};
+
+/// Per-instance telemetry the regulator writes (seeds/000 LayerMetrics).
+struct layer_metrics {
+  float activation_norm = 0, max_abs = 0, compute_ticks = 0, memory_used = 0, layer_idx = 0;
+  std::uint32_t status_flags = 0;  // bit 0 anomaly, bit 1 NaN seen, bit 2 Inf seen
+  bool has_nan = false, has_inf = false;
+};
+
+struct vulkan_stats {
+  std::uint64_t dispatches = 0;        // recorded: kernels of tasks plus the VM's own (regulator, messages)
+  std::uint64_t task_dispatches = 0;   // of which tasks
+  std::uint64_t barriers = 0;          // compute -> compute barriers in the recorded command buffer
+  std::uint64_t recordings = 0;        // command buffers recorded since boot (one per load)
+  std::uint64_t submits = 0;           // vkQueueSubmit calls by execute()
+  std::uint64_t validation_messages = 0;
+  std::uint64_t memory_in_use = 0, memory_budget = 0, memory_blocks = 0, memory_block_bytes = 0;
+  std::uint64_t largest_free_block = 0;
+  double fragmentation = 0.0;
+  std::uint64_t pipelines = 0;
+  bool pipeline_cache_loaded = false;  // the on-disk pipeline cache was found and accepted
+};
+
+class vulkan_vm {
+ public:
+  vulkan_vm();
+  explicit vulkan_vm(const vulkan_options& options);  // boots
+  ~vulkan_vm();
+  vulkan_vm(vulkan_vm&&) noexcept;
+  vulkan_vm& operator=(vulkan_vm&&) noexcept;
+
+  /// Opens the device and allocates the bindings: registers, metrics, heap, globals, control.
+  void boot(const vulkan_options& options = {});
+  bool booted() const;
+
+  /// Validates `p` (refusing what octo::ir::validate rejects), places its buffers and records the one
+  /// command buffer. Buffers named R0..R31 are the instance's registers; weights and constants go to
+  /// the heap, KV caches to globals, other activations and IO to scratch in the register arena.
+  void load(const ir::program& p);
+  /// Chained instances: program i runs as instance i; after each, the regulator observes its R30 and
+  /// its R30 (outbox) is passed to instance i+1's R31 (inbox).
+  void load(std::span<const ir::program> programs);
+
+  void write(std::string_view buffer, std::span<const float> values, std::uint32_t instance = 0);
+  void write(std::int32_t buffer_id, std::span<const float> values, std::uint32_t instance = 0);
+  void write_bytes(std::string_view buffer, std::span<const std::byte> bytes, std::uint32_t instance = 0);
+  std::vector<float> read_f32(std::string_view buffer, std::uint32_t instance = 0);
+  std::vector<float> read_f32(std::int32_t buffer_id, std::uint32_t instance = 0);
+  std::vector<std::byte> read_bytes(std::string_view buffer, std::uint32_t instance = 0);
+  void write_register(std::uint32_t instance, std::uint32_t reg, std::span<const float> values);
+  std::vector<float> read_register(std::uint32_t instance, std::uint32_t reg, std::size_t count);
+
+  /// Position of the pass's first token (and its token count), read by kernels from globals.
+  void set_position(std::uint32_t pos, std::uint32_t n_tokens = 1);
+  /// One vkQueueSubmit of the recorded command buffer; waits with the timeout (octo::error past it).
+  void execute();
+
+  layer_metrics metrics(std::uint32_t instance) const;
+  float scale_factor(std::uint32_t instance) const;
+  vulkan_stats stats() const;
+  vulkan_device_facts device() const;
+
+  void shutdown();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace octo::vm

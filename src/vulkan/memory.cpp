@@ -1,0 +1,146 @@
+// See memory.hpp. Budget accounting counts buddy blocks (what a request really occupies), not requests.
+#include "memory.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "octo/error.hpp"
+
+namespace octo::vm::vulkan {
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string((bytes + (1 << 19)) >> 20) + " MiB)";
+}
+
+std::uint32_t find_type(const vk::PhysicalDeviceMemoryProperties& mp, std::uint32_t bits, memory_class cls) {
+  using F = vk::MemoryPropertyFlagBits;
+  std::vector<vk::MemoryPropertyFlags> prefs;
+  if (cls == memory_class::device_local)
+    prefs = {F::eDeviceLocal, vk::MemoryPropertyFlags{}};
+  else  // small, read and written by the host: device-local BAR memory first, plain host memory next
+    prefs = {F::eHostVisible | F::eHostCoherent | F::eDeviceLocal, F::eHostVisible | F::eHostCoherent};
+  for (auto want : prefs)
+    for (std::uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
+  throw octo::error("octo: the device has no suitable memory type");
+}
+
+}  // namespace
+
+device_memory::device_memory(const device& dev, std::uint64_t budget, std::uint64_t block_size)
+    : dev_(dev), budget_(budget), block_size_(block_size) {
+  if (budget_ == 0) {
+    std::uint64_t largest = 0;
+    const auto& mp = dev.memory_properties();
+    for (std::uint32_t i = 0; i < mp.memoryHeapCount; ++i)
+      if (mp.memoryHeaps[i].flags & vk::MemoryHeapFlagBits::eDeviceLocal)
+        largest = std::max<std::uint64_t>(largest, mp.memoryHeaps[i].size);
+    budget_ = largest / 10 * 9;
+  }
+  if (block_size_ == 0) block_size_ = std::uint64_t{256} << 20;
+  std::uint64_t cap = dev.max_allocation_size() ? dev.max_allocation_size() : block_size_;
+  block_size_ = std::bit_floor(std::min(block_size_, cap));
+}
+
+device_memory::~device_memory() {
+  for (auto& b : blocks_)
+    if (b && b->mapped) b->memory.unmapMemory();
+}
+
+device_memory::block& device_memory::new_block(std::string_view name, std::uint64_t size, memory_class cls) {
+  std::uint64_t bytes = std::max(block_size_, std::bit_ceil(size));
+  // Small host-visible pools: one full block each would waste budget on metrics-sized data.
+  if (cls == memory_class::host_visible) bytes = std::max<std::uint64_t>(std::bit_ceil(size), std::uint64_t{16} << 20);
+  if (dev_.max_allocation_size() && bytes > dev_.max_allocation_size())
+    throw octo::error("octo: '" + std::string(name) + "' needs " + mib(size) +
+                      ", more than the device's largest allocation (" + mib(dev_.max_allocation_size()) + ")");
+  auto b = std::make_unique<block>();
+  b->cls = cls;
+  try {
+    const auto& d = dev_.logical();
+    using U = vk::BufferUsageFlagBits;
+    vk::BufferCreateInfo bci({}, bytes,
+                             U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst |
+                                 U::eIndirectBuffer,
+                             vk::SharingMode::eExclusive);
+    b->buffer = vk::raii::Buffer(d, bci);
+    auto req = b->buffer.getMemoryRequirements();
+    vk::StructureChain<vk::MemoryAllocateInfo, vk::MemoryAllocateFlagsInfo> mai(
+        vk::MemoryAllocateInfo(req.size, find_type(dev_.memory_properties(), req.memoryTypeBits, cls)),
+        vk::MemoryAllocateFlagsInfo(vk::MemoryAllocateFlagBits::eDeviceAddress));
+    b->memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
+    b->buffer.bindMemory(*b->memory, 0);
+    b->address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b->buffer));
+    if (cls == memory_class::host_visible) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
+  } catch (const vk::SystemError& e) {
+    throw octo::error("octo: out of device memory allocating a " + mib(bytes) + " block for '" + std::string(name) +
+                      "' (" + e.code().message() + ")");
+  }
+  b->buddy = std::make_unique<octo::detail::buddy_allocator>(bytes, 256);
+  blocks_.push_back(std::move(b));
+  return *blocks_.back();
+}
+
+allocation device_memory::allocate(std::string_view name, std::uint64_t size, memory_class cls,
+                                   std::uint64_t alignment) {
+  if (size == 0) size = 4;
+  alignment = std::max<std::uint64_t>(alignment, 256);
+  std::uint64_t need = std::bit_ceil(std::max(size, alignment));
+  if (in_use_ + need > budget_)
+    throw octo::error("octo: device memory budget exceeded: '" + std::string(name) + "' needs " + mib(size) +
+                      " with " + mib(in_use_) + " of the " + mib(budget_) + " budget in use");
+  block* chosen = nullptr;
+  std::uint32_t index = 0;
+  std::optional<std::uint64_t> offset;
+  for (std::uint32_t i = 0; i < blocks_.size() && !offset; ++i)
+    if (blocks_[i] && blocks_[i]->cls == cls) {
+      offset = blocks_[i]->buddy->allocate(size, alignment);
+      if (offset) {
+        chosen = blocks_[i].get();
+        index = i;
+      }
+    }
+  if (!offset) {
+    chosen = &new_block(name, need, cls);
+    index = static_cast<std::uint32_t>(blocks_.size() - 1);
+    offset = chosen->buddy->allocate(size, alignment);
+    if (!offset) throw octo::error("octo: internal: a fresh memory block refused '" + std::string(name) + "'");
+  }
+  in_use_ += chosen->buddy->allocated_block(*offset);
+  allocation a;
+  a.block = index;
+  a.offset = *offset;
+  a.size = size;
+  a.address = chosen->address + *offset;
+  a.buffer = *chosen->buffer;
+  a.mapped = chosen->mapped ? chosen->mapped + *offset : nullptr;
+  return a;
+}
+
+void device_memory::free(const allocation& a) {
+  if (!a || a.block >= blocks_.size() || !blocks_[a.block]) return;
+  auto& b = *blocks_[a.block];
+  in_use_ -= b.buddy->allocated_block(a.offset);
+  b.buddy->free(a.offset);
+}
+
+memory_statistics device_memory::stats() const {
+  memory_statistics s;
+  s.budget = budget_;
+  s.in_use = in_use_;
+  std::uint64_t free_total = 0;
+  for (const auto& b : blocks_) {
+    if (!b) continue;
+    auto bs = b->buddy->stats();
+    s.block_bytes += bs.capacity;
+    ++s.blocks;
+    s.largest_free = std::max(s.largest_free, bs.largest_free);
+    s.allocations += bs.allocations;
+    free_total += bs.free;
+  }
+  s.fragmentation = free_total == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free) / static_cast<double>(free_total);
+  return s;
+}
+
+}  // namespace octo::vm::vulkan

@@ -1,0 +1,142 @@
+// See pipelines.hpp. A cache file that is missing, corrupt, from another device or unwritable is never
+// an error: the pipelines are simply built from scratch.
+#include "pipelines.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "octo/error.hpp"
+#include "spirv_registry.hpp"
+
+namespace octo::vm::vulkan {
+
+std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+namespace {
+
+std::filesystem::path default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "octo";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "octo";
+  return {};
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The header VkPipelineCache data starts with (Vulkan spec, "Pipeline Cache Header").
+bool header_matches(const std::vector<char>& data, const vk::PhysicalDeviceProperties& p) {
+  if (data.size() < 32) return false;
+  std::uint32_t len, version, vendor, dev;
+  std::memcpy(&len, data.data(), 4);
+  std::memcpy(&version, data.data() + 4, 4);
+  std::memcpy(&vendor, data.data() + 8, 4);
+  std::memcpy(&dev, data.data() + 12, 4);
+  return len >= 32 && version == 1 && vendor == p.vendorID && dev == p.deviceID &&
+         std::memcmp(data.data() + 16, p.pipelineCacheUUID.data(), VK_UUID_SIZE) == 0;
+}
+
+}  // namespace
+
+pipelines::pipelines(const device& dev, std::string cache_dir) : dev_(dev) {
+  try {
+    push_bytes_ = dev.facts().max_push_constants;
+    vk::PushConstantRange range(vk::ShaderStageFlagBits::eCompute, 0, push_bytes_);
+    layout_ = vk::raii::PipelineLayout(dev.logical(), vk::PipelineLayoutCreateInfo({}, {}, range));
+
+    if (cache_dir != "-") {
+      std::filesystem::path dir = cache_dir.empty() ? default_cache_dir() : std::filesystem::path(cache_dir);
+      if (!dir.empty()) {
+        std::uint64_t h = 1469598103934665603ull;
+        for (auto name : spirv_names()) {
+          auto words = find_spirv(name);
+          h = fnv1a(name.data(), name.size(), h);
+          h = fnv1a(words.data(), words.size_bytes(), h);
+        }
+        const auto& p = dev.properties();
+        h = fnv1a(p.pipelineCacheUUID.data(), VK_UUID_SIZE, h);
+        h = fnv1a(&p.driverVersion, sizeof p.driverVersion, h);
+        cache_file_ = dir / ("pipelines-" + hex(h) + ".bin");
+      }
+    }
+    std::vector<char> data;
+    if (!cache_file_.empty()) {
+      std::ifstream in(cache_file_, std::ios::binary);
+      if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (!header_matches(data, dev.properties())) data.clear();
+    }
+    try {
+      cache_ = vk::raii::PipelineCache(dev.logical(), vk::PipelineCacheCreateInfo({}, data.size(), data.data()));
+      cache_loaded_ = !data.empty();
+    } catch (const vk::SystemError&) {
+      cache_ = vk::raii::PipelineCache(dev.logical(), vk::PipelineCacheCreateInfo());
+    }
+  } catch (...) {
+    rethrow_vulkan("creating the pipeline layout and cache");
+  }
+}
+
+pipelines::~pipelines() { save(); }
+
+void pipelines::save() const {
+  if (cache_file_.empty() || !*cache_) return;
+  try {
+    auto data = cache_.getData();
+    std::error_code ec;
+    std::filesystem::create_directories(cache_file_.parent_path(), ec);
+    auto tmp = cache_file_;
+    tmp += ".tmp" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) return;
+      out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+      if (!out) {
+        out.close();
+        std::filesystem::remove(tmp, ec);
+        return;
+      }
+    }
+    std::filesystem::rename(tmp, cache_file_, ec);  // atomic: readers never see half a file
+    if (ec) std::filesystem::remove(tmp, ec);
+  } catch (...) {
+  }
+}
+
+vk::Pipeline pipelines::get(std::string_view shader, std::span<const std::uint32_t> spec) {
+  auto key = std::make_pair(std::string(shader), std::vector<std::uint32_t>(spec.begin(), spec.end()));
+  if (auto it = map_.find(key); it != map_.end()) return *it->second;
+  auto words = find_spirv(shader);
+  if (words.empty()) throw octo::error("octo: no compiled shader named '" + std::string(shader) + "'");
+  try {
+    auto mod = modules_.find(shader);
+    if (mod == modules_.end())
+      mod = modules_.emplace(std::string(shader),
+                             vk::raii::ShaderModule(dev_.logical(), vk::ShaderModuleCreateInfo({}, words.size_bytes(), words.data())))
+                .first;
+    std::vector<vk::SpecializationMapEntry> entries;
+    for (std::uint32_t i = 0; i < spec.size(); ++i)
+      entries.emplace_back(i, static_cast<std::uint32_t>(i * sizeof(std::uint32_t)), sizeof(std::uint32_t));
+    vk::SpecializationInfo si(static_cast<std::uint32_t>(entries.size()), entries.data(), spec.size_bytes(), spec.data());
+    vk::PipelineShaderStageCreateInfo stage({}, vk::ShaderStageFlagBits::eCompute, *mod->second, "main",
+                                            spec.empty() ? nullptr : &si);
+    vk::ComputePipelineCreateInfo ci({}, stage, *layout_);
+    auto it = map_.emplace(std::move(key), vk::raii::Pipeline(dev_.logical(), cache_, ci)).first;
+    return *it->second;
+  } catch (...) {
+    rethrow_vulkan(("building the compute pipeline for shader '" + std::string(shader) + "'").c_str());
+  }
+}
+
+}  // namespace octo::vm::vulkan
