@@ -20,3 +20,6 @@
 #include "octo/ir/version.hpp"
 
 #include "octo/vm/reference_vm.hpp"
+
+#include "octo/model_file/gguf.hpp"
+#include "octo/model_file/gguf_writer.hpp"
