@@ -613,6 +613,11 @@ void vulkan_vm::execute() {
   impl_->execute();
 }
 
+void vulkan_vm::set_timeout(std::uint32_t ms) {
+  if (!impl_) throw octo::error("octo: vulkan_vm::set_timeout before boot");
+  impl_->options.timeout_ms = ms;
+}
+
 layer_metrics vulkan_vm::metrics(std::uint32_t instance) const {
   if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::metrics before boot");
   if (instance >= impl_->options.instances)

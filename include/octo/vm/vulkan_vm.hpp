@@ -114,6 +114,8 @@ class vulkan_vm {
   void set_position(std::uint32_t pos, std::uint32_t n_tokens = 1);
   /// One vkQueueSubmit of the recorded command buffer; waits with the timeout (octo::error past it).
   void execute();
+  /// Changes the timeout execute() and transfers wait (milliseconds).
+  void set_timeout(std::uint32_t ms);
 
   layer_metrics metrics(std::uint32_t instance) const;
   float scale_factor(std::uint32_t instance) const;
