@@ -1,0 +1,494 @@
+// Conformance: every opcode x dtype on the Vulkan VM against the CPU reference VM (the oracle), on
+// fresh random inputs each run, with every output poisoned (all bits set: NaN / -1) before each run so
+// a kernel that skips an element cannot pass. Untouched regions (GEMV tiles, GEMM rows, KV slots) must
+// keep the poison / their prior contents exactly as the reference does.
+//
+// Runs on lavapipe in CI and unchanged on any GPU (OCTO_DEVICE picks one). The seed is printed on
+// failure; OCTO_CONFORMANCE_SEED=<n> replays it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
+#include "octo/error.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/vm/reference_vm.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+#include "gpu_support.hpp"
+
+namespace {
+
+using octo::ir::buffer_kind;
+using octo::ir::dtype;
+using octo::ir::opcode;
+using octo::ir::param_key;
+
+octo::vm::vulkan_vm& gpu() {
+  static std::unique_ptr<octo::vm::vulkan_vm> vm = [] {
+    auto o = octo_test::small_options();
+    auto v = std::make_unique<octo::vm::vulkan_vm>(o);
+    const auto d = v->device();
+    MESSAGE("conformance on: " << d.name << " (subgroup size " << d.subgroup_size << ", subgroup arithmetic "
+                               << std::string(d.subgroup_arithmetic ? "yes" : "no") << ")");
+    return v;
+  }();
+  return *vm;
+}
+
+std::uint64_t seed() {
+  static const std::uint64_t s = [] {
+    if (const char* e = std::getenv("OCTO_CONFORMANCE_SEED")) return static_cast<std::uint64_t>(std::strtoull(e, nullptr, 10));
+    return static_cast<std::uint64_t>(std::random_device{}());
+  }();
+  return s;
+}
+
+struct tolerance {
+  double atol = 1e-5;
+  double rtol = 1e-5;
+};
+
+/// One program of one or a few tasks, with the inputs it needs.
+struct case_builder {
+  octo::ir::program p;
+  std::map<std::int32_t, std::vector<std::byte>> init;  // fixed bytes for some inputs (ids, positions)
+  std::map<std::int32_t, std::pair<float, float>> range;  // value range of random float inputs
+
+  std::int32_t buf(const std::string& name, buffer_kind k, dtype t, std::vector<std::int64_t> shape) {
+    return p.add_buffer(octo::ir::text(name), k, t, std::move(shape));
+  }
+  /// Adds a task; returns its counter (so later tasks can wait on it).
+  std::int32_t task(opcode op, std::vector<std::int32_t> in, std::vector<std::int32_t> out,
+                    octo::ir::param_list params, std::vector<octo::ir::wait> waits = {}) {
+    octo::ir::task t;
+    t.op = op;
+    t.inputs = std::move(in);
+    t.outputs = std::move(out);
+    t.params = std::move(params);
+    t.waits = std::move(waits);
+    const auto counter = p.add_counter();
+    t.out_counter = counter;
+    p.add_task(std::move(t));
+    return counter;
+  }
+  void ints(std::int32_t id, const std::vector<std::int32_t>& v) {
+    std::vector<std::byte> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    init[id] = std::move(b);
+  }
+};
+
+octo::ir::param_list params(std::initializer_list<std::pair<param_key, double>> kv) {
+  octo::ir::param_list l;
+  for (auto [k, v] : kv) {
+    if (octo::ir::param_fields[static_cast<std::size_t>(k)].type == octo::ir::param_type::real)
+      l.set_real(k, v);
+    else
+      l.set(k, static_cast<std::int64_t>(v));
+  }
+  return l;
+}
+
+std::vector<std::byte> random_bytes(const octo::ir::buffer& b, std::mt19937_64& rng, float lo, float hi) {
+  std::vector<std::byte> out(static_cast<std::size_t>(b.nbytes()));
+  const auto n = b.numel();
+  if (b.dtype == dtype::i8 || b.dtype == dtype::i4 || b.dtype == dtype::u8) {
+    for (auto& x : out) x = static_cast<std::byte>(rng() & 0xff);
+    return out;
+  }
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = u(rng);
+  if (octo::ir::is_block_quantized(b.dtype)) {
+    const std::int64_t row = b.shape.back();
+    for (std::int64_t r = 0; r < n / row; ++r)
+      octo::detail::quantize_row(b.dtype, v.data() + r * row,
+                                 reinterpret_cast<std::uint8_t*>(out.data()) + octo::ir::nbytes(b.dtype, r * row), row);
+  } else {
+    octo::detail::from_f32(b.dtype, v, out);
+  }
+  return out;
+}
+
+bool written_by_a_task(const octo::ir::program& p, std::int32_t id) {
+  for (const auto& t : p.tasks)
+    for (auto o : t.outputs)
+      if (o == id) return true;
+  return false;
+}
+
+/// Loads the case on both VMs, fills inputs with the same random bytes, poisons outputs, runs both and
+/// compares every buffer a task writes.
+void run_case(case_builder& c, tolerance tol) {
+  std::mt19937_64 rng(seed() ^ (0x9e3779b97f4a7c15ull * (c.p.tasks.size() + 31 * c.p.buffers.size())));
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  octo::vm::reference_vm ref(c.p);
+  auto& vm = gpu();
+  vm.load(c.p);
+  for (const auto& b : c.p.buffers) {
+    std::vector<std::byte> bytes;
+    const bool out = written_by_a_task(c.p, b.id) && b.kind != buffer_kind::kv_cache;
+    if (out) {
+      bytes.assign(static_cast<std::size_t>(b.nbytes()), std::byte{0xff});  // poison
+    } else if (auto it = c.init.find(b.id); it != c.init.end()) {
+      bytes = it->second;
+    } else {
+      auto r = c.range.count(b.id) ? c.range[b.id] : std::pair<float, float>{-1.0f, 1.0f};
+      bytes = random_bytes(b, rng, r.first, r.second);
+    }
+    ref.write_bytes(b.id, bytes);
+    vm.write_bytes(std::string_view(b.name), bytes);
+  }
+  ref.run();
+  vm.execute();
+  octo_test::check_clean(vm);  // with OCTO_VALIDATION=1 the layers must stay silent
+  for (const auto& b : c.p.buffers) {
+    if (!written_by_a_task(c.p, b.id)) continue;
+    const auto got_bytes = vm.read_bytes(std::string_view(b.name));
+    const auto want_bytes = ref.bytes(b.id);
+    REQUIRE(got_bytes.size() == want_bytes.size());
+    if (b.dtype == dtype::i32) {
+      std::vector<std::int32_t> g(static_cast<std::size_t>(b.numel())), w(g.size());
+      std::memcpy(g.data(), got_bytes.data(), g.size() * 4);
+      std::memcpy(w.data(), want_bytes.data(), w.size() * 4);
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        INFO(b.name.view() << "[" << i << "]");
+        CHECK(g[i] == w[i]);
+      }
+      continue;
+    }
+    std::vector<float> g(static_cast<std::size_t>(b.numel())), w(g.size());
+    octo::detail::to_f32(b.dtype, got_bytes, g);
+    octo::detail::to_f32(b.dtype, want_bytes, w);
+    int bad = 0;
+    double worst = 0;
+    std::size_t worst_i = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const bool same_special = (std::isnan(g[i]) && std::isnan(w[i])) || (std::isinf(w[i]) && g[i] == w[i]);
+      if (same_special) continue;
+      const double err = std::abs(double(g[i]) - double(w[i]));
+      const bool ok = std::isfinite(g[i]) && std::isfinite(w[i]) && err <= tol.atol + tol.rtol * std::abs(double(w[i]));
+      if (!ok) {
+        if (++bad <= 5) {
+          INFO(b.name.view() << "[" << i << "]: gpu " << g[i] << ", reference " << w[i]);
+          CHECK(ok);
+        }
+      }
+      if (std::isfinite(err) && err > worst) {
+        worst = err;
+        worst_i = i;
+      }
+    }
+    INFO(b.name.view() << ": " << bad << " of " << g.size() << " elements out of tolerance; worst |err| " << worst
+                       << " at " << worst_i);
+    CHECK(bad == 0);
+  }
+}
+
+const dtype weight_dtypes[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q6_k};
+
+}  // namespace
+
+TEST_CASE("conformance: GEMV_TILE, every weight dtype, two tiles and an untouched column range") {
+  for (dtype wd : weight_dtypes) {
+    for (std::int64_t R : {1, 3}) {
+      for (bool bias : {false, true}) {
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(R);
+        CAPTURE(bias);
+        const std::int64_t K = 512, N = 40;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+        std::vector<std::int32_t> in{x, w};
+        if (bias) in.push_back(b);
+        // Columns [0, 3) and [37, 40) stay poisoned: tiles write only their own columns.
+        c.task(opcode::gemv_tile, in, {y}, params({{param_key::K, K}, {param_key::N_tile, 21}, {param_key::n_off, 3}}));
+        c.task(opcode::gemv_tile, in, {y}, params({{param_key::K, K}, {param_key::N_tile, 13}, {param_key::n_off, 24}}));
+        run_case(c, {1e-4, 1e-4});
+      }
+    }
+  }
+}
+
+TEST_CASE("conformance: GEMV_TILE with K not a multiple of 8 (scalar path)") {
+  for (dtype wd : {dtype::f32, dtype::f16, dtype::bf16}) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = 100, N = 9, R = 2;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+    c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, K}, {param_key::N_tile, N}, {param_key::n_off, 0}}));
+    run_case(c, {1e-4, 1e-4});
+  }
+}
+
+TEST_CASE("conformance: GEMM_TILE, every weight dtype, a row window") {
+  for (dtype wd : weight_dtypes) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = 256, N = 20, M = 13;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {M, K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto b = c.buf("b", buffer_kind::weight, dtype::f16, {N});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {M, N});
+    // Rows [2, 12) and columns [1, 19): the rest stays poisoned.
+    c.task(opcode::gemm_tile, {x, w, b}, {y},
+           params({{param_key::M_tile, 10}, {param_key::m_off, 2}, {param_key::K, K}, {param_key::N_tile, 18},
+                   {param_key::n_off, 1}}));
+    run_case(c, {1e-4, 1e-4});
+  }
+}
+
+TEST_CASE("conformance: EMBED, every table dtype") {
+  for (dtype wd : weight_dtypes) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t V = 50, H = 256, T = 6;
+    case_builder c;
+    auto ids = c.buf("ids", buffer_kind::io_input, dtype::i32, {T});
+    auto table = c.buf("table", buffer_kind::weight, wd, {V, H});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, H});
+    c.ints(ids, {0, 49, 7, 7, 23, 1});
+    c.task(opcode::embed, {ids, table}, {y}, params({{param_key::hidden, H}}));
+    run_case(c, {0, 0});  // a gather of dequantized values: exact
+  }
+}
+
+TEST_CASE("conformance: RMSNORM and LAYERNORM") {
+  for (std::int64_t H : {64, 300, 1024}) {
+    for (dtype wd : {dtype::f32, dtype::f16}) {
+      for (int kind = 0; kind < 3; ++kind) {  // rmsnorm, layernorm, layernorm + bias
+        CAPTURE(H);
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(kind);
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {5, H});
+        auto w = c.buf("w", buffer_kind::weight, wd, {H});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f32, {H});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {5, H});
+        c.range[x] = {-3.0f, 5.0f};
+        std::vector<std::int32_t> in{x, w};
+        if (kind == 2) in.push_back(b);
+        c.task(kind == 0 ? opcode::rmsnorm : opcode::layernorm, in, {y},
+               params({{param_key::eps, 1e-5}, {param_key::hidden, H}}));
+        run_case(c, {1e-5, 1e-4});
+      }
+    }
+  }
+}
+
+TEST_CASE("conformance: elementwise ops (COPY, ADD, MUL, SILU_MUL, GELU, ALLREDUCE_SHARD)") {
+  SUBCASE("COPY between dtypes, odd numel") {
+    const std::pair<dtype, dtype> pairs[] = {{dtype::f32, dtype::f32},  {dtype::f32, dtype::f16},
+                                             {dtype::f32, dtype::bf16}, {dtype::f16, dtype::f32},
+                                             {dtype::bf16, dtype::f32}, {dtype::i32, dtype::f32},
+                                             {dtype::i8, dtype::f32},   {dtype::f16, dtype::bf16}};
+    for (auto [from, to] : pairs) {
+      CAPTURE(octo::ir::name(from));
+      CAPTURE(octo::ir::name(to));
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, from, {1001});
+      auto y = c.buf("y", buffer_kind::io_output, to, {7, 143});
+      if (from == dtype::i32) {
+        std::vector<std::int32_t> v(1001);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(i * 7919 % 20001) - 10000;
+        c.ints(x, v);
+      }
+      c.task(opcode::copy, {x}, {y}, {});
+      run_case(c, {0, 0});  // conversions are exact (round to nearest even both sides)
+    }
+  }
+  SUBCASE("ADD and MUL with a broadcast row, MUL by alpha") {
+    for (opcode op : {opcode::add, opcode::mul}) {
+      case_builder c;
+      auto a = c.buf("a", buffer_kind::io_input, dtype::f32, {9, 96});
+      auto b = c.buf("b", buffer_kind::io_input, dtype::f32, {96});
+      auto b2 = c.buf("b2", buffer_kind::io_input, dtype::f32, {9, 96});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {9, 96});
+      auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {9, 96});
+      auto y3 = c.buf("y3", buffer_kind::io_output, dtype::f32, {9, 96});
+      c.task(op, {a, b}, {y}, {});
+      c.task(op, {a, b2}, {y2}, {});
+      c.task(opcode::mul, {a}, {y3}, params({{param_key::alpha, -0.375}}));
+      run_case(c, {0, 1e-7});
+    }
+  }
+  SUBCASE("SILU_MUL and GELU") {
+    case_builder c;
+    auto g = c.buf("g", buffer_kind::io_input, dtype::f32, {3, 500});
+    auto u = c.buf("u", buffer_kind::io_input, dtype::f32, {3, 500});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {3, 500});
+    auto z = c.buf("z", buffer_kind::io_output, dtype::f32, {3, 500});
+    c.range[g] = {-8.0f, 8.0f};
+    c.task(opcode::silu_mul, {g, u}, {y}, {});
+    c.task(opcode::gelu, {g}, {z}, {});
+    run_case(c, {1e-6, 1e-5});
+  }
+  SUBCASE("ALLREDUCE_SHARD over 1, 3 and 8 shards") {
+    for (int n : {1, 3, 8}) {
+      CAPTURE(n);
+      case_builder c;
+      std::vector<std::int32_t> in;
+      const char* names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+      for (int i = 0; i < n; ++i) in.push_back(c.buf(names[i], buffer_kind::io_input, dtype::f32, {777}));
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {777});
+      c.task(opcode::allreduce_shard, in, {y}, {});
+      run_case(c, {1e-6, 1e-6});
+    }
+  }
+}
+
+TEST_CASE("conformance: SOFTMAX and SAMPLE_ARGMAX") {
+  for (std::int64_t dim : {7, 1000}) {
+    CAPTURE(dim);
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {4, dim});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {4, dim});
+    c.range[x] = {-20.0f, 20.0f};
+    c.task(opcode::softmax, {x}, {y}, {});
+    run_case(c, {1e-7, 1e-5});
+  }
+  {
+    // Ties: row 1 has its maximum at 17 and 900 (the lowest index wins); row 2 is constant.
+    const std::int64_t V = 1000;
+    case_builder c;
+    auto x = c.buf("logits", buffer_kind::io_input, dtype::f32, {3, V});
+    auto y = c.buf("ids", buffer_kind::io_output, dtype::i32, {3});
+    std::mt19937_64 rng(seed());
+    std::uniform_real_distribution<float> u(-5.0f, 5.0f);
+    std::vector<float> v(static_cast<std::size_t>(3 * V));
+    for (auto& e : v) e = u(rng);
+    v[static_cast<std::size_t>(V + 17)] = 9.0f;
+    v[static_cast<std::size_t>(V + 900)] = 9.0f;
+    for (std::int64_t i = 0; i < V; ++i) v[static_cast<std::size_t>(2 * V + i)] = 0.5f;
+    std::vector<std::byte> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    c.init[x] = b;
+    c.task(opcode::sample_argmax, {x}, {y}, {});
+    run_case(c, {0, 0});
+  }
+}
+
+TEST_CASE("conformance: ROPE, NeoX and interleaved, full and partial rotation") {
+  for (int style : {0, 1}) {
+    for (std::int64_t n_rot : {64, 32}) {
+      CAPTURE(style);
+      CAPTURE(n_rot);
+      const std::int64_t T = 4, heads = 3, hd = 64;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
+      auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
+      c.ints(pos, {0, 1, 17, 63});
+      c.task(opcode::rope, {x, pos}, {y},
+             params({{param_key::head_dim, hd}, {param_key::theta, 10000.0}, {param_key::rope_style, style},
+                     {param_key::n_rot, n_rot}}));
+      run_case(c, {2e-5, 1e-4});
+    }
+  }
+}
+
+TEST_CASE("conformance: DEQUANT I8 / I4 with and without zero points") {
+  for (dtype q : {dtype::i8, dtype::i4}) {
+    for (bool zero : {false, true}) {
+      CAPTURE(octo::ir::name(q));
+      CAPTURE(zero);
+      const std::int64_t n = 256, group = 32;
+      case_builder c;
+      auto qb = c.buf("q", buffer_kind::weight, q, {n});
+      auto s = c.buf("scales", buffer_kind::weight, dtype::f32, {n / group});
+      auto z = c.buf("zero", buffer_kind::weight, dtype::f32, {n / group});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {n});
+      std::vector<std::int32_t> in{qb, s};
+      if (zero) in.push_back(z);
+      c.task(opcode::dequant, in, {y},
+             params({{param_key::qdtype, static_cast<int>(q)}, {param_key::group, group}}));
+      run_case(c, {0, 1e-7});
+    }
+  }
+}
+
+TEST_CASE("conformance: KV_APPEND into F32 and F16 caches") {
+  for (dtype cd : {dtype::f32, dtype::f16, dtype::bf16}) {
+    CAPTURE(octo::ir::name(cd));
+    const std::int64_t S = 16, row = 2 * 64, T = 3;
+    case_builder c;
+    auto src = c.buf("k_new", buffer_kind::io_input, dtype::f32, {T, row});
+    auto cache = c.buf("k_cache", buffer_kind::kv_cache, cd, {S, row});
+    c.task(opcode::kv_append, {src, cache}, {cache}, params({{param_key::pos, 5}}));
+    run_case(c, {0, 0});  // slots outside [5, 8) keep their prior (random) contents
+  }
+}
+
+TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K with ATTENTION_COMBINE") {
+  struct shape {
+    std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
+    int causal;
+  };
+  const shape shapes[] = {
+      {1, 4, 2, 64, 40, 0, 20, 19, 1},    // decode
+      {3, 4, 2, 64, 40, 0, 20, 17, 1},    // prefill rows see 18, 19, 20 keys
+      {2, 8, 2, 128, 200, 0, 150, 0, 0},  // several chunks of keys, not causal
+      {3, 2, 1, 64, 40, 10, 20, 5, 1},    // causal with no visible key: zeros
+      {2, 2, 2, 80, 30, 3, 25, 0, 0},     // head_dim not a multiple of the workgroup
+  };
+  for (const auto& s : shapes) {
+    for (dtype kd : {dtype::f32, dtype::f16}) {
+      CAPTURE(s.T);
+      CAPTURE(s.hd);
+      CAPTURE(s.kv_len);
+      CAPTURE(octo::ir::name(kd));
+      case_builder c;
+      auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
+      auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+      auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+      auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+      c.range[q] = {-2.0f, 2.0f};
+      auto base = [&](std::int64_t start, std::int64_t len) {
+        return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
+                       {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                       {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
+      };
+      c.task(opcode::attention_tile, {q, k, v}, {o}, base(s.kv_start, s.kv_len));
+      // The same attention split in three KV blocks, merged.
+      std::vector<std::int32_t> parts;
+      std::vector<octo::ir::wait> waits;
+      const std::int64_t b1 = s.kv_len / 3, b2 = 2 * s.kv_len / 3;
+      const std::int64_t starts[] = {s.kv_start, s.kv_start + b1, s.kv_start + b2};
+      const std::int64_t lens[] = {b1, b2 - b1, s.kv_len - b2};
+      for (int i = 0; i < 3; ++i) {
+        const char* names[] = {"part0", "part1", "part2"};
+        auto pbuf = c.buf(names[i], buffer_kind::activation, dtype::f32, {s.T, s.heads, s.hd + 2});
+        auto pl = base(starts[i], lens[i]);
+        pl.set(param_key::partial, 1);
+        waits.push_back({c.task(opcode::attention_tile, {q, k, v}, {pbuf}, pl), 1});
+        parts.push_back(pbuf);
+      }
+      auto o2 = c.buf("o_split", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+      c.task(opcode::attention_combine, parts, {o2}, {}, waits);
+      run_case(c, {2e-5, 1e-4});
+    }
+  }
+}
+
+TEST_CASE("conformance: NOP records nothing and the program still runs") {
+  case_builder c;
+  auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {8});
+  auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {8});
+  auto n = c.task(opcode::nop, {}, {}, {});
+  c.task(opcode::copy, {x}, {y}, {}, {{n, 1}});
+  run_case(c, {0, 0});
+}
