@@ -1,0 +1,38 @@
+# cmake -DCXX=<compiler> -DSOURCE=<case.cpp> -DMODE=fail|compile -DINCLUDE_DIR=<include> -P expect_compile.cmake
+# MODE=fail: the case compiled with -DOCTO_MUST_FAIL must fail, and the diagnostics must match the file's
+# `// EXPECT: <regex>` line. MODE=compile: the same file without the define must compile.
+foreach(v CXX SOURCE MODE INCLUDE_DIR)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "expect_compile.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+file(STRINGS ${SOURCE} expect_lines REGEX "^// EXPECT: ")
+list(LENGTH expect_lines n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "${SOURCE}: needs exactly one '// EXPECT: <regex>' line, found ${n}")
+endif()
+string(REGEX REPLACE "^// EXPECT: " "" expect "${expect_lines}")
+
+set(ENV{LC_ALL} C)  # plain ASCII quotes in g++'s diagnostics
+set(args -std=c++20 -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I${INCLUDE_DIR})
+if(MODE STREQUAL "fail")
+  list(APPEND args -DOCTO_MUST_FAIL)
+endif()
+execute_process(COMMAND ${CXX} ${args} ${SOURCE} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+
+if(MODE STREQUAL "fail")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${SOURCE}: compiled with -DOCTO_MUST_FAIL but must not")
+  endif()
+  if(NOT out MATCHES "${expect}")
+    message(FATAL_ERROR "${SOURCE}: failed to compile, but no diagnostic matches '${expect}':\n${out}")
+  endif()
+  message(STATUS "failed as expected, diagnostic matches '${expect}'")
+elseif(MODE STREQUAL "compile")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${SOURCE}: the must-compile twin does not compile:\n${out}")
+  endif()
+  message(STATUS "the twin compiles")
+else()
+  message(FATAL_ERROR "MODE must be fail or compile, got '${MODE}'")
+endif()
