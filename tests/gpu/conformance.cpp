@@ -129,7 +129,9 @@ bool written_by_a_task(const octo::ir::program& p, std::int32_t id) {
 
 /// Loads the case on both VMs, fills inputs with the same random bytes, poisons outputs, runs both and
 /// compares every buffer a task writes.
-void run_case(case_builder& c, tolerance tol) {
+/// `position`: the VM's globals.pos for this pass; the reference gets the same pass by adding it to
+/// every task's pos / q_pos / kv_len params (docs/opcodes.md, "Per-token values").
+void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0) {
   std::mt19937_64 rng(seed() ^ (0x9e3779b97f4a7c15ull * (c.p.tasks.size() + 31 * c.p.buffers.size())));
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   octo::vm::reference_vm ref(c.p);
@@ -149,8 +151,13 @@ void run_case(case_builder& c, tolerance tol) {
     ref.write_bytes(b.id, bytes);
     vm.write_bytes(std::string_view(b.name), bytes);
   }
+  for (const auto& t : c.p.tasks)
+    for (param_key k : {param_key::pos, param_key::q_pos, param_key::kv_len})
+      if (t.params.has(k) && position != 0) ref.set_param(t.id, k, t.params.get(k) + position);
+  vm.set_position(position);
   ref.run();
   vm.execute();
+  vm.set_position(0);
   octo_test::check_clean(vm);  // with OCTO_VALIDATION=1 the layers must stay silent
   for (const auto& b : c.p.buffers) {
     if (!written_by_a_task(c.p, b.id)) continue;
@@ -200,6 +207,10 @@ const dtype weight_dtypes[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0,
 }  // namespace
 
 TEST_CASE("conformance: GEMV_TILE, every weight dtype, two tiles and an untouched column range") {
+  // Both reductions: subgroupAdd (where the device has it) and the shared-memory fallback.
+  for (bool fallback : {false, true}) {
+  if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+  CAPTURE(fallback);
   for (dtype wd : weight_dtypes) {
     for (std::int64_t R : {1, 3}) {
       for (bool bias : {false, true}) {
@@ -220,6 +231,8 @@ TEST_CASE("conformance: GEMV_TILE, every weight dtype, two tiles and an untouche
         run_case(c, {1e-4, 1e-4});
       }
     }
+  }
+  ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
   }
 }
 
@@ -491,4 +504,27 @@ TEST_CASE("conformance: NOP records nothing and the program still runs") {
   auto n = c.task(opcode::nop, {}, {}, {});
   c.task(opcode::copy, {x}, {y}, {}, {{n, 1}});
   run_case(c, {0, 0});
+}
+
+TEST_CASE("conformance: per-token values come from globals (one recording serves every position)") {
+  // KV_APPEND at pos 2 + globals.pos, then attention over kv_len 3 + globals.pos with q_pos 2 + globals.pos.
+  for (std::uint32_t position : {0u, 1u, 9u}) {
+    CAPTURE(position);
+    const std::int64_t S = 16, heads = 4, kv_heads = 2, hd = 64, T = 1;
+    case_builder c;
+    auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {T, heads * hd});
+    auto kn = c.buf("k_new", buffer_kind::io_input, dtype::f32, {T, kv_heads * hd});
+    auto vn = c.buf("v_new", buffer_kind::io_input, dtype::f32, {T, kv_heads * hd});
+    auto k = c.buf("k_cache", buffer_kind::kv_cache, dtype::f16, {S, kv_heads * hd});
+    auto v = c.buf("v_cache", buffer_kind::kv_cache, dtype::f16, {S, kv_heads * hd});
+    auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {T, heads * hd});
+    auto ck = c.task(opcode::kv_append, {kn, k}, {k}, params({{param_key::pos, 2}}));
+    auto cv = c.task(opcode::kv_append, {vn, v}, {v}, params({{param_key::pos, 2}}));
+    c.task(opcode::attention_tile, {q, k, v}, {o},
+           params({{param_key::head_dim, hd}, {param_key::kv_start, 0}, {param_key::kv_len, 3},
+                   {param_key::scale, 0.125}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
+                   {param_key::causal, 1}, {param_key::q_pos, 2}}),
+           {{ck, 1}, {cv, 1}});
+    run_case(c, {2e-5, 1e-4}, position);
+  }
 }
