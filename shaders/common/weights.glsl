@@ -152,6 +152,176 @@ float welem_q6_k(uvec2 addr, uint row_byte, uint k) {
   return d * float(int(lo | (hi << 4)) - 32);
 }
 
+// ---- Q4_1: {f16 d; f16 m; uint8 qs[16]} = 20 bytes; x = d * q + m (nibbles as in Q4_0) ----
+void wunit_q4_1(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 20u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uint sub = u & 3u;
+  uint w = (base + 4u + (sub & 1u) * 8u) >> 2;
+  uvec2 q = uvec2(b.d[w], b.d[w + 1u]);
+  int sh = int(sub >> 1) * 4;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = dm.x * float(bitfieldExtract(q.x, 8 * i + sh, 4)) + dm.y;
+    v[i + 4] = dm.x * float(bitfieldExtract(q.y, 8 * i + sh, 4)) + dm.y;
+  }
+}
+float welem_q4_1(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 20u;
+  uint j = k & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  return dm.x * float((load_u8(b, base + 4u + (j & 15u)) >> ((j >> 4) * 4u)) & 15u) + dm.y;
+}
+
+// ---- Q5_0: {f16 d; uint32 qh; uint8 qs[16]} = 22 bytes; element e's fifth bit is qh bit e;
+// x = d * (q - 16) ----
+void wunit_q5_0(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 22u;
+  float d = f16_to_f32(load_u16(b, base));
+  uint qh = load_u16(b, base + 2u) | (load_u16(b, base + 4u) << 16);
+  uint sub = u & 3u;
+  uvec2 q = load8_even(b, base + 6u + (sub & 1u) * 8u);
+  int sh = int(sub >> 1) * 4;
+  int e0 = int(sub) * 8;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = d * float(int(bitfieldExtract(q.x, 8 * i + sh, 4) | (bitfieldExtract(qh, e0 + i, 1) << 4)) - 16);
+    v[i + 4] = d * float(int(bitfieldExtract(q.y, 8 * i + sh, 4) | (bitfieldExtract(qh, e0 + i + 4, 1) << 4)) - 16);
+  }
+}
+float welem_q5_0(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 22u;
+  uint j = k & 31u;
+  uint qh = load_u16(b, base + 2u) | (load_u16(b, base + 4u) << 16);
+  uint q = ((load_u8(b, base + 6u + (j & 15u)) >> ((j >> 4) * 4u)) & 15u) | (((qh >> j) & 1u) << 4);
+  return f16_to_f32(load_u16(b, base)) * float(int(q) - 16);
+}
+
+// ---- Q5_1: {f16 d; f16 m; uint32 qh; uint8 qs[16]} = 24 bytes; x = d * q + m ----
+void wunit_q5_1(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 24u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uint qh = b.d[(base >> 2) + 1u];
+  uint sub = u & 3u;
+  uint w = (base + 8u + (sub & 1u) * 8u) >> 2;
+  uvec2 q = uvec2(b.d[w], b.d[w + 1u]);
+  int sh = int(sub >> 1) * 4;
+  int e0 = int(sub) * 8;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = dm.x * float(bitfieldExtract(q.x, 8 * i + sh, 4) | (bitfieldExtract(qh, e0 + i, 1) << 4)) + dm.y;
+    v[i + 4] = dm.x * float(bitfieldExtract(q.y, 8 * i + sh, 4) | (bitfieldExtract(qh, e0 + i + 4, 1) << 4)) + dm.y;
+  }
+}
+float welem_q5_1(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 24u;
+  uint j = k & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uint qh = b.d[(base >> 2) + 1u];
+  uint q = ((load_u8(b, base + 8u + (j & 15u)) >> ((j >> 4) * 4u)) & 15u) | (((qh >> j) & 1u) << 4);
+  return dm.x * float(q) + dm.y;
+}
+
+// ---- Q2_K: {uint8 scales[16]; uint8 qs[64]; f16 d; f16 dmin} = 84 bytes per 256. Element e: h = e/128,
+// j = (e%128)/32, s = (e%32)/16, l = e%16: 2 bits at qs[32h + 16s + l] >> 2j, scale byte
+// scales[8h + 2j + s] (low nibble scale, high nibble min); x = d*sc*q - dmin*m ----
+void wunit_q2_k(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 84u;
+  uint e0 = (u & 31u) * 8u;
+  uint h = e0 >> 7, j = (e0 >> 5) & 3u, s = (e0 >> 4) & 1u, l0 = e0 & 15u;
+  vec2 dm = unpackHalf2x16(b.d[(base + 80u) >> 2]);
+  uint sc = load_u8(b, base + 8u * h + 2u * j + s);
+  float dl = dm.x * float(sc & 15u), ml = dm.y * float(sc >> 4);
+  uint w = (base + 16u + 32u * h + 16u * s + l0) >> 2;
+  uint q0 = b.d[w], q1 = b.d[w + 1u];
+  int sh = int(j) * 2;
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = dl * float(bitfieldExtract(q0, 8 * i + sh, 2)) - ml;
+    v[i + 4] = dl * float(bitfieldExtract(q1, 8 * i + sh, 2)) - ml;
+  }
+}
+float welem_q2_k(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 84u;
+  uint e = k & 255u;
+  uint h = e >> 7, j = (e >> 5) & 3u, s = (e >> 4) & 1u, l = e & 15u;
+  vec2 dm = unpackHalf2x16(b.d[(base + 80u) >> 2]);
+  uint sc = load_u8(b, base + 8u * h + 2u * j + s);
+  uint q = (load_u8(b, base + 16u + 32u * h + 16u * s + l) >> (2u * j)) & 3u;
+  return dm.x * float(sc & 15u) * float(q) - dm.y * float(sc >> 4);
+}
+
+// ---- Q3_K: {uint8 hmask[32]; uint8 qs[64]; uint8 scales[12]; f16 d} = 110 bytes per 256. Element e:
+// h = e/128, j = (e%128)/32, s = (e%32)/16, l = e%32: 2 bits at qs[32h + l] >> 2j, minus 4 unless
+// hmask[l] bit 4h+j is set; 6-bit signed scale 8h + 2j + s (k3 packing); x = d * scale * q ----
+int q3k_scale(u32_buf b, uint base, uint i) {
+  uint lo = i < 8u ? (load_u8(b, base + 96u + i) & 15u) : (load_u8(b, base + 96u + i - 8u) >> 4);
+  uint hi = (load_u8(b, base + 104u + (i & 3u)) >> (2u * (i >> 2))) & 3u;
+  return int(lo | (hi << 4)) - 32;
+}
+void wunit_q3_k(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 110u;
+  uint e0 = (u & 31u) * 8u;
+  uint h = e0 >> 7, j = (e0 >> 5) & 3u, s = (e0 >> 4) & 1u, l0 = e0 & 31u;
+  float dl = f16_to_f32(load_u16(b, base + 108u)) * float(q3k_scale(b, base, 8u * h + 2u * j + s));
+  uvec2 q = load8_even(b, base + 32u + 32u * h + l0);
+  uvec2 hm = load8_even(b, base + l0);
+  int sh = int(j) * 2;
+  int hb = int(4u * h + j);
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = dl * float(int(bitfieldExtract(q.x, 8 * i + sh, 2)) - (bitfieldExtract(hm.x, 8 * i + hb, 1) != 0u ? 0 : 4));
+    v[i + 4] = dl * float(int(bitfieldExtract(q.y, 8 * i + sh, 2)) - (bitfieldExtract(hm.y, 8 * i + hb, 1) != 0u ? 0 : 4));
+  }
+}
+float welem_q3_k(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 110u;
+  uint e = k & 255u;
+  uint h = e >> 7, j = (e >> 5) & 3u, s = (e >> 4) & 1u, l = e & 31u;
+  float dl = f16_to_f32(load_u16(b, base + 108u)) * float(q3k_scale(b, base, 8u * h + 2u * j + s));
+  int q = int((load_u8(b, base + 32u + 32u * h + l) >> (2u * j)) & 3u);
+  bool hbit = ((load_u8(b, base + l) >> (4u * h + j)) & 1u) != 0u;
+  return dl * float(q - (hbit ? 0 : 4));
+}
+
+// ---- Q5_K: {f16 d; f16 dmin; uint8 scales[12]; uint8 qh[32]; uint8 qs[128]} = 176 bytes per 256.
+// Element e: j = e/64, s = (e/32)&1, l = e%32: nibble s of qs[32j + l], fifth bit qh[l] bit 2j+s;
+// (sc, m) of sub-block 2j+s as in Q4_K; x = d*sc*q - dmin*m ----
+void wunit_q5_k(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 176u;
+  uint e0 = (u & 31u) * 8u;
+  uint j = e0 >> 6, s = (e0 >> 5) & 1u, l0 = e0 & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uvec2 sm = q4k_scale_min(b, base, 2u * j + s);
+  float d = dm.x * float(sm.x), mn = dm.y * float(sm.y);
+  uint w = (base + 48u + 32u * j + l0) >> 2;
+  uint q0 = b.d[w], q1 = b.d[w + 1u];
+  uint wh = (base + 16u + l0) >> 2;
+  uint h0 = b.d[wh], h1 = b.d[wh + 1u];
+  int sh = int(s) * 4;
+  int hb = int(2u * j + s);
+  [[unroll]] for (int i = 0; i < 4; ++i) {
+    v[i] = d * float(bitfieldExtract(q0, 8 * i + sh, 4) + (bitfieldExtract(h0, 8 * i + hb, 1) << 4)) - mn;
+    v[i + 4] = d * float(bitfieldExtract(q1, 8 * i + sh, 4) + (bitfieldExtract(h1, 8 * i + hb, 1) << 4)) - mn;
+  }
+}
+float welem_q5_k(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 176u;
+  uint e = k & 255u;
+  uint j = e >> 6, s = (e >> 5) & 1u, l = e & 31u;
+  vec2 dm = unpackHalf2x16(b.d[base >> 2]);
+  uvec2 sm = q4k_scale_min(b, base, 2u * j + s);
+  uint q = ((load_u8(b, base + 48u + 32u * j + l) >> (4u * s)) & 15u) + (((load_u8(b, base + 16u + l) >> (2u * j + s)) & 1u) << 4);
+  return dm.x * float(sm.x) * float(q) - dm.y * float(sm.y);
+}
+
 // Any supported weight dtype, chosen at run time (EMBED; not the hot path).
 float welem_any(uvec2 addr, uint row_byte, uint k, uint dt) {
   if (dt == 0u) return welem_f32(addr, row_byte, k);
@@ -159,7 +329,13 @@ float welem_any(uvec2 addr, uint row_byte, uint k, uint dt) {
   if (dt == 2u) return welem_bf16(addr, row_byte, k);
   if (dt == 10u) return welem_q8_0(addr, row_byte, k);
   if (dt == 11u) return welem_q4_0(addr, row_byte, k);
+  if (dt == 12u) return welem_q4_1(addr, row_byte, k);
+  if (dt == 13u) return welem_q5_0(addr, row_byte, k);
+  if (dt == 14u) return welem_q5_1(addr, row_byte, k);
+  if (dt == 15u) return welem_q2_k(addr, row_byte, k);
+  if (dt == 16u) return welem_q3_k(addr, row_byte, k);
   if (dt == 17u) return welem_q4_k(addr, row_byte, k);
+  if (dt == 18u) return welem_q5_k(addr, row_byte, k);
   if (dt == 19u) return welem_q6_k(addr, row_byte, k);
   return 0.0;
 }

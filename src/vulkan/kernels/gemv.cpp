@@ -16,7 +16,10 @@ struct gemv_module {
 constexpr gemv_module gemv_modules[] = {
     {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg"},     {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg"},
     {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg"},  {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg"},
-    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg"},  {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},
+    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg"},  {ir::dtype::q4_1, "gemv_q4_1", "gemv_q4_1_nosg"},
+    {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg"},  {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg"},
+    {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg"},  {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg"},
+    {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},  {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg"},
     {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},
 };
 
