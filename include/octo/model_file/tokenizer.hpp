@@ -13,6 +13,14 @@
 
 namespace octo::model_file {
 
+/// Encodes and decodes text for one vocabulary.
+/// @code
+///   tokenizer tok(load_gguf_vocabulary(gguf_file::open("qwen2.gguf")));
+///   std::vector<int32_t> ids = tok.encode(apply_chatml({{"user", "Hi"}}));
+///   token_stream out(tok);
+///   for (int32_t id : generated) std::cout << out.push(id) << std::flush;
+///   std::cout << out.finish();
+/// @endcode
 class tokenizer {
  public:
   // Validates the vocabulary (throws octo::error naming the problem) and builds the lookup tables.

@@ -50,4 +50,9 @@ struct vocabulary {
 // Throws octo::error naming the file and the problem.
 vocabulary load_hf_vocabulary(const std::filesystem::path& folder);
 
+// Reads the tokenizer.ggml.* metadata of a GGUF file (model "gpt2" or "llama"; tokens, scores,
+// token_type, merges, pre, special ids, add_bos_token, add_space_prefix, tokenizer.chat_template).
+// Throws octo::error naming the file and the key.
+vocabulary load_gguf_vocabulary(const gguf_file& file);
+
 }  // namespace octo::model_file
