@@ -23,3 +23,5 @@
 
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/gguf_writer.hpp"
+#include "octo/model_file/chat_template.hpp"
+#include "octo/model_file/tokenizer.hpp"
