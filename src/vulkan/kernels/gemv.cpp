@@ -55,6 +55,7 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::int64_t ldy = y.numel() / R;
   require(c, std::int64_t{n_off} + n_tile <= ldy, "n_off + N_tile exceeds the output's columns");
 
+  const bool quant = ir::is_block_quantized(w.dtype());
   std::uint32_t rows = u32(c, R, "rows");
   std::uint32_t row0 = 0;
   if (gemm) {
@@ -74,11 +75,12 @@ kernel_launch plan_gemv(const task_context& c) {
     bias_dtype = static_cast<std::uint32_t>(b.dtype());
   }
 
-  const bool quant = ir::is_block_quantized(w.dtype());
   require(c, w.address % 4 == 0, "weight address is not 4-byte aligned");
   const bool vec = K % 8 == 0 && x.address % 16 == 0 && (quant || w.address % 16 == 0);
-  const std::uint32_t nr = 2;
+  // Every workgroup reads the whole x row(s) (from cache) once, so more output columns per workgroup
+  // keep x's traffic below the weight's when the weight is small per row (quantized decode).
   const std::uint32_t rb = rows == 1 ? 1 : (rows <= 4 ? 4 : 8);
+  const std::uint32_t nr = rb == 8 ? 2 : (quant ? 8 : (w.dtype() == ir::dtype::f32 ? 2 : 4));
   const std::uint32_t wg = workgroup_size(c.device, 64);
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
