@@ -32,6 +32,8 @@ class tokenizer {
   // add_special: prepend BOS where the vocabulary asks for it (add_bos). parse_special: control
   // tokens written in the text (<|im_start|>) become their ids; user-defined tokens always do.
   // Any bytes are accepted; invalid UTF-8 is encoded byte by byte. Safe to call from several threads.
+  // No Unicode normalization is applied (as in llama.cpp): Hugging Face's Qwen2 tokenizer NFC-normalizes
+  // first, so text that is not in NFC (decomposed accents) can tokenize differently there.
   std::vector<int32_t> encode(std::string_view text, bool add_special = false,
                               bool parse_special = true) const;
 
