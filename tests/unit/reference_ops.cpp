@@ -325,7 +325,7 @@ TEST_CASE("ATTENTION_TILE partials + ATTENTION_COMBINE equal the unsplit attenti
     const auto block = (S + n_split - 1) / n_split;
     for (std::int64_t b = 0; b < n_split; ++b) {
       const auto start = std::min(S, b * block), len = std::min(S, (b + 1) * block) - start;
-      const auto part = p.add_buffer("part" + std::to_string(b), buffer_kind::activation, dtype::f32, {T, nh, hd + 2});
+      const auto part = p.add_buffer(std::string("part").append(std::to_string(b)), buffer_kind::activation, dtype::f32, {T, nh, hd + 2});
       parts.push_back(part);
       ir::task t;
       t.op = opcode::attention_tile;
@@ -531,7 +531,7 @@ TEST_CASE("ALLREDUCE_SHARD sums its shards") {
   std::vector<tensor_spec> ins;
   std::vector<std::vector<float>> data;
   for (std::int64_t s = 0; s < k; ++s) {
-    ins.push_back({"s" + std::to_string(s), {n}});
+    ins.push_back({std::string("s").append(std::to_string(s)), {n}});
     data.push_back(random_floats(rng, std::size_t(n)));
   }
   reference_vm vm(single_task(opcode::allreduce_shard, ins, {"y", {n}}, params()));

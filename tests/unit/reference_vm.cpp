@@ -106,7 +106,7 @@ TEST_CASE("shuffled order really varies the interleaving of independent tasks") 
     ir::task t;
     t.op = opcode::gelu;
     t.inputs = {x};
-    t.outputs = {p.add_buffer("y" + std::to_string(i), buffer_kind::io_output, dtype::f32, {4})};
+    t.outputs = {p.add_buffer(std::string("y").append(std::to_string(i)), buffer_kind::io_output, dtype::f32, {4})};
     t.out_counter = c;
     p.add_task(t);
   }

@@ -165,8 +165,10 @@ inline float load_element(ir::dtype t, const std::byte* p, std::int64_t i) {
     case ir::dtype::boolean: return u8(i) != 0 ? 1.0f : 0.0f;
     default: break;
   }
-  throw octo::error(std::string("element_convert: dtype ") + std::string(ir::name(t)) +
-                    " is block-quantized and has no per-element load");
+  std::string what("element_convert: dtype ");
+  what += ir::name(t);
+  what += " is block-quantized and has no per-element load";
+  throw octo::error(what);
 }
 
 /// Stores `v` as element `i` of an array of dtype `t` (not block-quantized).
@@ -188,8 +190,9 @@ inline void store_element(ir::dtype t, std::byte* p, std::int64_t i, float v) {
     case ir::dtype::boolean: put(i, v != 0.0f ? 1u : 0u, 1); return;
     default: break;
   }
-  throw octo::error(std::string("element_convert: cannot store into block-quantized dtype ") +
-                    std::string(ir::name(t)));
+  std::string what("element_convert: cannot store into block-quantized dtype ");
+  what += ir::name(t);
+  throw octo::error(what);
 }
 
 /// Converts `dst.size()` elements of dtype `t` at `src` to float.

@@ -42,8 +42,8 @@ inline void attention_tile(std::span<const float> q, std::span<const float> k_ca
   const auto S = detail::exact_rows(k_cache.size(), nkv * hd, op, "k_cache");
   detail::require(v_cache.size() == k_cache.size(), op, "v_cache must match k_cache");
   detail::require(p.kv_start >= 0 && p.kv_len >= 0 && static_cast<std::uint64_t>(p.kv_start + p.kv_len) <= S, op,
-                  "KV window [" + std::to_string(p.kv_start) + ", " + std::to_string(p.kv_start + p.kv_len) +
-                      ") is outside the cache's " + std::to_string(S) + " positions");
+                  detail::message("KV window [", p.kv_start, ", ", p.kv_start + p.kv_len, ") is outside the cache's ",
+                                  S, " positions"));
   const std::size_t out_row = p.partial ? hd + 2 : hd;
   detail::require(o.size() == T * nh * out_row, op,
                   p.partial ? "partial output must hold T x n_heads x (head_dim+2) elements"

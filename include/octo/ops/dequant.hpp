@@ -19,14 +19,14 @@ inline void dequant(std::span<const std::byte> q, ir::dtype qdtype, std::span<co
                     std::span<const float> zero, std::span<float> y, std::int64_t group) {
   constexpr const char* op = "DEQUANT";
   detail::require(qdtype == ir::dtype::i8 || qdtype == ir::dtype::i4, op,
-                  "qdtype must be I8 (6) or I4 (7), got " + std::string(ir::name(qdtype)));
+                  detail::message("qdtype must be I8 (6) or I4 (7), got ", ir::name(qdtype)));
   const auto g = detail::positive_extent(group, op, "group");
   const auto n = y.size();
   const std::size_t n_groups = (n + g - 1) / g;
   detail::require(static_cast<std::int64_t>(q.size()) == ir::nbytes(qdtype, static_cast<std::int64_t>(n)), op,
                   "quantized input must hold exactly numel elements of qdtype");
   detail::require(scales.size() == n_groups, op,
-                  "scales must have numel/group = " + std::to_string(n_groups) + " entries");
+                  detail::message("scales must have numel/group = ", n_groups, " entries"));
   detail::require(zero.empty() || zero.size() == n_groups, op, "zero points must have one entry per group");
   for (std::size_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::int64_t>(i);

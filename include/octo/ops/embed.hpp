@@ -19,7 +19,7 @@ inline void embed(std::span<const std::int32_t> ids, std::span<const float> tabl
   for (std::size_t t = 0; t < ids.size(); ++t) {
     const std::int64_t id = ids[t];
     detail::require(id >= 0 && static_cast<std::uint64_t>(id) < V, "EMBED",
-                    "token id " + std::to_string(id) + " is outside the table's " + std::to_string(V) + " rows");
+                    detail::message("token id ", id, " is outside the table's ", V, " rows"));
     for (std::size_t h = 0; h < H; ++h) y[t * H + h] = table[static_cast<std::size_t>(id) * H + h];
   }
 }

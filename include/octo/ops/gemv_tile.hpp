@@ -21,11 +21,9 @@ inline void matmul_tile(const char* op, std::span<const float> x, std::span<cons
   detail::require(y.size() == R * N, op, "output must hold rows x N elements (N = weight rows)");
   detail::require(bias.empty() || bias.size() == N, op, "bias must have N elements");
   detail::require(N_tile >= 0 && n_off >= 0 && static_cast<std::uint64_t>(n_off + N_tile) <= N, op,
-                  "column tile [" + std::to_string(n_off) + ", " + std::to_string(n_off + N_tile) +
-                      ") is outside the " + std::to_string(N) + " output columns");
+                  detail::message("column tile [", n_off, ", ", n_off + N_tile, ") is outside the ", N, " output columns"));
   detail::require(M_tile >= 0 && m_off >= 0 && static_cast<std::uint64_t>(m_off + M_tile) <= R, op,
-                  "row tile [" + std::to_string(m_off) + ", " + std::to_string(m_off + M_tile) +
-                      ") is outside the " + std::to_string(R) + " rows");
+                  detail::message("row tile [", m_off, ", ", m_off + M_tile, ") is outside the ", R, " rows"));
   for (auto r = static_cast<std::size_t>(m_off); r < static_cast<std::size_t>(m_off + M_tile); ++r)
     for (auto n = static_cast<std::size_t>(n_off); n < static_cast<std::size_t>(n_off + N_tile); ++n) {
       float acc = 0.0f;

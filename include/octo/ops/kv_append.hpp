@@ -17,8 +17,7 @@ inline void kv_append(std::span<const float> kv_new, std::span<float> cache, std
   const auto T = detail::exact_rows(kv_new.size(), r, op, "new k/v");
   const auto S = detail::exact_rows(cache.size(), r, op, "cache");
   detail::require(pos >= 0 && static_cast<std::uint64_t>(pos) + T <= S, op,
-                  "writing " + std::to_string(T) + " rows at pos " + std::to_string(pos) +
-                      " overflows the cache's " + std::to_string(S) + " positions");
+                  detail::message("writing ", T, " rows at pos ", pos, " overflows the cache's ", S, " positions"));
   for (std::size_t i = 0; i < kv_new.size(); ++i) cache[static_cast<std::size_t>(pos) * r + i] = kv_new[i];
 }
 

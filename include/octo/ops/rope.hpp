@@ -21,9 +21,9 @@ inline void rope(std::span<const float> x, std::span<const std::int32_t> pos, st
   constexpr const char* op = "ROPE";
   const auto hd = detail::positive_extent(head_dim, op, "head_dim");
   detail::require(n_rot > 0 && n_rot % 2 == 0 && static_cast<std::uint64_t>(n_rot) <= hd, op,
-                  "n_rot must be even and in (0, head_dim], got " + std::to_string(n_rot));
+                  detail::message("n_rot must be even and in (0, head_dim], got ", n_rot));
   detail::require(rope_style == rope_rotate_half || rope_style == rope_interleaved, op,
-                  "rope_style must be 0 (rotate-half) or 1 (interleaved), got " + std::to_string(rope_style));
+                  detail::message("rope_style must be 0 (rotate-half) or 1 (interleaved), got ", rope_style));
   detail::require(!pos.empty(), op, "pos must have one entry per token");
   const auto row = detail::exact_rows(x.size(), pos.size(), op, "x (rows = pos entries)");
   const auto n_heads = detail::exact_rows(row, hd, op, "x row");
