@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <octo/error.hpp>
@@ -216,6 +218,50 @@ TEST_CASE("qwen2: bad input gives octo::error") {
   v = qwen2().vocab();
   v.eos = v.size();
   CHECK_THROWS_AS(tokenizer{v}, octo::error);
+}
+
+TEST_CASE("Hugging Face loader: broken files give one clear octo::error") {
+  const auto dir = std::filesystem::temp_directory_path() / ("octo_tok_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& content) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+  };
+  const auto problem = [&]() -> std::string {
+    try {
+      load_hf_vocabulary(dir);
+    } catch (const octo::error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK(problem().find("vocab.json") != std::string::npos);  // missing
+  write("vocab.json", "{\"a\": 0, \"b\": ");
+  CHECK(problem().find("is not valid JSON") != std::string::npos);
+  write("vocab.json", "{\"a\": 0, \"b\": \"one\"}");
+  CHECK(problem().find("the id of 'b' is not an integer") != std::string::npos);
+  write("vocab.json", "{\"a\": 0, \"b\": 99999999999}");
+  CHECK(problem().find("out of range") != std::string::npos);
+  write("vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 2}");
+  CHECK(problem().find("merges.txt") != std::string::npos);  // missing
+  write("merges.txt", "#version: 0.2\na b\na b c\n");
+  CHECK(problem().find("merges.txt' line 3") != std::string::npos);
+  write("merges.txt", "#version: 0.2\na b\n");
+  CHECK(problem() == "no error");
+  write("added_tokens.json", "{\"<x>\": 1}");
+  CHECK(problem().find("token id 1 is both 'b' and '<x>'") != std::string::npos);
+  write("added_tokens.json", "{\"<x>\": 3}");
+  write("tokenizer_config.json", "{\"eos_token\": \"<y>\"}");
+  CHECK(problem().find("eos_token '<y>' is not in the vocabulary") != std::string::npos);
+  write("tokenizer_config.json", "{\"eos_token\": {\"content\": \"<x>\"}, \"add_bos_token\": \"yes\"}");
+  CHECK(problem().find("add_bos_token is not a boolean") != std::string::npos);
+  write("tokenizer_config.json", "{\"eos_token\": {\"content\": \"<x>\"}}");
+  const vocabulary v = load_hf_vocabulary(dir);
+  CHECK(v.eos == 3);
+  CHECK(v.pre == "default");
+  CHECK(v.type_of(3) == token_type::control);
+  // The tiny vocabulary lacks byte-level byte tokens: the tokenizer refuses it.
+  CHECK_THROWS_AS(tokenizer{v}, octo::error);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("qwen2: ChatML as Qwen2's template renders it") {
