@@ -459,6 +459,9 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
       {3, 2, 1, 64, 40, 10, 20, 5, 1},    // causal with no visible key: zeros
       {2, 2, 2, 80, 30, 3, 25, 0, 0},     // head_dim not a multiple of the workgroup
   };
+  for (bool fallback : {false, true}) {
+  if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+  CAPTURE(fallback);
   for (const auto& s : shapes) {
     for (dtype kd : {dtype::f32, dtype::f16}) {
       CAPTURE(s.T);
@@ -495,6 +498,8 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
       c.task(opcode::attention_combine, parts, {o2}, {}, waits);
       run_case(c, {2e-5, 1e-4});
     }
+  }
+  ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
   }
 }
 

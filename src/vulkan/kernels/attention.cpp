@@ -37,7 +37,7 @@ kernel_launch plan_attention(const task_context& c) {
   const std::uint32_t wg = workgroup_size(c.device, 64);
   const std::uint32_t hd_max = (hd + wg - 1) / wg * wg;
   kernel_launch l;
-  l.shader = "attention";
+  l.shader = use_subgroups(c.device) ? "attention" : "attention_nosg";
   l.spec_constants = {wg, hd_max};
   l.groups = grid(static_cast<std::uint64_t>(T) * nh);
   l.push_constants = push_builder{}

@@ -1,6 +1,5 @@
 // GEMV_TILE / GEMM_TILE planner: picks the weight-dtype module (subgroup or shared-memory reduction),
 // the rows per workgroup, and whether 16-byte unit loads are possible.
-#include <cstdlib>
 #include <string_view>
 
 #include "vulkan/kernels/planner_support.hpp"
@@ -85,11 +84,7 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
   kernel_launch l;
-  // OCTO_KERNELS_NO_SUBGROUP=1 forces the shared-memory variants, so devices with subgroup arithmetic
-  // (every CI device) still test the fallback.
-  const char* no_sg = std::getenv("OCTO_KERNELS_NO_SUBGROUP");
-  const bool use_sg = c.device.subgroup_arithmetic && !(no_sg && *no_sg && *no_sg != '0');
-  l.shader = use_sg ? mod->sg : mod->nosg;
+  l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   l.spec_constants = {wg, nr, rb, vec ? 1u : 0u};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");

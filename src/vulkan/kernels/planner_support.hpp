@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -134,6 +135,13 @@ inline std::array<std::uint32_t, 3> grid(std::uint64_t n, std::uint32_t y = 1) {
 /// Groups for a grid-stride kernel over `items`: enough to fill a large GPU, never more than needed.
 inline std::array<std::uint32_t, 3> stride_grid(std::uint64_t items, std::uint32_t wg) {
   return grid(std::min<std::uint64_t>((items + wg - 1) / wg, 8192));
+}
+
+/// Whether to use the subgroup-arithmetic variant of a kernel: the device must have it, and
+/// OCTO_KERNELS_NO_SUBGROUP=1 forces the shared-memory fallback (so CI devices test both).
+inline bool use_subgroups(const device_facts& d) {
+  const char* off = std::getenv("OCTO_KERNELS_NO_SUBGROUP");
+  return d.subgroup_arithmetic && !(off && *off && *off != '0');
 }
 
 /// The largest power of two <= min(want, device limit).
