@@ -69,7 +69,7 @@ TEST_CASE("f16 decoding is exact for all 65536 values and encoding rounds to nea
     const int sign = (h >> 15) ? -1 : 1;
     const int exp = int((h >> 10) & 31);
     const int man = int(h & 1023);
-    const float got = octo::detail::qb_f16_to_f32(std::uint16_t(h));
+    const float got = octo::detail::f16_to_f32(std::uint16_t(h));
     if (exp == 31) {
       if (man == 0) CHECK(got == sign * INFINITY);
       else CHECK(std::isnan(got));
@@ -78,18 +78,18 @@ TEST_CASE("f16 decoding is exact for all 65536 values and encoding rounds to nea
     const double want = exp == 0 ? sign * std::ldexp(double(man), -24)
                                  : sign * std::ldexp(1.0 + man / 1024.0, exp - 15);
     if (double(got) != want) FAIL("f16 " << h << " decodes to " << got << ", want " << want);
-    if (double(got) != 0.0 || h == 0) REQUIRE(octo::detail::qb_f32_to_f16(got) == h);
+    if (double(got) != 0.0 || h == 0) REQUIRE(octo::detail::f32_to_f16(got) == h);
   }
   // Midpoints between neighbouring halves go to the even one; just above goes up.
   const double one = 1.0, ulp = std::ldexp(1.0, -10);
-  CHECK(octo::detail::qb_f32_to_f16(float(one + ulp / 2)) == 0x3c00);
-  CHECK(octo::detail::qb_f32_to_f16(float(one + 3 * ulp / 2)) == 0x3c02);
-  CHECK(octo::detail::qb_f32_to_f16(float(one + ulp / 2 + ulp / 64)) == 0x3c01);
-  CHECK(octo::detail::qb_f32_to_f16(65504.0f) == 0x7bff);
-  CHECK(octo::detail::qb_f32_to_f16(65520.0f) == 0x7c00);
-  CHECK(octo::detail::qb_f32_to_f16(float(std::ldexp(1.0, -25))) == 0x0000);   // tie to even (0)
-  CHECK(octo::detail::qb_f32_to_f16(float(std::ldexp(1.5, -25))) == 0x0001);
-  CHECK(octo::detail::qb_f32_to_f16(float(std::ldexp(3.0, -25))) == 0x0002);   // tie 1.5 units -> 2
+  CHECK(octo::detail::f32_to_f16(float(one + ulp / 2)) == 0x3c00);
+  CHECK(octo::detail::f32_to_f16(float(one + 3 * ulp / 2)) == 0x3c02);
+  CHECK(octo::detail::f32_to_f16(float(one + ulp / 2 + ulp / 64)) == 0x3c01);
+  CHECK(octo::detail::f32_to_f16(65504.0f) == 0x7bff);
+  CHECK(octo::detail::f32_to_f16(65520.0f) == 0x7c00);
+  CHECK(octo::detail::f32_to_f16(float(std::ldexp(1.0, -25))) == 0x0000);   // tie to even (0)
+  CHECK(octo::detail::f32_to_f16(float(std::ldexp(1.5, -25))) == 0x0001);
+  CHECK(octo::detail::f32_to_f16(float(std::ldexp(3.0, -25))) == 0x0002);   // tie 1.5 units -> 2
 }
 
 TEST_CASE("F32, F16 and BF16 rows") {
@@ -103,8 +103,8 @@ TEST_CASE("F32, F16 and BF16 rows") {
   // bf16 is the top half of a float: 0x3fc0 = 1.5, 0xc120 = -10, 0x0001 = smallest subnormal bf16.
   std::vector<std::uint8_t> bf{0xc0, 0x3f, 0x20, 0xc1, 0x01, 0x00};
   check_exact(decode(dtype::bf16, bf, 3), {1.5, -10.0, std::ldexp(1.0, -133)});
-  CHECK(octo::detail::qb_f32_to_bf16(1.00390625f) == 0x3f80);  // tie -> even
-  CHECK(octo::detail::qb_f32_to_bf16(1.01171875f) == 0x3f82);  // tie -> even (up)
+  CHECK(octo::detail::f32_to_bf16(1.00390625f) == 0x3f80);  // tie -> even
+  CHECK(octo::detail::f32_to_bf16(1.01171875f) == 0x3f82);  // tie -> even (up)
 
   std::vector<std::uint8_t> f32(8);
   const float vals[2] = {3.25f, -1e-30f};

@@ -9,71 +9,13 @@
 #include <cstring>
 #include <string>
 
+#include "octo/detail/element_convert.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/enums.hpp"
 
 namespace octo::detail {
 
-// ---- half precision -------------------------------------------------------------------------------
-// Private to this header until include/octo/detail/element_convert.hpp exists; these are exact (every
-// f16/bf16 value is a float) and round to nearest even on the way back, as ggml's converters do.
-
-/// IEEE binary16 bits -> float, exact (subnormals, infinities and NaN included).
-inline float qb_f16_to_f32(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t man = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else {
-    // Subnormal half: value = man * 2^-24, normalise into a float.
-    int e = -1;
-    do {
-      ++e;
-      man <<= 1;
-    } while ((man & 0x400u) == 0);
-    bits = sign | (std::uint32_t(112 - e) << 23) | ((man & 0x3ffu) << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-/// float -> IEEE binary16 bits, round to nearest even; overflow gives infinity, NaN stays NaN.
-inline std::uint16_t qb_f32_to_f16(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  const std::uint16_t sign = std::uint16_t((x >> 16) & 0x8000u);
-  const std::uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return std::uint16_t(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
-  if (ax >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // rounds to >= 65520: infinity
-  if (ax < 0x38800000u) {
-    // Result is subnormal (or zero) in half: quantum 2^-24.
-    if (ax < 0x33000000u) return sign;  // below half the smallest subnormal: zero
-    const std::uint32_t e = ax >> 23;
-    const std::uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-    const std::uint32_t shift = 126u - e;  // bits dropped so that the unit is 2^-24
-    std::uint32_t r = m >> shift;
-    const std::uint32_t rem = m & ((1u << shift) - 1u);
-    const std::uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u))) ++r;
-    return std::uint16_t(sign | r);
-  }
-  std::uint32_t r = ((ax >> 13) - (112u << 10));
-  const std::uint32_t rem = ax & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
-  return std::uint16_t(sign | r);
-}
-
-inline float qb_bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t(h) << 16); }
-
-inline std::uint16_t qb_f32_to_bf16(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((x >> 16) | 0x40u);  // quiet NaN
-  return std::uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
+// f16 / bf16 conversions (exact decode, round-to-nearest-even encode) come from element_convert.hpp.
 
 // ---- little-endian field access (blocks are byte arrays; no alignment assumed) ----------------------
 
@@ -82,12 +24,12 @@ inline void qb_store_u16(std::uint8_t* p, std::uint16_t v) {
   p[0] = std::uint8_t(v & 0xff);
   p[1] = std::uint8_t(v >> 8);
 }
-inline float qb_load_f16(const std::uint8_t* p) { return qb_f16_to_f32(qb_load_u16(p)); }
+inline float qb_load_f16(const std::uint8_t* p) { return f16_to_f32(qb_load_u16(p)); }
 /// Stores f as f16 and returns the value actually stored, so quantizers work with the decoder's scale.
 inline float qb_store_f16(std::uint8_t* p, float f) {
-  const std::uint16_t h = qb_f32_to_f16(f);
+  const std::uint16_t h = f32_to_f16(f);
   qb_store_u16(p, h);
-  return qb_f16_to_f32(h);
+  return f16_to_f32(h);
 }
 
 // ---- K-quant 6-bit scale packing (shared by Q4_K and Q5_K) ------------------------------------------
@@ -329,7 +271,7 @@ inline void dequantize_row(ir::dtype t, const std::uint8_t* src, float* dst, std
       for (std::int64_t i = 0; i < n; ++i) dst[i] = qb_load_f16(src + 2 * i);
       return;
     case dtype::bf16:
-      for (std::int64_t i = 0; i < n; ++i) dst[i] = qb_bf16_to_f32(qb_load_u16(src + 2 * i));
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(qb_load_u16(src + 2 * i));
       return;
     case dtype::q8_0: block = dequant_block_q8_0; break;
     case dtype::q4_0: block = dequant_block_q4_0; break;
@@ -587,10 +529,10 @@ inline void quantize_row(ir::dtype t, const float* src, std::uint8_t* dst, std::
       if (n > 0) std::memcpy(dst, src, std::size_t(n) * 4);
       return;
     case dtype::f16:
-      for (std::int64_t i = 0; i < n; ++i) qb_store_u16(dst + 2 * i, qb_f32_to_f16(src[i]));
+      for (std::int64_t i = 0; i < n; ++i) qb_store_u16(dst + 2 * i, f32_to_f16(src[i]));
       return;
     case dtype::bf16:
-      for (std::int64_t i = 0; i < n; ++i) qb_store_u16(dst + 2 * i, qb_f32_to_bf16(src[i]));
+      for (std::int64_t i = 0; i < n; ++i) qb_store_u16(dst + 2 * i, f32_to_bf16(src[i]));
       return;
     case dtype::q8_0: block = quant_block_q8_0; break;
     case dtype::q4_0: block = quant_block_q4_0; break;
