@@ -78,6 +78,7 @@ reference_vm::reference_vm(ir::program program) : program_(std::move(program)) {
   weight_cache_.resize(program_.buffers.size());
   weight_cached_.assign(program_.buffers.size(), false);
   counters_.assign(program_.counters.size(), 0);
+  for (const auto& t : program_.tasks) base_params_.push_back(t.params);
 }
 
 const ir::buffer& reference_vm::buf(std::int32_t id) const {
@@ -212,6 +213,14 @@ int reference_vm::set_param_all(ir::param_key key, std::int64_t value) {
       ++n;
     }
   return n;
+}
+
+void reference_vm::set_position(std::int64_t position) {
+  for (const auto& t : program_.tasks)
+    for (auto key : {param_key::pos, param_key::q_pos, param_key::kv_len}) {
+      const auto& base = base_params_[static_cast<std::size_t>(t.id)];
+      if (base.has(key)) set_param(t.id, key, base.get(key) + position);
+    }
 }
 
 // ---- firing -------------------------------------------------------------------------------------

@@ -32,6 +32,13 @@ std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.en
 
 ir::param_list params() { return {}; }
 
+// Fills an output with NaN before the run, so an element the op never writes cannot pass by accident.
+void poison(reference_vm& vm, const char* name) {
+  const auto id = vm.buffer_id(name);
+  vm.write(id, std::vector<float>(std::size_t(vm.program().buffers[std::size_t(id)].numel()),
+                                  std::numeric_limits<float>::quiet_NaN()));
+}
+
 // Plain float64 attention for one (row, head): returns (o[hd], m, l) over the visible keys.
 struct att_ref {
   std::vector<double> o;
@@ -75,6 +82,7 @@ TEST_CASE("EMBED gathers rows by id") {
     const auto table = random_floats(rng, std::size_t(V * H));
     vm.write_i32("ids", ids);
     vm.write("table", table);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     const auto y = vm.read_f32("y");
     std::vector<double> want;
@@ -94,6 +102,7 @@ TEST_CASE("RMSNORM matches float64") {
     const auto x = random_floats(rng, std::size_t(R * H), -3, 3), w = random_floats(rng, std::size_t(H), 0.5, 1.5);
     vm.write("x", x);
     vm.write("w", w);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     std::vector<double> want;
     for (std::int64_t r = 0; r < R; ++r) {
@@ -120,6 +129,7 @@ TEST_CASE("LAYERNORM with and without bias matches float64") {
     vm.write("x", x);
     vm.write("w", w);
     if (with_bias) vm.write("b", b);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     std::vector<double> want;
     for (std::int64_t r = 0; r < R; ++r) {
@@ -261,6 +271,7 @@ TEST_CASE("ATTENTION_TILE: GQA, KV window, causal mask, full and partial outputs
     vm.write("q", q);
     vm.write("k", k);
     vm.write("v", v);
+    poison(vm, "o");  // an element the op fails to write stays NaN
     vm.run();
     auto o = vm.read_f32("o");
     std::vector<double> want;
@@ -388,6 +399,7 @@ TEST_CASE("ROPE: rotate-half and interleaved against the float64 formula") {
     for (auto& p : pos) p = std::int32_t(random_int(rng, 0, 1000));
     vm.write("x", x);
     vm.write_i32("pos", pos);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     std::vector<double> want(x.begin(), x.end());
     for (std::int64_t t = 0; t < T; ++t)
@@ -413,6 +425,7 @@ TEST_CASE("ROPE conventions differ exactly as documented on a hand-checked case"
                                     .set(param_key::rope_style, style)));
     vm.write("x", std::vector<float>{1, 2, 3, 4});
     vm.write_i32("pos", std::vector<std::int32_t>{1});
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     const auto y = vm.read_f32("y");
     const double c1 = std::cos(1.0), s1 = std::sin(1.0), c2 = std::cos(0.01), s2 = std::sin(0.01);
@@ -432,6 +445,7 @@ TEST_CASE("elementwise ops: SILU_MUL, GELU, ADD, MUL, COPY") {
   auto run2 = [&](opcode op, std::vector<tensor_spec> ins, const std::vector<std::vector<float>>& data, ir::param_list pl) {
     reference_vm vm(single_task(op, ins, {"y", {R, H}}, std::move(pl)));
     for (std::size_t i = 0; i < ins.size(); ++i) vm.write(ins[i].name, data[i]);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     return vm.read_f32("y");
   };
@@ -493,6 +507,7 @@ TEST_CASE("DEQUANT of I8 and packed I4 groups, with and without zero points") {
       vm.write_bytes("q", raw);
       vm.write("s", s);
       if (with_zero) vm.write("z", z);
+      poison(vm, "y");  // an element the op fails to write stays NaN
       vm.run();
       std::vector<double> want;
       for (std::int64_t i = 0; i < numel; ++i)
@@ -513,6 +528,7 @@ TEST_CASE("SOFTMAX over the last axis and over an explicit dim") {
     reference_vm vm(single_task(opcode::softmax, {{"x", shape}}, {"y", shape}, pl));
     const auto x = random_floats(rng, std::size_t(R * D), -30, 30);
     vm.write("x", x);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     std::vector<double> want;
     for (std::int64_t r = 0; r < R; ++r) {
@@ -536,6 +552,7 @@ TEST_CASE("ALLREDUCE_SHARD sums its shards") {
   }
   reference_vm vm(single_task(opcode::allreduce_shard, ins, {"y", {n}}, params()));
   for (std::int64_t s = 0; s < k; ++s) vm.write(ins[std::size_t(s)].name, data[std::size_t(s)]);
+  poison(vm, "y");  // an element the op fails to write stays NaN
   vm.run();
   std::vector<double> want(std::size_t(n), 0.0);
   for (const auto& d : data)
@@ -618,6 +635,7 @@ TEST_CASE("GEMV_TILE and EMBED read GGUF block-quantized weights (hand-packed Q8
     vm.write("x", x);
     vm.write_bytes("W", raw);
     CHECK(vm.read_f32("W") == w);
+    poison(vm, "y");  // an element the op fails to write stays NaN
     vm.run();
     CHECK(closeness(vm.read_f32("y"), matmul64(x, w, nullptr, 1, K, N), 1e-5, 1e-4) <= 1.0);
     CHECK_THROWS_AS(vm.write("W", w), octo::error);  // block buffers take raw bytes only

@@ -196,6 +196,20 @@ TEST_CASE("decode loop: the KV cache persists across runs, params advance per pa
   CHECK(throws_with([&] { vm.run(); }, "overflows the cache"));
   CHECK(vm.set_param_all(param_key::pos, 1) == 1);
   CHECK_NOTHROW(vm.run());
+
+  // set_position: the program's params describe position 0 (pos 0, kv_len 1); position p adds p to
+  // pos and kv_len, as the Vulkan VM does with globals.pos. Replaying the loop gives the same outputs.
+  reference_vm vm2(p);
+  vm2.write(q, std::vector<float>{0.0f, 0.0f});
+  for (std::int64_t step = 0; step < 4; ++step) {
+    vm2.set_position(step);
+    CHECK(vm2.program().tasks[std::size_t(t_app)].params.get(param_key::pos) == step);
+    CHECK(vm2.program().tasks[std::size_t(t_att)].params.get(param_key::kv_len) == step + 1);
+    CHECK_FALSE(vm2.program().tasks[std::size_t(t_att)].params.has(param_key::q_pos));  // absent stays absent
+    vm2.write(k_new, rows[std::size_t(step)]);
+    vm2.run();
+  }
+  CHECK(vm2.read_f32(o) == std::vector<float>{4.0f, 5.0f});  // mean of (1,2), (3,4), (5,6), (7,8)
 }
 
 TEST_CASE("out-of-range data and bad calls are octo::errors") {

@@ -69,6 +69,10 @@ class reference_vm {
   void set_param_real(std::int32_t task, ir::param_key key, double value);
   /// set_param on every task that already carries `key`; returns how many tasks changed.
   int set_param_all(ir::param_key key, std::int64_t value);
+  /// The Vulkan VM's per-token rule (docs/opcodes.md, "Per-token values"): every task's `pos`, `q_pos`
+  /// and `kv_len` become their values in the program as constructed plus `position`, so one program
+  /// describing the pass at position 0 drives a whole decode loop on both VMs.
+  void set_position(std::int64_t position);
 
   /// One pass: counters reset to their init values, then every task whose waits are all satisfied
   /// fires, each completion adding 1 to its out_counter, until none is ready. Throws octo::error
@@ -90,6 +94,7 @@ class reference_vm {
   void execute(const ir::task& t);
 
   ir::program program_;
+  std::vector<ir::param_list> base_params_;  // params as constructed, for set_position
   std::vector<std::vector<std::byte>> storage_;
   mutable std::vector<std::vector<float>> weight_cache_;  // float copies of WEIGHT / CONST buffers
   mutable std::vector<bool> weight_cached_;
