@@ -12,6 +12,7 @@
 #include "octo/ir/program.hpp"
 #include "octo/ir/schedule_config.hpp"
 #include "octo/ir/dependency_graph.hpp"
+#include "octo/ir/json.hpp"
 #include "octo/ir/page_allocator.hpp"
 #include "octo/ir/simulate.hpp"
 #include "octo/ir/sm_assignment.hpp"
@@ -19,6 +20,8 @@
 #include "octo/ir/validate.hpp"
 #include "octo/ir/version.hpp"
 
+#include "octo/vm/abi.hpp"
+#include "octo/vm/abi_marshal.hpp"
 #include "octo/vm/reference_vm.hpp"
 
 #include "octo/model_file/gguf.hpp"
