@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <random>
 #include <string>
@@ -72,8 +73,17 @@ reference_vm::reference_vm(ir::program program) : program_(std::move(program)) {
   storage_.resize(program_.buffers.size());
   for (std::size_t i = 0; i < program_.buffers.size(); ++i) {
     const auto n = program_.buffers[i].nbytes();
-    if (n < 0) throw octo::error("reference_vm: buffer '" + program_.buffers[i].name.str() + "' has a negative size");
-    storage_[i].assign(static_cast<std::size_t>(n), std::byte{0});
+    // 256 TiB is beyond any host; refusing it up front also keeps sanitizers' allocators from aborting.
+    constexpr std::int64_t max_buffer_bytes = std::int64_t(1) << 48;
+    if (n < 0 || n > max_buffer_bytes)
+      throw octo::error("reference_vm: buffer '" + program_.buffers[i].name.str() + "' has an impossible size of " +
+                        std::to_string(n) + " bytes");
+    try {
+      storage_[i].assign(static_cast<std::size_t>(n), std::byte{0});
+    } catch (const std::exception&) {  // bad_alloc / length_error: a size no host can hold
+      throw octo::error("reference_vm: cannot allocate " + std::to_string(n) + " bytes for buffer '" +
+                        program_.buffers[i].name.str() + "'");
+    }
   }
   weight_cache_.resize(program_.buffers.size());
   weight_cached_.assign(program_.buffers.size(), false);

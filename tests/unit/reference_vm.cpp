@@ -258,3 +258,15 @@ TEST_CASE("writes convert to the buffer dtype and reads convert back") {
   CHECK(vm.read_i32("I32") == std::vector<std::int32_t>{16777217, -7, 0, 1, 2});  // bit-exact, beyond float's 2^24
   CHECK(vm.bytes(vm.buffer_id("I4")).size() == 3);
 }
+
+TEST_CASE("a buffer too large for the host is an octo::error, not a crash") {
+  ir::program p;
+  const auto x = p.add_buffer("huge", buffer_kind::io_input, dtype::f32, {std::int64_t(1) << 30, std::int64_t(1) << 20});
+  ir::task t;
+  t.op = opcode::gelu;
+  t.inputs = {x};
+  t.outputs = {p.add_buffer("y", buffer_kind::io_output, dtype::f32, {1})};
+  t.out_counter = p.add_counter();
+  p.add_task(t);
+  CHECK(throws_with([&] { reference_vm vm(p); }, "buffer 'huge' has an impossible size"));
+}
