@@ -136,6 +136,18 @@ TEST_CASE("qwen2: encode → decode round trips on the corpus and on odd input")
                                       }()}) {
     CHECK(qwen2().decode(qwen2().encode(long_run)) == long_run);
   }
+  // Random strings over ASCII, whitespace, multi-byte characters and stray bytes (fixed seed).
+  const std::vector<std::string> alphabet = {"a", "Z", " ", "  ", "\n", "\r\n", "\t", "'s", "'T", ".", "!?", "42",
+                                             "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99", "\xC2\x85",
+                                             "\xE3\x80\x80", "\xFF", "\x80", "\xE4\xB8"};
+  uint32_t state = 777;
+  for (int n = 0; n < 500; ++n) {
+    std::string text;
+    const int length = int((state = state * 1664525u + 1013904223u) >> 27);
+    for (int i = 0; i < length; ++i) text += alphabet[((state = state * 1664525u + 1013904223u) >> 16) % alphabet.size()];
+    INFO("[" << text << "]");
+    CHECK(qwen2().decode(qwen2().encode(text)) == text);
+  }
   CHECK(qwen2().encode("").empty());
   CHECK(qwen2().encode("", true).empty());  // no BOS for Qwen2
 }

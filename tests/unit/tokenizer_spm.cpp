@@ -169,6 +169,17 @@ TEST_CASE("spm: stories260K's vocabulary from its GGUF decodes the golden contin
     INFO(text);
     CHECK(tok.decode(tok.encode(text, true), false) == text);
   }
+  // Random strings over ASCII, multi-byte characters and stray bytes (fixed seed) round trip.
+  const std::vector<std::string> alphabet = {"a", "e", " ", "  ", "\n", "\t", "Lily", ".", "'", "\"", "7",
+                                             "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99", "\xFF", "\x80"};
+  uint32_t state = 12345;
+  for (int n = 0; n < 300; ++n) {
+    std::string text;
+    const int length = int((state = state * 1664525u + 1013904223u) >> 27);
+    for (int i = 0; i < length; ++i) text += alphabet[((state = state * 1664525u + 1013904223u) >> 16) % alphabet.size()];
+    INFO("[" << text << "]");
+    CHECK(tok.decode(tok.encode(text, true), false) == text);
+  }
   // Control tokens in the text: ids when parsed (and then not rendered), plain text otherwise.
   const std::string with_markup = "<s> not special? </s>";
   CHECK(tok.encode(with_markup).front() == 1);
