@@ -534,3 +534,69 @@ TEST_CASE("conformance: per-token values come from globals (one recording serves
     run_case(c, {2e-5, 1e-4}, position);
   }
 }
+
+TEST_CASE("kernels refuse what they cannot run with one error naming the task") {
+  auto expect_error = [](case_builder& c, const std::string& part) {
+    std::string what;
+    try {
+      gpu().load(c.p);
+    } catch (const octo::error& e) {
+      what = e.what();
+    }
+    INFO("error: " << what);
+    if (std::getenv("OCTO_CONFORMANCE_VERBOSE")) MESSAGE(what);
+    CHECK(what.find("task 0") != std::string::npos);
+    CHECK(what.find(part) != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
+  };
+  SUBCASE("a GEMV weight dtype without a kernel") {
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, 64});
+    auto w = c.buf("w", buffer_kind::weight, dtype::i8, {8, 64});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, 8});
+    c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, 64}, {param_key::N_tile, 8}, {param_key::n_off, 0}}));
+    expect_error(c, "I8");
+  }
+  SUBCASE("a tile past the weight's rows") {
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, 48});
+    auto w = c.buf("w", buffer_kind::weight, dtype::f32, {8, 48});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, 9});
+    c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, 48}, {param_key::N_tile, 9}, {param_key::n_off, 0}}));
+    expect_error(c, "N_tile");
+  }
+  SUBCASE("K not a whole number of quantization blocks") {
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, 48});
+    auto w = c.buf("w", buffer_kind::weight, dtype::q4_0, {8, 48});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, 8});
+    c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, 48}, {param_key::N_tile, 8}, {param_key::n_off, 0}}));
+    expect_error(c, "block");
+  }
+  SUBCASE("KV_APPEND past the end of the cache") {
+    case_builder c;
+    auto src = c.buf("k_new", buffer_kind::io_input, dtype::f32, {3, 8});
+    auto cache = c.buf("k_cache", buffer_kind::kv_cache, dtype::f32, {4, 8});
+    c.task(opcode::kv_append, {src, cache}, {cache}, params({{param_key::pos, 2}}));
+    expect_error(c, "exceeds");
+  }
+  SUBCASE("an EMBED table of integers") {
+    case_builder c;
+    auto ids = c.buf("ids", buffer_kind::io_input, dtype::i32, {2});
+    auto table = c.buf("table", buffer_kind::weight, dtype::i32, {4, 8});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {2, 8});
+    c.task(opcode::embed, {ids, table}, {y}, params({{param_key::hidden, 8}}));
+    expect_error(c, "I32");
+  }
+  SUBCASE("attention over more KV slots than the cache has") {
+    case_builder c;
+    auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {1, 64});
+    auto k = c.buf("k", buffer_kind::io_input, dtype::f32, {8, 64});
+    auto v = c.buf("v", buffer_kind::io_input, dtype::f32, {8, 64});
+    auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {1, 64});
+    c.task(opcode::attention_tile, {q, k, v}, {o},
+           params({{param_key::head_dim, 64}, {param_key::kv_start, 4}, {param_key::kv_len, 5},
+                   {param_key::scale, 0.125}, {param_key::n_heads, 1}, {param_key::n_kv_heads, 1}}));
+    expect_error(c, "slots");
+  }
+}
