@@ -8,11 +8,15 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <octo/ir/enums.hpp>
 #include <octo/ir/param_fields.hpp>
@@ -609,4 +613,80 @@ TEST_CASE("any renumbering or layout change in either file is caught") {
     CAPTURE(std::string(m.to));
     CHECK_FALSE(drift(h, g).empty());
   }
+}
+
+TEST_CASE("glslc lays out abi.glsl exactly as g++ lays out abi.hpp") {
+  // The real GLSL compiler as the oracle for std430/std140: compile a kernel that uses every record
+  // (instruction in a std430 SSBO, buffer_record in a std430 SSBO and a std140 UBO) and read the member
+  // offsets and array strides it decorates the SPIR-V with. glslc and spirv-dis come with the test
+  // command's Debian packages (glslc, spirv-tools).
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("octo_abi_sync_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream k(dir / "layout.comp");
+    k << "#version 450\n#include \"abi.glsl\"\nlayout(local_size_x = 1) in;\n"
+         "layout(std430, binding = 0) buffer I { octo_instruction ins[]; };\n"
+         "layout(std430, binding = 1) buffer B { octo_buffer_record bufs[]; };\n"
+         "layout(std140, binding = 2) uniform U { octo_buffer_record ubuf; };\n"
+         "void main() {\n"
+         "  bufs[0].rank = uint(octo_param_int(ins[0], OCTO_PARAM_K)) + uint(octo_param_float(ins[0], OCTO_PARAM_EPS))\n"
+         "               + ubuf.shape.x + (octo_has_param(ins[0], OCTO_PARAM_N_TILE) ? 1u : 0u);\n"
+         "}\n";
+  }
+  std::string cmd = "glslc -I'" + std::string(OCTO_SOURCE_DIR) + "/shaders' -o '" + (dir / "layout.spv").string() + "' '" +
+                    (dir / "layout.comp").string() + "' && spirv-dis '" + (dir / "layout.spv").string() + "' -o '" +
+                    (dir / "layout.txt").string() + "'";
+  int rc = std::system(cmd.c_str());
+  REQUIRE_MESSAGE(rc == 0, "glslc / spirv-dis failed (are the glslc and spirv-tools packages installed?): " << cmd);
+  std::string dis = read_file((dir / "layout.txt").string());
+  fs::remove_all(dir);
+
+  // type name (e.g. %octo_buffer_record_0) -> member offsets; array type -> stride.
+  std::map<std::string, std::map<int, std::int64_t>> offsets;
+  std::map<std::string, std::int64_t> strides;
+  std::istringstream in(dis);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string op, type, word;
+    ls >> op >> type;
+    if (op == "OpMemberDecorate") {
+      int member = -1;
+      std::int64_t value = -1;
+      ls >> member >> word >> value;
+      if (word == "Offset") offsets[type][member] = value;
+    } else if (op == "OpDecorate") {
+      std::int64_t value = -1;
+      ls >> word >> value;
+      if (word == "ArrayStride") strides[type] = value;
+    }
+  }
+  using octo::vm::abi::instruction;
+  using octo::vm::abi::buffer_record;
+  const std::map<int, std::int64_t> want_ins{
+      {0, offsetof(instruction, op)},           {1, offsetof(instruction, n_inputs)},
+      {2, offsetof(instruction, n_outputs)},    {3, offsetof(instruction, n_waits)},
+      {4, offsetof(instruction, inputs)},       {5, offsetof(instruction, outputs)},
+      {6, offsetof(instruction, wait_counter)}, {7, offsetof(instruction, wait_threshold)},
+      {8, offsetof(instruction, out_counter)},  {9, offsetof(instruction, sm)},
+      {10, offsetof(instruction, param_present)}, {11, offsetof(instruction, reserved)},
+      {12, offsetof(instruction, params)}};
+  const std::map<int, std::int64_t> want_buf{
+      {0, offsetof(buffer_record, address)}, {1, offsetof(buffer_record, numel)},
+      {2, offsetof(buffer_record, rank)},    {3, offsetof(buffer_record, dtype)},
+      {4, offsetof(buffer_record, space)},   {5, offsetof(buffer_record, reserved)},
+      {6, offsetof(buffer_record, shape)},   {7, offsetof(buffer_record, stride)}};
+  CHECK(offsets["%octo_instruction"] == want_ins);
+  int buffer_record_layouts = 0;  // one per block that uses it: std430 and std140
+  for (const auto& [type, members] : offsets)
+    if (type.rfind("%octo_buffer_record", 0) == 0) {
+      CAPTURE(type);
+      CHECK(members == want_buf);
+      ++buffer_record_layouts;
+    }
+  CHECK(buffer_record_layouts == 2);
+  CHECK(strides["%_runtimearr_octo_instruction"] == std::int64_t(sizeof(instruction)));
+  CHECK(strides["%_runtimearr_octo_buffer_record"] == std::int64_t(sizeof(buffer_record)));
+  CHECK(strides["%_arr_uint_uint_32"] == 4);  // params.slot: std430 scalar arrays are packed
 }
