@@ -282,6 +282,13 @@ TEST_CASE("per-SM queue order and SM range") {
   CHECK(has(validate(p).errors, "COPY#1 has no SM while other tasks do"));
   p.tasks[1].sm = -5;
   CHECK(has(validate(p).errors, "COPY#1 has SM -5"));
+  // without a target any SM number is allowed, however sparse (no table indexed by SM)
+  p.has_target = false;
+  p.tasks[0].sm = 2000000000;
+  p.tasks[1].sm = 2000000000;
+  CHECK(validate(p).ok);
+  p.tasks[0].sm = 7;
+  CHECK(validate(p).ok);
 
   // Direct violation: the waiter comes first in its SM's queue.
   program q;

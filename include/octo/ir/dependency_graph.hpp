@@ -206,6 +206,61 @@ constexpr bit_rows propagate_before(const program& p, const counter_index& g, co
   return in;
 }
 
+/// The streaming form of propagate_before: calls visit(t, row) for each task in topological order, `row`
+/// (a vector of 64-bit words) holding what t's transitive predecessors contribute, and keeps only the
+/// rows of counters some later task still waits on. Memory is O(frontier * nbits / 64), not
+/// O(tasks * nbits / 64), so a 100k-task program costs what its widest cut costs.
+template <class Contrib, class Visit>
+constexpr void stream_before(const program& p, const counter_index& g, const std::vector<std::int32_t>& topo,
+                             std::size_t nbits, Contrib contrib, Visit visit) {
+  const std::size_t w = (nbits + 63) / 64;
+  const auto nc = static_cast<std::size_t>(g.n_counters);
+  std::vector<std::int32_t> pos(static_cast<std::size_t>(g.n_tasks), 0);
+  for (std::size_t i = 0; i < topo.size(); ++i) pos[static_cast<std::size_t>(topo[i])] = static_cast<std::int32_t>(i);
+  std::vector<std::int32_t> last_use(nc, -1);
+  for (std::size_t c = 0; c < nc; ++c)
+    for (auto i = g.wait_start[c]; i < g.wait_start[c + 1]; ++i)
+      last_use[c] = std::max(last_use[c], pos[static_cast<std::size_t>(g.waiter[static_cast<std::size_t>(i)])]);
+  std::vector<std::int32_t> slot_of(nc, -1), free_slots;
+  std::vector<std::uint64_t> pool, row(w, 0);
+  for (std::size_t i = 0; i < topo.size(); ++i) {
+    const auto t = topo[i];
+    const auto& tk = p.tasks[static_cast<std::size_t>(t)];
+    std::fill(row.begin(), row.end(), 0);
+    for (const auto& wt : tk.waits)
+      if (g.valid_counter(wt.counter) && slot_of[static_cast<std::size_t>(wt.counter)] >= 0) {
+        const auto base = static_cast<std::size_t>(slot_of[static_cast<std::size_t>(wt.counter)]) * w;
+        for (std::size_t k = 0; k < w; ++k) row[k] |= pool[base + k];
+      }
+    visit(t, row);
+    for (const auto& wt : tk.waits)
+      if (g.valid_counter(wt.counter)) {
+        auto& s = slot_of[static_cast<std::size_t>(wt.counter)];
+        if (s >= 0 && last_use[static_cast<std::size_t>(wt.counter)] == static_cast<std::int32_t>(i)) {
+          free_slots.push_back(s);
+          s = -1;
+        }
+      }
+    if (!g.valid_counter(tk.out_counter) || last_use[static_cast<std::size_t>(tk.out_counter)] <= static_cast<std::int32_t>(i))
+      continue;  // nobody waits on this counter later: its row would never be read
+    auto& s = slot_of[static_cast<std::size_t>(tk.out_counter)];
+    if (s < 0) {
+      if (!free_slots.empty()) {
+        s = free_slots.back();
+        free_slots.pop_back();
+        std::fill(pool.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * w),
+                  pool.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(s) + 1) * w), 0);
+      } else {
+        s = static_cast<std::int32_t>(pool.size() / (w == 0 ? 1 : w));
+        pool.resize(pool.size() + w, 0);
+      }
+    }
+    const auto base = static_cast<std::size_t>(s) * w;
+    for (std::size_t k = 0; k < w; ++k) pool[base + k] |= row[k];
+    contrib(t, [&](std::size_t bit) { pool[base + bit / 64] |= std::uint64_t(1) << (bit % 64); });
+  }
+}
+
 }  // namespace detail
 
 /// Producer -> waiter edges, counter by counter (IR spec §2). A task that waits twice on one counter

@@ -236,7 +236,12 @@ struct validator {
   // ---- buffer sizes and weights (only once the structure is sound) -----------------------------------
   constexpr void check_sizes() {
     for (std::size_t i = 0; i < nb(); ++i)
-      if (p.buffers[i].kind == buffer_kind::weight) r.stats.weight_bytes += p.buffers[i].nbytes();
+      if (p.buffers[i].kind == buffer_kind::weight) {
+        // saturate: each buffer is bounded (check_buffers) but a sum of many need not fit
+        const auto n = p.buffers[i].nbytes();
+        r.stats.weight_bytes =
+            r.stats.weight_bytes > std::numeric_limits<std::int64_t>::max() - n ? std::numeric_limits<std::int64_t>::max() : r.stats.weight_bytes + n;
+      }
     if (!p.has_pages) return;
     for (const auto& e : p.pages.buffer_to_page) {
       auto need = buf(e.buffer).nbytes();
@@ -363,16 +368,16 @@ struct validator {
     if (!fine) return false;
     // Transitive: a -> x -> b with a and b on one SM and b queued first blocks too. Add each queue's
     // order as edges and look for a cycle.
+    // SM numbers may be sparse and large (no target to bound them): chain each queue through a sort of
+    // (sm, position) pairs rather than a table indexed by SM.
     std::vector<std::int32_t> queue_next(nt(), -1);
-    std::vector<std::int32_t> last_on(0);
-    std::int32_t max_sm = 0;
-    for (const auto& tk : p.tasks) max_sm = std::max(max_sm, tk.sm);
-    last_on.assign(static_cast<std::size_t>(max_sm) + 1, -1);
-    for (std::size_t i = 0; i < nt(); ++i) {
-      auto sm = static_cast<std::size_t>(p.tasks[i].sm);
-      if (last_on[sm] >= 0) queue_next[static_cast<std::size_t>(last_on[sm])] = static_cast<std::int32_t>(i);
-      last_on[sm] = static_cast<std::int32_t>(i);
-    }
+    std::vector<std::int64_t> by_sm;
+    by_sm.reserve(nt());
+    for (std::size_t i = 0; i < nt(); ++i) by_sm.push_back((static_cast<std::int64_t>(p.tasks[i].sm) << 32) | static_cast<std::int64_t>(i));
+    std::sort(by_sm.begin(), by_sm.end());
+    for (std::size_t k = 0; k + 1 < by_sm.size(); ++k)
+      if ((by_sm[k] >> 32) == (by_sm[k + 1] >> 32))
+        queue_next[static_cast<std::size_t>(by_sm[k] & 0xffffffff)] = static_cast<std::int32_t>(by_sm[k + 1] & 0xffffffff);
     auto n = build_node_graph(p, g, queue_next);
     if (kahn_tasks(n).size() != nt()) {
       error(cat("deadlock: SM queue order contradicts the DAG: ", describe_cycle(n, find_cycle(n))));
@@ -405,34 +410,35 @@ struct validator {
         if (o == b) return true;
       return false;
     };
+    auto test = [](const std::vector<std::uint64_t>& row, std::size_t bit) { return ((row[bit / 64] >> (bit % 64)) & 1u) != 0; };
     if (n_tracked > 0) {
-      auto avail = propagate_before(p, g, topo, n_tracked, [&](std::int32_t t, auto set_bit) {
-        for (auto b : p.tasks[static_cast<std::size_t>(t)].outputs)
-          if (slot[static_cast<std::size_t>(b)] >= 0) set_bit(static_cast<std::size_t>(slot[static_cast<std::size_t>(b)]));
-      });
-      for (std::size_t i = 0; i < nt(); ++i) {
-        const auto t = static_cast<std::int32_t>(i);
-        const auto& ins = p.tasks[i].inputs;
-        for (std::size_t k = 0; k < ins.size(); ++k) {
-          auto b = ins[k];
-          auto s = slot[static_cast<std::size_t>(b)];
-          if (s < 0 || avail.test(i, static_cast<std::size_t>(s))) continue;
-          if (std::find(ins.begin(), ins.begin() + static_cast<std::ptrdiff_t>(k), b) != ins.begin() + static_cast<std::ptrdiff_t>(k)) continue;
-          const auto bu = static_cast<std::size_t>(b);
-          if (wstart[bu] == wstart[bu + 1]) {
-            if (buf(b).kind == buffer_kind::io_output)
-              continue;  // reported once by the output-reachability check
-            error(cat("race: ", tname(t), " reads ", bname(b), ", which no task writes"));
-          } else {
-            auto w0 = writers[static_cast<std::size_t>(wstart[bu])];
-            if (w0 == t && wstart[bu + 1] - wstart[bu] == 1)
-              error(cat("race: ", tname(t), " reads ", bname(b), ", which only it writes (no earlier writer)"));
-            else
-              error(cat("race: ", tname(t), " reads ", bname(b), " with no happens-before path from a writer (e.g. ",
-                        tname(w0 == t ? writers[static_cast<std::size_t>(wstart[bu]) + 1] : w0), ")"));
-          }
-        }
-      }
+      stream_before(
+          p, g, topo, n_tracked,
+          [&](std::int32_t t, auto set_bit) {
+            for (auto b : p.tasks[static_cast<std::size_t>(t)].outputs)
+              if (slot[static_cast<std::size_t>(b)] >= 0) set_bit(static_cast<std::size_t>(slot[static_cast<std::size_t>(b)]));
+          },
+          [&](std::int32_t t, const std::vector<std::uint64_t>& avail) {
+            const auto& ins = p.tasks[static_cast<std::size_t>(t)].inputs;
+            for (std::size_t k = 0; k < ins.size(); ++k) {
+              auto b = ins[k];
+              auto s = slot[static_cast<std::size_t>(b)];
+              if (s < 0 || test(avail, static_cast<std::size_t>(s))) continue;
+              if (std::find(ins.begin(), ins.begin() + static_cast<std::ptrdiff_t>(k), b) != ins.begin() + static_cast<std::ptrdiff_t>(k)) continue;
+              const auto bu = static_cast<std::size_t>(b);
+              if (wstart[bu] == wstart[bu + 1]) {
+                if (buf(b).kind == buffer_kind::io_output) continue;  // reported once by output reachability
+                error(cat("race: ", tname(t), " reads ", bname(b), ", which no task writes"));
+              } else {
+                auto w0 = writers[static_cast<std::size_t>(wstart[bu])];
+                if (w0 == t && wstart[bu + 1] - wstart[bu] == 1)
+                  error(cat("race: ", tname(t), " reads ", bname(b), ", which only it writes (no earlier writer)"));
+                else
+                  error(cat("race: ", tname(t), " reads ", bname(b), " with no happens-before path from a writer (e.g. ",
+                            tname(w0 == t ? writers[static_cast<std::size_t>(wstart[bu]) + 1] : w0), ")"));
+              }
+            }
+          });
     }
     // KV_CACHE: every task that writes a cache this pass must precede every other reader of it.
     std::vector<std::int32_t> kv_slot(nt(), -1);
@@ -441,24 +447,25 @@ struct validator {
       for (auto b : p.tasks[i].outputs)
         if (buf(b).kind == buffer_kind::kv_cache && kv_slot[i] < 0) kv_slot[i] = static_cast<std::int32_t>(n_kv++);
     if (n_kv == 0) return;
-    auto before = propagate_before(p, g, topo, n_kv, [&](std::int32_t t, auto set_bit) {
-      if (kv_slot[static_cast<std::size_t>(t)] >= 0) set_bit(static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(t)]));
-    });
-    for (std::size_t i = 0; i < nt(); ++i) {
-      const auto t = static_cast<std::int32_t>(i);
-      for (auto b : p.tasks[i].inputs) {
-        if (buf(b).kind != buffer_kind::kv_cache || writes(t, b)) continue;
-        const auto bu = static_cast<std::size_t>(b);
-        for (auto k = wstart[bu]; k < wstart[bu + 1]; ++k) {
-          auto w = writers[static_cast<std::size_t>(k)];
-          if (!before.test(i, static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(w)]))) {
-            error(cat("race: ", tname(t), " reads KV cache ", bname(b), " without being ordered after ", tname(w),
-                      ", which writes it this pass"));
-            break;
+    stream_before(
+        p, g, topo, n_kv,
+        [&](std::int32_t t, auto set_bit) {
+          if (kv_slot[static_cast<std::size_t>(t)] >= 0) set_bit(static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(t)]));
+        },
+        [&](std::int32_t t, const std::vector<std::uint64_t>& before) {
+          for (auto b : p.tasks[static_cast<std::size_t>(t)].inputs) {
+            if (buf(b).kind != buffer_kind::kv_cache || writes(t, b)) continue;
+            const auto bu = static_cast<std::size_t>(b);
+            for (auto k = wstart[bu]; k < wstart[bu + 1]; ++k) {
+              auto w = writers[static_cast<std::size_t>(k)];
+              if (!test(before, static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(w)]))) {
+                error(cat("race: ", tname(t), " reads KV cache ", bname(b), " without being ordered after ", tname(w),
+                          ", which writes it this pass"));
+                break;
+              }
+            }
           }
-        }
-      }
-    }
+        });
   }
 
   // ---- §3.3 page aliasing (warnings) ---------------------------------------------------------------
