@@ -413,6 +413,19 @@ TEST_CASE("conformance: ROPE, NeoX and interleaved, full and partial rotation") 
       run_case(c, {2e-5, 1e-4});
     }
   }
+  {
+    // Long-context positions: angles of thousands of radians. Both sides compute the angle in f32 as
+    // Hugging Face does; theta^x differs by an ulp or two between GPU and CPU, which at position 4095
+    // moves the angle by ~5e-4 rad: the tolerance says so.
+    const std::int64_t T = 4, heads = 2, hd = 128;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
+    auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
+    c.ints(pos, {255, 1000, 2047, 4095});
+    c.task(opcode::rope, {x, pos}, {y}, params({{param_key::head_dim, hd}, {param_key::theta, 1000000.0}}));
+    run_case(c, {2e-3, 0});
+  }
 }
 
 TEST_CASE("conformance: DEQUANT I8 / I4 with and without zero points") {
