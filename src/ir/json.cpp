@@ -34,14 +34,17 @@ double finite_or_throw(double v, const std::string& path) {
   return v;
 }
 
+// JSON objects hold each key once; a program with a repeated key would lose an entry silently.
+void put_unique(json& obj, const std::string& key, json value, const std::string& path) {
+  if (obj.contains(key)) throw octo::error("to_json: " + path + " has the key \"" + key + "\" twice, which JSON cannot hold");
+  obj[key] = std::move(value);
+}
+
 json write_param_list(const param_list& params, const std::string& path) {
   json o = json::object();
   for (const auto& p : params.items) {
     std::string key(p.key_name());
-    if (p.is_real)
-      o[key] = finite_or_throw(p.f, path + "." + key);
-    else
-      o[key] = p.i;
+    put_unique(o, key, p.is_real ? json(finite_or_throw(p.f, path + "." + key)) : json(p.i), path);
   }
   return o;
 }
@@ -100,7 +103,11 @@ json write_target(const gpu_target& t) {
 json write_config(const schedule_config& c) {
   json o = json::object();
   json tiling = json::object();  // grouped by archetype, in order of first appearance
-  for (const auto& t : c.tiling) tiling[str(t.archetype)][str(t.key)] = t.value;
+  for (const auto& t : c.tiling) {
+    json& keys = tiling[str(t.archetype)];
+    if (keys.is_null()) keys = json::object();
+    put_unique(keys, str(t.key), t.value, "config.tiling." + str(t.archetype));
+  }
   o["tiling"] = std::move(tiling);
   json groups = json::array();
   for (const auto& g : c.fusion_grouping) {
@@ -111,7 +118,7 @@ json write_config(const schedule_config& c) {
   o["fusion_grouping"] = std::move(groups);
   if (c.sm_assignment == sm_assignment_mode::explicit_map) {
     json m = json::object();  // JSON keys are strings; re-parsed as task ids on load
-    for (const auto& b : c.sm_map) m[std::to_string(b.task)] = b.sm;
+    for (const auto& b : c.sm_map) put_unique(m, std::to_string(b.task), b.sm, "config.sm_assignment");
     o["sm_assignment"] = std::move(m);
   } else {
     o["sm_assignment"] = std::string(name(c.sm_assignment));
@@ -125,7 +132,7 @@ json write_config(const schedule_config& c) {
 
 json write_pages(const page_allocation& pa) {
   json map = json::object();
-  for (const auto& b : pa.buffer_to_page) map[std::to_string(b.buffer)] = b.page;
+  for (const auto& b : pa.buffer_to_page) put_unique(map, std::to_string(b.buffer), b.page, "pages.buffer_to_page");
   json pages = json::array();
   for (const auto& p : pa.pages)
     pages.push_back(json{{"id", p.id},
@@ -146,12 +153,12 @@ json write_program(const program& p) {
   json meta = json::object();
   for (const auto& m : p.meta) {
     if (!m.raw_json) {
-      meta[str(m.key)] = str(m.value);
+      put_unique(meta, str(m.key), str(m.value), "meta");
       continue;
     }
     json v = json::parse(m.value.view(), nullptr, /*allow_exceptions=*/false);
     if (v.is_discarded()) throw octo::error("to_json: meta." + str(m.key) + " is marked raw_json but is not JSON");
-    meta[str(m.key)] = std::move(v);
+    put_unique(meta, str(m.key), std::move(v), "meta");
   }
   o["meta"] = std::move(meta);
   o["target"] = p.has_target ? write_target(p.target) : json(nullptr);

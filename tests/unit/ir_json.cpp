@@ -743,6 +743,21 @@ TEST_CASE("to_json refuses what JSON cannot carry") {
   p.buffers[0].name = text("bad\xff");
   CHECK_THROWS_AS(to_json(p), octo::error);
   p = small_program();
+  p.meta.push_back({"model", "again", false});
+  CHECK_THROWS_WITH_AS(to_json(p), "to_json: meta has the key \"model\" twice, which JSON cannot hold", octo::error);
+  p = small_program();
+  p.tasks[0].params.items.push_back(p.tasks[0].params.items[0]);
+  CHECK_THROWS_WITH_AS(to_json(p), "to_json: tasks[0].params has the key \"K\" twice, which JSON cannot hold", octo::error);
+  p = small_program();
+  p.pages.buffer_to_page.push_back({2, 1});
+  CHECK_THROWS_AS(to_json(p), octo::error);
+  p = small_program();
+  p.config.sm_map.push_back({0, 1});
+  CHECK_THROWS_AS(to_json(p), octo::error);
+  p = small_program();
+  p.config.tiling.push_back(p.config.tiling[0]);
+  CHECK_THROWS_WITH_AS(to_json(p), "to_json: config.tiling.gemv has the key \"N_tile\" twice, which JSON cannot hold", octo::error);
+  p = small_program();
   p.meta.push_back({"broken", "{not json", true});
   CHECK_THROWS_WITH_AS(to_json(p), "to_json: meta.broken is marked raw_json but is not JSON", octo::error);
 }

@@ -28,7 +28,11 @@ struct json_result {
 /// are written in their shortest exact form with a fractional part ("1.0", "1e-06"), so doubles and the
 /// int/real distinction of params survive the round trip; from_json(to_json(p)) == p.
 /// Throws octo::error when the program holds something JSON cannot carry: a non-finite real, text that
-/// is not UTF-8, or a meta entry whose raw_json is not JSON.
+/// is not UTF-8, a meta entry whose raw_json is not JSON, or a key twice in one object (meta, a task's
+/// params, buffer_to_page, an explicit sm map, one archetype's tiling).
+/// Two normalisations, so equality after a round trip needs: config.tiling lists each archetype's keys
+/// together (JSON groups them), and raw_json meta values are compact (they come back as nlohmann dumps
+/// them). The text round trip to_json(from_json(to_json(p))) == to_json(p) holds for every program.
 std::string to_json(const program& p, int indent = 2);
 
 /// Parses a program. Enums by name; unknown fields of "target" and "config" are dropped (forward
