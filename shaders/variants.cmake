@@ -7,3 +7,7 @@ endforeach()
 # Attention reduces twice per chunk of keys: subgroup arithmetic where the device has it.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
 octo_shader_variant(attention_nosg attention.comp)
+# Tiled GEMM for many rows (prefill), one per weight dtype.
+foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
+  octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
+endforeach()

@@ -267,6 +267,25 @@ TEST_CASE("conformance: GEMM_TILE, every weight dtype, a row window") {
   }
 }
 
+TEST_CASE("conformance: GEMM_TILE and GEMV_TILE over many rows (the tiled prefill kernel)") {
+  for (dtype wd : weight_dtypes) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = 512, N = 70, M = 100;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {M, K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {M, N});
+    auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {M, N});
+    // Rows [5, 95), columns [2, 69) with bias; and every row of columns [0, 40) without.
+    c.task(opcode::gemm_tile, {x, w, b}, {y},
+           params({{param_key::M_tile, 90}, {param_key::m_off, 5}, {param_key::K, K}, {param_key::N_tile, 67},
+                   {param_key::n_off, 2}}));
+    c.task(opcode::gemv_tile, {x, w}, {y2}, params({{param_key::K, K}, {param_key::N_tile, 40}, {param_key::n_off, 0}}));
+    run_case(c, {2e-4, 1e-4});
+  }
+}
+
 TEST_CASE("conformance: EMBED, every table dtype") {
   for (dtype wd : weight_dtypes) {
     CAPTURE(octo::ir::name(wd));

@@ -1,0 +1,75 @@
+#version 450
+// GEMM_TILE / GEMV_TILE over many rows (prefill): y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias).
+// A 64 x 64 output tile per workgroup of 256 invocations, each computing 4 x 4; per step of 32 along K
+// the x tile and the dequantized W tile (one 8-element unit per invocation, dtype fixed per variant:
+// WUNIT, see shaders/variants.cmake) go through shared memory, so each weight byte is read once per 64
+// rows instead of once per row. Needs K % 32 == 0 and 16-byte-aligned x.
+#include "common/weights.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform params {
+  uvec2 x, w, bias, y, globals;
+  uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+} pc;
+
+const uint BM = 64u, BN = 64u, BK = 32u, PAD = 4u;
+shared vec4 xs[BK][(BM + PAD) / 4u];  // xs[k][m / 4], transposed so an invocation reads 4 rows at once
+shared vec4 ws[BK][(BN + PAD) / 4u];
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  uint tx = tid % 16u, ty = tid / 16u;  // this invocation's 4 columns / 4 rows within the tile
+  uint n0 = octo_group_linear() * BN;
+  uint m0 = gl_WorkGroupID.y * BM;
+  if (n0 >= pc.n_tile || m0 >= pc.rows) return;
+
+  // Loader roles: W unit (column lc, unit lu of the K step); x: two vec4 (row lr, k quads lq, lq + 4).
+  uint lc = tid / 4u, lu = tid % 4u;
+  uint wn = min(n0 + lc, pc.n_tile - 1u);
+  uint w_row = (pc.n_off + wn) * pc.w_row_bytes;
+  uint lr = tid / 4u, lq = tid % 4u;
+  bool x_ok = m0 + lr < pc.rows;
+  uint x_base = ((pc.row0 + m0 + min(lr, pc.rows - 1u - m0)) * pc.K) >> 2;  // in vec4
+  v4_buf xb = v4_buf(pc.x);
+
+  vec4 acc[4];
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) acc[i] = vec4(0.0);
+
+  for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
+    float t[8];
+    WUNIT(pc.w, w_row, (k0 >> 3) + lu, t);
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) ws[lu * 8u + i][lc >> 2][lc & 3u] = t[i];
+    [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+      uint q = lq + 4u * h;  // which quad of the 32-wide K step
+      vec4 v = x_ok ? xb.d[x_base + (k0 >> 2) + q] : vec4(0.0);
+      xs[q * 4u + 0u][lr >> 2][lr & 3u] = v.x;
+      xs[q * 4u + 1u][lr >> 2][lr & 3u] = v.y;
+      xs[q * 4u + 2u][lr >> 2][lr & 3u] = v.z;
+      xs[q * 4u + 3u][lr >> 2][lr & 3u] = v.w;
+    }
+    barrier();
+    [[unroll]] for (uint k = 0u; k < BK; ++k) {
+      vec4 a = xs[k][ty];
+      vec4 b = ws[k][tx];
+      acc[0] += a.x * b;
+      acc[1] += a.y * b;
+      acc[2] += a.z * b;
+      acc[3] += a.w * b;
+    }
+    barrier();
+  }
+
+  f32_buf yb = f32_buf(pc.y);
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    uint m = m0 + ty * 4u + i;
+    if (m >= pc.rows) continue;
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      uint n = n0 + tx * 4u + j;
+      if (n >= pc.n_tile) continue;
+      float s = acc[i][j];
+      if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+      yb.d[(pc.row0 + m) * pc.ldy + pc.n_off + n] = s;
+    }
+  }
+}
