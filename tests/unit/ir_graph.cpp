@@ -157,3 +157,17 @@ TEST_CASE("critical path against an independent longest-path computation") {
     CHECK(r.stats.edges == static_cast<std::int64_t>(dependency_edges(p).size()));
   }
 }
+
+TEST_CASE("scale: a 30000-task random DAG validates; so does a 100000-task cycle report") {
+  auto p = octo::testing::random_dag_program({.seed = 1, .tasks = 30000, .max_fanin = 4, .window = 50});
+  auto r = validate(p);
+  CHECK(r.ok);
+  CHECK(r.stats.tasks == 30000);
+  auto o = topological_order(p);
+  REQUIRE(o);
+  for (std::size_t i = 0; i < o->size(); i += 997) CHECK(o->at(i) >= 0);
+  auto c = octo::testing::chain_program(100000, true);
+  r = validate(c);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].view().find("(100000 tasks)") != std::string_view::npos);
+}

@@ -230,6 +230,12 @@ TEST_CASE("param types and keys") {
   p = base();
   p.tasks[0].params.items.push_back(param{param_key::hidden, false, 16, 0.0, {}});
   CHECK(has(validate(p).errors, "RMSNORM#0: param 'hidden' appears twice"));
+  // many duplicates: one message per key, and no quadratic blow-up
+  p = base();
+  for (int i = 0; i < 100000; ++i) p.tasks[0].params.items.push_back(param{param_key::K, false, 1, 0.0, {}});
+  auto many = validate(p);
+  CHECK(has(many.errors, "RMSNORM#0: param 'K' appears twice"));
+  CHECK(many.errors.size() == 1);
 }
 
 TEST_CASE("thresholds: 1 <= threshold <= producers; unsatisfiable waits are deadlocks") {
