@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
 
 namespace octo::model_file {
@@ -640,6 +641,19 @@ gguf_tensor gguf_file::make_tensor(const gguf_tensor_info& t) const {
   out.type = *dt;
   out.dims = t.dims;
   out.data = std::span<const std::byte>(base_ + data_offset_ + t.offset, std::size_t(t.size));
+  return out;
+}
+
+std::vector<float> to_f32(const gguf_tensor& t, std::int64_t max_elements) {
+  const std::int64_t n = t.elements();
+  if (n > max_elements)
+    throw octo::error("tensor '" + std::string(t.name) + "' has " + std::to_string(n) +
+                      " elements, more than the " + std::to_string(max_elements) + " allowed here");
+  if (ir::nbytes(t.type, n) != std::int64_t(t.data.size()))
+    throw octo::error("tensor '" + std::string(t.name) + "': " + std::to_string(t.data.size()) +
+                      " bytes do not hold " + std::to_string(n) + " elements of " + std::string(ir::name(t.type)));
+  std::vector<float> out(static_cast<std::size_t>(n));
+  detail::dequantize_row(t.type, reinterpret_cast<const std::uint8_t*>(t.data.data()), out.data(), n);
   return out;
 }
 

@@ -312,6 +312,34 @@ TEST_CASE("write -> read round trip of tensors of several types") {
   CHECK_THROWS_AS(gguf_writer(48), octo::error);
 }
 
+TEST_CASE("to_f32 decodes tensors") {
+  builder g;
+  g.header(3, 3, 0);
+  g.tensor("f", {2}, 0, 0);    // F32
+  g.tensor("h", {2}, 1, 32);   // F16
+  g.tensor("q", {32}, 8, 64);  // Q8_0
+  g.pad();
+  const float fv[2] = {1.25f, -3.0f};
+  for (float v : fv) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    g.u32(bits);
+  }
+  g.pad();
+  g.u8(0x00); g.u8(0x3e);  // 1.5
+  g.u8(0x00); g.u8(0xc4);  // -4.0
+  g.pad();
+  g.u8(0x00); g.u8(0x38);  // d = 0.5
+  for (int i = 0; i < 32; ++i) g.u8(std::uint8_t(i - 16));
+  const auto f = parse(g.b);
+  CHECK(to_f32(f.tensor("f")) == std::vector<float>{1.25f, -3.0f});
+  CHECK(to_f32(f.tensor("h")) == std::vector<float>{1.5f, -4.0f});
+  const auto q = to_f32(f.tensor("q"));
+  REQUIRE(q.size() == 32);
+  for (int i = 0; i < 32; ++i) CHECK(q[std::size_t(i)] == 0.5f * float(i - 16));
+  CHECK_THROWS_AS(to_f32(f.tensor("q"), 16), octo::error);
+}
+
 TEST_CASE("stories260K.gguf: llama metadata and its 48 tensors") {
   const auto path = shared_data / "stories260K" / "stories260K.gguf";
   REQUIRE_MESSAGE(fs::exists(path), "test data missing: " << path.string());

@@ -119,6 +119,10 @@ struct gguf_tensor {
   std::int64_t elements() const;
 };
 
+/// The tensor's values as float (dequantized on the CPU), ne0 fastest; for the reference VM and tests.
+/// Throws octo::error if the tensor holds more than `max_elements` values.
+std::vector<float> to_f32(const gguf_tensor& t, std::int64_t max_elements = std::int64_t(1) << 31);
+
 /// An open GGUF file. Move-only; tensors' data spans stay valid while it lives.
 /// @code
 ///   auto f = octo::model_file::gguf_file::open("model.gguf");
