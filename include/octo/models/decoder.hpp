@@ -1,0 +1,140 @@
+// decoder_step(config) and prefill(config, T): a decoder-only transformer (llama / qwen2 / qwen3) as a
+// typed graph, lowered to an ir::program. constexpr functions of a config value: the same code proves a
+// built-in model's schedule inside static_assert and builds the program of a GGUF file at run time.
+#pragma once
+
+#include <cstdint>
+
+#include "octo/graph/graph.hpp"
+#include "octo/graph/ops.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/ir/schedule_config.hpp"
+#include "octo/models/model_config.hpp"
+
+namespace octo::models {
+
+struct build_options {
+  bool argmax = false;                        // also output "next_token" (SAMPLE_ARGMAX of the logits)
+  std::int64_t max_ctx = 0;                   // KV cache rows; 0: the config's max_ctx
+  const ir::schedule_config* schedule = nullptr;  // tiling etc.; nullptr: defaults
+  const ir::gpu_target* target = nullptr;     // when set, tasks get SMs
+};
+
+namespace detail {
+using act = tensor<f32, dextents<2>>;
+
+/// Everything the graph needs of one layer's KV cache and the pass's position.
+struct pass_shape {
+  std::int64_t tokens = 1;   // rows this pass processes
+  bool prefill = false;      // GEMM tiles and a causal mask over the prompt
+};
+
+constexpr act project(const act& x, const tensor<any_dtype, dextents<2>>& w, bool prefill) {
+  return prefill ? octo::gemm(x, w) : octo::gemv(x, w);
+}
+constexpr act project(const act& x, const tensor<any_dtype, dextents<2>>& w, const tensor<f32, dextents<1>>& b,
+                      bool prefill) {
+  return prefill ? octo::gemm(x, w, b) : octo::gemv(x, w, b);
+}
+
+/// One decoder layer; types are those of one block, the layer index is a value.
+constexpr act decoder_layer(graph& g, const model_config& c, std::int64_t l, const act& x,
+                            const tensor<i32, dextents<1>>& pos, std::int64_t ctx, const pass_shape& s) {
+  const auto key = [l](std::string_view what) { return octo::detail::name_buf("blk.").append(l, ".", what); };
+  const auto mat = [&](std::string_view what, std::int64_t n, std::int64_t k) {
+    return g.weight(c.weight_dtype, key(what).view(), dextents<2>{n, k});
+  };
+  const auto vec = [&](std::string_view what, std::int64_t n) {
+    return g.weight<f32>(key(what).view(), dextents<1>{n});
+  };
+  const std::int64_t q_width = c.heads * c.head_dim, kv_width = c.kv_heads * c.head_dim;
+  g.set_layer(static_cast<std::int32_t>(l));
+
+  // attention
+  const act h = octo::rmsnorm(x, vec("attn_norm.weight", c.hidden), c.rms_eps).named(key("attn_norm").view());
+  act q, k, v;
+  if (c.qkv_bias) {
+    q = project(h, mat("attn_q.weight", q_width, c.hidden), vec("attn_q.bias", q_width), s.prefill);
+    k = project(h, mat("attn_k.weight", kv_width, c.hidden), vec("attn_k.bias", kv_width), s.prefill);
+    v = project(h, mat("attn_v.weight", kv_width, c.hidden), vec("attn_v.bias", kv_width), s.prefill);
+  } else {
+    q = project(h, mat("attn_q.weight", q_width, c.hidden), s.prefill);
+    k = project(h, mat("attn_k.weight", kv_width, c.hidden), s.prefill);
+    v = project(h, mat("attn_v.weight", kv_width, c.hidden), s.prefill);
+  }
+  q.named(key("q").view());
+  k.named(key("k").view());
+  v.named(key("v").view());
+  if (c.qk_norm) {
+    q = octo::head_rmsnorm(q, vec("attn_q_norm.weight", c.head_dim), c.rms_eps).named(key("q_norm").view());
+    k = octo::head_rmsnorm(k, vec("attn_k_norm.weight", c.head_dim), c.rms_eps).named(key("k_norm").view());
+  }
+  const rope_params rp{.head_dim = c.head_dim, .theta = c.rope_theta, .style = c.rope, .n_rot = 0};
+  q = octo::rope(q, pos, rp).named(key("q_rope").view());
+  k = octo::rope(k, pos, rp).named(key("k_rope").view());
+  const auto k_cache = g.kv_cache<f32>(key("k_cache").view(), dextents<2>{ctx, kv_width});
+  const auto v_cache = g.kv_cache<f32>(key("v_cache").view(), dextents<2>{ctx, kv_width});
+  const auto kc = octo::kv_append(k_cache, k, 0);
+  const auto vc = octo::kv_append(v_cache, v, 0);
+  const attention_params ap{.n_heads = c.heads, .n_kv_heads = c.kv_heads, .head_dim = c.head_dim, .kv_start = 0,
+                            .kv_len = s.tokens, .scale = 0.0, .causal = true, .q_pos = 0};
+  const act o = octo::attention(q, kc, vc, ap).named(key("attn").view());
+  const act attn_out = project(o, mat("attn_output.weight", c.hidden, q_width), s.prefill).named(key("attn_out").view());
+  const act x1 = octo::add(x, attn_out).named(key("attn_residual").view());
+
+  // feed-forward (SwiGLU)
+  const act h2 = octo::rmsnorm(x1, vec("ffn_norm.weight", c.hidden), c.rms_eps).named(key("ffn_norm").view());
+  const act gate = project(h2, mat("ffn_gate.weight", c.ffn, c.hidden), s.prefill).named(key("ffn_gate").view());
+  const act up = project(h2, mat("ffn_up.weight", c.ffn, c.hidden), s.prefill).named(key("ffn_up").view());
+  const act act_ = octo::silu_mul(gate, up).named(key("ffn_act").view());
+  const act down = project(act_, mat("ffn_down.weight", c.hidden, c.ffn), s.prefill).named(key("ffn_down").view());
+  return octo::add(x1, down).named(key("ffn_residual").view());
+}
+
+constexpr ir::program build(const model_config& c, const pass_shape& s, const build_options& o) {
+  c.check();
+  const std::int64_t ctx = o.max_ctx > 0 ? o.max_ctx : c.max_ctx;
+  if (s.tokens <= 0 || s.tokens > ctx) octo::detail::graph_error("octo::models: T must be in [1, max_ctx]");
+  graph g;
+  const auto tokens = g.input<i32>("tokens", dextents<1>{s.tokens});
+  const auto pos = g.input<i32>("pos", dextents<1>{s.tokens});
+  const auto embd = g.weight(c.weight_dtype, "token_embd.weight", dextents<2>{c.vocab, c.hidden});
+  act x = octo::embed(tokens, embd).named("embed");
+  for (std::int64_t l = 0; l < c.layers; ++l) x = decoder_layer(g, c, l, x, pos, ctx, s);
+  g.set_layer(-1);
+  const act xn = octo::rmsnorm(x, g.weight<f32>("output_norm.weight", dextents<1>{c.hidden}), c.rms_eps)
+                     .named("output_norm");
+  const act logits = c.tied_embeddings
+                         ? project(xn, embd, s.prefill)
+                         : project(xn, g.weight(c.weight_dtype, "output.weight", dextents<2>{c.vocab, c.hidden}),
+                                   s.prefill);
+  g.output("logits", logits);
+  if (o.argmax) g.output("next_token", octo::argmax(logits));
+  const ir::schedule_config defaults{};
+  const ir::schedule_config& sc = o.schedule ? *o.schedule : defaults;
+  // no `?:` on programs: g++ 12 frees the temporary's storage too early in constant evaluation
+  ir::program p;
+  if (o.target) p = g.lower(sc, *o.target);
+  else p = g.lower(sc);
+  p.set_meta("model", c.name);
+  p.set_meta("regime", s.prefill ? "prefill" : "decode");
+  return p;
+}
+}  // namespace detail
+
+/// One decode step: one token at position 0 of the pass (a VM adds the running position, see
+/// docs/opcodes.md), logits [1, vocab] as output "logits". Inputs "tokens" and "pos" (i32 [1]); KV
+/// caches "blk.N.k_cache" / "blk.N.v_cache" [max_ctx, kv_heads*head_dim].
+/// @code
+///   static_assert(octo::validate(octo::models::decoder_step(octo::models::qwen2_5_7b)).ok);
+/// @endcode
+constexpr ir::program decoder_step(const model_config& c, const build_options& o = {}) {
+  return detail::build(c, detail::pass_shape{1, false}, o);
+}
+
+/// A prompt of T tokens at positions 0..T-1: GEMM tiles, causal attention, logits [T, vocab].
+constexpr ir::program prefill(const model_config& c, std::int64_t tokens, const build_options& o = {}) {
+  return detail::build(c, detail::pass_shape{tokens, true}, o);
+}
+
+}  // namespace octo::models

@@ -1,0 +1,58 @@
+// model_config: the numbers that fix a decoder-only transformer's graph (llama, qwen2, qwen3). A plain
+// literal type, so built-in configs are constexpr and the same struct is filled from a GGUF file at run time.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "octo/graph/extents.hpp"
+#include "octo/graph/ops/rope.hpp"
+#include "octo/ir/enums.hpp"
+
+namespace octo::models {
+
+enum class arch : std::uint8_t { llama, qwen2, qwen3 };
+
+constexpr std::string_view name(arch a) {
+  switch (a) {
+    case arch::llama: return "llama";
+    case arch::qwen2: return "qwen2";
+    case arch::qwen3: return "qwen3";
+  }
+  return "?";
+}
+
+struct model_config {
+  std::string_view name;  // for provenance (the program's meta "model"); static storage or empty
+  arch architecture = arch::llama;
+  std::int64_t vocab = 0;
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;  // Qwen3: not hidden / heads
+  std::int64_t ffn = 0;
+  double rope_theta = 10000.0;
+  double rms_eps = 1e-5;
+  bool tied_embeddings = false;  // the LM head reads token_embd.weight
+  bool qkv_bias = false;         // Qwen2
+  bool qk_norm = false;          // Qwen3: per-head RMSNorm of q and k before RoPE
+  rope_style rope = rope_style::neox;
+  std::int64_t max_ctx = 2048;   // KV cache rows
+  ir::dtype weight_dtype = ir::dtype::f16;  // matrices; norms and biases are f32 as in GGUF
+
+  /// Throws (a compile error in constant evaluation) when the numbers cannot make a model.
+  constexpr void check() const {
+    if (vocab <= 0 || hidden <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || head_dim <= 0 || ffn <= 0 ||
+        max_ctx <= 0)
+      detail::graph_error("octo::models::model_config: every size must be positive");
+    if (heads % kv_heads != 0) detail::graph_error("octo::models::model_config: heads must be a multiple of kv_heads");
+    if (head_dim % 2 != 0) detail::graph_error("octo::models::model_config: head_dim must be even (RoPE pairs)");
+    if (!(rope_theta > 0.0) || !(rms_eps > 0.0))
+      detail::graph_error("octo::models::model_config: rope_theta and rms_eps must be positive");
+    if (!ir::is_float(weight_dtype) && !ir::is_block_quantized(weight_dtype))
+      detail::graph_error("octo::models::model_config: weight_dtype must be float or block-quantized");
+  }
+};
+
+}  // namespace octo::models
