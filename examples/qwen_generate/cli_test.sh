@@ -1,0 +1,86 @@
+#!/bin/sh
+# qwen_generate's command line: every bad option, value or file exits nonzero with exactly one line on
+# stderr and nothing on stdout; a good run streams JSON records and writes a valid .npy of the logits.
+# usage: cli_test.sh QWEN_GENERATE SHARED_DATA_DIR
+exe="$1"
+data="$2"
+model="$data/stories260K/stories260K.gguf"
+[ -f "$model" ] || { echo "missing $model"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect_error PATTERN ARGS...: nonzero exit, stdout empty, stderr one line containing PATTERN
+expect_error() {
+  pattern="$1"
+  shift
+  "$exe" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  lines=$(wc -l <"$tmp/err")
+  if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] || ! grep -q -- "$pattern" "$tmp/err"; then
+    echo "FAIL: qwen_generate $* -> rc=$rc, $lines stderr lines:"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $(cat "$tmp/err")"
+  fi
+}
+
+head -c 3000 "$model" >"$tmp/truncated.gguf"
+printf 'GGUF\003\000\000\000garbage' >"$tmp/garbage.gguf"
+: >"$tmp/empty.gguf"
+
+expect_error "--model FILE.gguf is required"
+expect_error "no such file" --model "$tmp/missing.gguf"
+expect_error "truncated.gguf" --model "$tmp/truncated.gguf" --vm reference
+expect_error "garbage.gguf" --model "$tmp/garbage.gguf" --vm reference
+expect_error "empty.gguf" --model "$tmp/empty.gguf" --vm reference
+expect_error "unknown option '--bogus'" --model "$model" --bogus
+expect_error "needs a value" --model "$model" --prompt
+expect_error "not an integer" --model "$model" -n abc
+expect_error "out of range" --model "$model" -n -3
+expect_error "not a finite number" --model "$model" --temperature nan
+expect_error "temperature must be >= 0" --model "$model" --temperature -1
+expect_error "top-p must be in" --model "$model" --top-p 1.5
+expect_error "not an integer" --model "$model" --top-k 2.5
+expect_error "repeat-penalty must be > 0" --model "$model" --repeat-penalty 0
+expect_error "not an integer" --model "$model" --seed x
+expect_error "out of range" --model "$model" --ctx 0
+expect_error "not one of vulkan, reference" --model "$model" --vm cuda
+expect_error "raise --ctx" --model "$model" --vm reference --ctx 4 --prompt "Once upon a time there was a little girl"
+expect_error "cannot write" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
+
+# A good run: 8 JSON token records and a summary; logits [512] float32 in a v1.0 .npy whose argmax is
+# stories260K's first golden token after BOS (403).
+if ! "$exe" --model "$model" --vm reference -n 8 --json --dump-logits "$tmp/l.npy" >"$tmp/out" 2>"$tmp/err"; then
+  echo "FAIL: good run exited nonzero: $(cat "$tmp/err")"
+  failures=$((failures + 1))
+else
+  records=$(grep -c '^{"id":[0-9]*,"text":".*"}$' "$tmp/out")
+  summary=$(grep -c '^{"summary":{"prompt_tokens":1,"generated_tokens":8,.*"decode_tok_s":.*"ms_per_token":' "$tmp/out")
+  size=$(wc -c <"$tmp/l.npy")
+  magic=$(head -c 6 "$tmp/l.npy" | tail -c 5)
+  if [ "$records" -ne 8 ] || [ "$summary" -ne 1 ] || [ "$size" -ne $((128 + 512 * 4)) ] || [ "$magic" != "NUMPY" ]; then
+    echo "FAIL: good run: $records records, $summary summary, npy $size bytes, magic '$magic'"
+    cat "$tmp/out"
+    failures=$((failures + 1))
+  else
+    echo "ok: good run"
+  fi
+  first=$(head -n 1 "$tmp/out")
+  case "$first" in
+    '{"id":403,'*) echo "ok: first token 403" ;;
+    *) echo "FAIL: first token record $first"; failures=$((failures + 1)) ;;
+  esac
+  if command -v python3 >/dev/null && python3 -c "import numpy" 2>/dev/null; then
+    if python3 -c "import numpy,sys; a=numpy.load(sys.argv[1]); assert a.shape==(512,) and a.dtype==numpy.float32 and int(a.argmax())==403" "$tmp/l.npy"; then
+      echo "ok: numpy reads the logits"
+    else
+      echo "FAIL: numpy could not read the logits"
+      failures=$((failures + 1))
+    fi
+  fi
+fi
+
+[ $failures -eq 0 ] || { echo "$failures failures"; exit 1; }
+echo "all passed"

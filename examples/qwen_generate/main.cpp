@@ -1,0 +1,239 @@
+// qwen_generate: streams the continuation of a prompt (or a ChatML chat turn) from a GGUF model, on the
+// best Vulkan device or on the CPU reference VM. Every bad option or file gives one line and exit 1.
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <octo/error.hpp>
+#include <octo/model_file/chat_template.hpp>
+#include <octo/model_file/tokenizer.hpp>
+#include <octo/runtime/engine.hpp>
+#include <octo/runtime/npy.hpp>
+
+namespace {
+
+constexpr const char* usage = R"(usage: qwen_generate --model FILE.gguf [options]
+Generates text from a GGUF model (architectures llama, qwen2, qwen3).
+  --model FILE          the GGUF model file (required)
+  --prompt TEXT         the prompt (default: empty, i.e. BOS only where the model has one)
+  --chat                wrap the prompt as a ChatML user turn (instruct models)
+  -n, --n-predict N     tokens to generate (default 128)
+  --temperature T       0: greedy (default 0)
+  --top-k K             keep the K most likely tokens, 0: all (default 40)
+  --top-p P             nucleus sampling mass in (0, 1] (default 0.95)
+  --repeat-penalty R    penalty for tokens among the last 64, 1: off (default 1)
+  --seed S              sampler seed (default 0)
+  --ctx N               KV cache positions (default: the model's context length, at most 4096)
+  --vm vulkan|reference the Vulkan VM (default) or the CPU reference VM
+  --device NAME         Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)
+  --prefill-chunk N     most prompt tokens per batched prefill pass (default 128)
+  --ignore-eos          keep generating after an end-of-generation token
+  --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
+  --json                one JSON object per generated token, then a summary object
+  -h, --help            this text
+)";
+
+struct options {
+  std::string model, prompt, dump_logits, device;
+  bool chat = false, json = false, ignore_eos = false;
+  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
+  octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
+                                          .repeat_last_n = 64, .seed = 0};
+  octo::runtime::backend vm = octo::runtime::backend::vulkan;
+};
+
+[[noreturn]] void bad(const std::string& what) { throw octo::error(what); }
+
+std::int64_t parse_int(std::string_view opt, std::string_view v, std::int64_t lo, std::int64_t hi) {
+  std::int64_t r = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size())
+    bad(std::string(opt) + ": '" + std::string(v) + "' is not an integer");
+  if (r < lo || r > hi)
+    bad(std::string(opt) + ": " + std::string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return r;
+}
+
+float parse_float(std::string_view opt, std::string_view v) {
+  const std::string s(v);
+  char* end = nullptr;
+  errno = 0;
+  const double r = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(r) || std::abs(r) > 1e30)
+    bad(std::string(opt) + ": '" + s + "' is not a finite number");
+  return static_cast<float>(r);
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  bool have_model = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) bad(std::string(a) + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    } else if (a == "--model" || a == "-m") {
+      o.model = value();
+      have_model = true;
+    } else if (a == "--prompt" || a == "-p") {
+      o.prompt = value();
+    } else if (a == "--chat") {
+      o.chat = true;
+    } else if (a == "-n" || a == "--n-predict") {
+      o.n_predict = parse_int(a, value(), 0, std::int64_t(1) << 30);
+    } else if (a == "--temperature" || a == "--temp") {
+      o.sampling.temperature = parse_float(a, value());
+    } else if (a == "--top-k") {
+      o.sampling.top_k = static_cast<std::int32_t>(parse_int(a, value(), 0, 1 << 30));
+    } else if (a == "--top-p") {
+      o.sampling.top_p = parse_float(a, value());
+    } else if (a == "--repeat-penalty") {
+      o.sampling.repeat_penalty = parse_float(a, value());
+    } else if (a == "--seed") {
+      o.sampling.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0, INT64_MAX));
+    } else if (a == "--ctx" || a == "-c") {
+      o.ctx = parse_int(a, value(), 1, std::int64_t(1) << 24);
+    } else if (a == "--prefill-chunk") {
+      o.prefill_chunk = parse_int(a, value(), 1, 65536);
+    } else if (a == "--vm") {
+      const auto v = value();
+      if (v == "vulkan") o.vm = octo::runtime::backend::vulkan;
+      else if (v == "reference") o.vm = octo::runtime::backend::reference;
+      else bad("--vm: '" + std::string(v) + "' is not one of vulkan, reference");
+    } else if (a == "--device") {
+      o.device = value();
+    } else if (a == "--ignore-eos") {
+      o.ignore_eos = true;
+    } else if (a == "--dump-logits") {
+      o.dump_logits = value();
+      if (o.dump_logits.empty()) bad("--dump-logits needs a file name");
+    } else if (a == "--json") {
+      o.json = true;
+    } else {
+      bad("unknown option '" + std::string(a) + "' (see --help)");
+    }
+  }
+  if (!have_model || o.model.empty()) bad("--model FILE.gguf is required (see --help)");
+  if (o.sampling.temperature < 0.0f) bad("--temperature must be >= 0");
+  if (!(o.sampling.top_p > 0.0f && o.sampling.top_p <= 1.0f)) bad("--top-p must be in (0, 1]");
+  if (o.sampling.repeat_penalty <= 0.0f) bad("--repeat-penalty must be > 0");
+  return o;
+}
+
+std::string json_escape(std::string_view s) {
+  std::string r;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\r': r += "\\r"; break;
+      case '\t': r += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          r += buf;
+        } else {
+          r += ch;
+        }
+    }
+  }
+  return r;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+int run(const options& o) {
+  if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
+  if (!o.dump_logits.empty() && !std::ofstream(o.dump_logits, std::ios::binary))  // fail before any output
+    bad("--dump-logits: cannot write '" + o.dump_logits + "'");
+  octo::runtime::engine_options eo;
+  eo.vm = o.vm;
+  eo.ctx = o.ctx;
+  eo.prefill_chunk = o.prefill_chunk;
+  eo.vulkan.device = o.device;
+  octo::runtime::engine e(o.model, eo);
+  const auto& tok = e.model().tokenizer();
+
+  std::vector<std::int32_t> prompt;
+  if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
+  else prompt = tok.encode(o.prompt, true, false);
+  if (prompt.empty()) {
+    if (tok.vocab().bos >= 0) prompt.push_back(tok.vocab().bos);
+    else bad("the prompt is empty and the model has no BOS token to start from (give --prompt)");
+  }
+  if (static_cast<std::int64_t>(prompt.size()) > e.context())
+    bad("the prompt has " + std::to_string(prompt.size()) + " tokens, more than the context of " +
+        std::to_string(e.context()) + " (raise --ctx)");
+
+  octo::model_file::token_stream stream(tok);
+  std::int64_t emitted = 0;
+  const auto on_token = [&](std::int32_t id) {
+    const bool end = !o.ignore_eos && tok.is_end_of_generation(id);
+    if (end) return false;
+    ++emitted;
+    const std::string text = stream.push(id);
+    if (o.json) std::cout << "{\"id\":" << id << ",\"text\":\"" << json_escape(text) << "\"}\n" << std::flush;
+    else std::cout << text << std::flush;
+    return true;
+  };
+  std::vector<float> prompt_logits;
+  e.generate(prompt, o.n_predict, o.sampling, on_token, o.dump_logits.empty() ? nullptr : &prompt_logits);
+  const std::string rest = stream.finish();
+  if (!o.dump_logits.empty()) octo::runtime::write_npy_f32(o.dump_logits, prompt_logits);
+
+  const auto& t = e.last_timing();
+  const double prefill_tps = t.prefill_ms > 0 ? double(t.prompt_tokens) * 1000.0 / t.prefill_ms : 0.0;
+  const double decode_tps = t.decode_ms > 0 ? double(t.decode_tokens) * 1000.0 / t.decode_ms : 0.0;
+  const double ms_per_token = t.decode_tokens > 0 ? t.decode_ms / double(t.decode_tokens) : 0.0;
+  if (o.json) {
+    if (!rest.empty()) std::cout << "{\"id\":-1,\"text\":\"" << json_escape(rest) << "\"}\n";
+    std::cout << "{\"summary\":{\"prompt_tokens\":" << t.prompt_tokens << ",\"generated_tokens\":" << emitted
+              << ",\"prefill_ms\":" << t.prefill_ms << ",\"prefill_tok_s\":" << prefill_tps
+              << ",\"decode_tokens\":" << t.decode_tokens << ",\"decode_ms\":" << t.decode_ms
+              << ",\"decode_tok_s\":" << decode_tps << ",\"ms_per_token\":" << ms_per_token << ",\"device\":\""
+              << json_escape(e.device_name()) << "\"}}\n";
+  } else {
+    std::cout << rest << "\n" << std::flush;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "prefill: %lld tokens, %.1f tok/s | decode: %lld tokens, %.1f tok/s, %.2f ms/token | device: ",
+                static_cast<long long>(t.prompt_tokens), prefill_tps, static_cast<long long>(t.decode_tokens),
+                decode_tps, ms_per_token);
+  std::cerr << line << e.device_name() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& ex) {
+    std::string msg = one_line(ex.what());
+    if (msg.rfind("octo:", 0) != 0) msg = "qwen_generate: " + msg;
+    std::cerr << msg << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,84 @@
+// engine: a GGUF model on a VM, turning prompt ids into next-token logits: batched prefill (the
+// prefill(config, T) graph, chunked), then one decode step per submit of one recorded program.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/sampler.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+
+namespace octo::runtime {
+
+enum class backend : std::uint8_t {
+  vulkan,     // the Vulkan VM (any Vulkan device, lavapipe included)
+  reference,  // the CPU reference VM: slow, the oracle
+};
+
+struct engine_options {
+  backend vm = backend::vulkan;
+  std::int64_t ctx = 0;             // KV cache positions; 0: the file's context_length, at most 4096
+  std::int64_t prefill_chunk = 128; // most prompt tokens per prefill pass (longer prompts go in chunks)
+  vm::vulkan_options vulkan;        // device choice, memory budget, ...
+};
+
+/// One model on one VM. The decode program (T = 1, with a GPU argmax) is loaded and recorded once;
+/// each decode step writes the token and its position, sets the VM's position and submits once. The
+/// prefill program for T prompt tokens runs on a second VM of the same kind (a VM holds one program),
+/// whose KV cache is copied into the decode VM's after the prompt.
+/// @code
+///   octo::runtime::engine e("model.gguf", {});
+///   auto ids = e.model().tokenizer().encode("Once upon a time", true);
+///   std::vector<float> logits = e.prefill(ids);
+///   std::int32_t next = octo::runtime::argmax(logits);
+///   next = e.decode_greedy(next);  // the following token, argmax on the device
+/// @endcode
+class engine {
+ public:
+  engine(const std::filesystem::path& gguf, const engine_options& options = {});
+  ~engine();
+  engine(engine&&) noexcept;
+  engine& operator=(engine&&) noexcept;
+
+  const gguf_model& model() const;
+  /// "reference VM (CPU)" or the Vulkan device's name.
+  std::string device_name() const;
+  std::int64_t context() const;   // KV cache positions
+  std::int64_t position() const;  // tokens in the KV cache so far
+
+  /// Forgets the sequence (position 0); the KV cache is overwritten as the next one goes.
+  void reset();
+  /// Runs `ids` at positions position()..: batched (GEMM) when the sequence is empty, else token by
+  /// token. Returns the logits of the last id. octo::error if they do not fit the context.
+  std::vector<float> prefill(std::span<const std::int32_t> ids);
+  /// One decode step of `id` at position(); returns its logits [vocab].
+  std::vector<float> decode(std::int32_t id);
+  /// One decode step returning only the argmax of the logits, computed on the device.
+  std::int32_t decode_greedy(std::int32_t id);
+
+  /// Prefill of `prompt`, then up to `n` tokens chosen by `s` (greedy ones without reading the logits
+  /// back). `on_token(id)` sees each; returning false stops. Stops early when the context is full.
+  /// `prompt_logits`, when given, receives the logits of the last prompt position.
+  std::vector<std::int32_t> generate(std::span<const std::int32_t> prompt, std::int64_t n, const sampling_params& s,
+                                     const std::function<bool(std::int32_t)>& on_token = {},
+                                     std::vector<float>* prompt_logits = nullptr);
+
+  /// Wall time of the last generate(): prefill and decode (tokens after the first) separately.
+  struct timing {
+    std::int64_t prompt_tokens = 0, decode_tokens = 0;
+    double prefill_ms = 0.0, decode_ms = 0.0;
+  };
+  const timing& last_timing() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace octo::runtime

@@ -1,0 +1,189 @@
+// gguf_model: config from GGUF metadata, tensor checks, and the decode / prefill programs of a file.
+#include "octo/runtime/gguf_model.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "octo/error.hpp"
+#include "octo/ir/validate.hpp"
+#include "octo/model_file/vocabulary.hpp"
+#include "octo/models/decoder.hpp"
+
+namespace octo::runtime {
+
+namespace {
+
+std::string file_label(const model_file::gguf_file& f) {
+  return std::filesystem::path(f.path()).filename().string();
+}
+
+[[noreturn]] void fail(const model_file::gguf_file& f, const std::string& problem) {
+  throw octo::error("octo: " + file_label(f) + ": " + problem);
+}
+
+std::int64_t meta_int(const model_file::gguf_file& f, const std::string& key) {
+  const auto* v = f.find(key);
+  if (!v) fail(f, "missing metadata key '" + key + "'");
+  if (!v->is_integer()) fail(f, "metadata key '" + key + "' is not an integer");
+  std::int64_t r = 0;
+  try {
+    r = v->as_i64();
+  } catch (const octo::error&) {
+    fail(f, "metadata key '" + key + "' is out of range");
+  }
+  if (r <= 0 || r > (std::int64_t(1) << 40)) fail(f, "metadata key '" + key + "' = " + std::to_string(r) + " is not a positive size");
+  return r;
+}
+
+std::int64_t meta_int_or(const model_file::gguf_file& f, const std::string& key, std::int64_t fallback) {
+  return f.contains(key) ? meta_int(f, key) : fallback;
+}
+
+double meta_real(const model_file::gguf_file& f, const std::string& key) {
+  const auto* v = f.find(key);
+  if (!v) fail(f, "missing metadata key '" + key + "'");
+  if (!v->is_float() && !v->is_integer()) fail(f, "metadata key '" + key + "' is not a number");
+  const double r = v->as_f64();
+  if (!(r > 0.0) || !(r < 1e30)) fail(f, "metadata key '" + key + "' = " + std::to_string(r) + " is not a positive number");
+  return r;
+}
+
+double meta_real_or(const model_file::gguf_file& f, const std::string& key, double fallback) {
+  return f.contains(key) ? meta_real(f, key) : fallback;
+}
+
+std::string shape_text(std::span<const std::int64_t> s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+}  // namespace
+
+models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64_t ctx) {
+  const auto* arch_v = f.find("general.architecture");
+  if (!arch_v) fail(f, "missing metadata key 'general.architecture'");
+  if (arch_v->type() != model_file::gguf_type::string) fail(f, "metadata key 'general.architecture' is not a string");
+  const std::string a = arch_v->as_string();
+  models::model_config c;
+  if (a == "llama") c.architecture = models::arch::llama;
+  else if (a == "qwen2") c.architecture = models::arch::qwen2;
+  else if (a == "qwen3") c.architecture = models::arch::qwen3;
+  else fail(f, "unknown architecture '" + a + "' (octo runs llama, qwen2, qwen3)");
+
+  c.hidden = meta_int(f, a + ".embedding_length");
+  c.layers = meta_int(f, a + ".block_count");
+  c.heads = meta_int(f, a + ".attention.head_count");
+  c.kv_heads = meta_int_or(f, a + ".attention.head_count_kv", c.heads);
+  if (c.hidden % c.heads != 0 && !f.contains(a + ".attention.key_length"))
+    fail(f, "embedding_length " + std::to_string(c.hidden) + " is not a multiple of head_count " + std::to_string(c.heads));
+  c.head_dim = meta_int_or(f, a + ".attention.key_length", c.hidden / c.heads);
+  if (f.contains(a + ".attention.value_length") && meta_int(f, a + ".attention.value_length") != c.head_dim)
+    fail(f, "attention.value_length differs from attention.key_length (not supported)");
+  c.ffn = meta_int(f, a + ".feed_forward_length");
+  const std::int64_t train_ctx = meta_int(f, a + ".context_length");
+  c.rope_theta = meta_real_or(f, a + ".rope.freq_base", 10000.0);
+  c.rms_eps = meta_real(f, a + ".attention.layer_norm_rms_epsilon");
+  if (f.contains(a + ".rope.dimension_count") && meta_int(f, a + ".rope.dimension_count") != c.head_dim)
+    fail(f, "partial rotary embeddings (rope.dimension_count != head dim) are not supported");
+  if (const auto* st = f.find(a + ".rope.scaling.type"); st && st->type() == model_file::gguf_type::string &&
+                                                          st->as_string() != "none")
+    fail(f, "RoPE scaling '" + st->as_string() + "' is not supported");
+  if (c.heads % c.kv_heads != 0)
+    fail(f, "head_count " + std::to_string(c.heads) + " is not a multiple of head_count_kv " + std::to_string(c.kv_heads));
+  if (c.head_dim % 2 != 0) fail(f, "head dim " + std::to_string(c.head_dim) + " is odd");
+
+  const auto* embd = f.find_tensor("token_embd.weight");
+  if (!embd) fail(f, "missing tensor 'token_embd.weight'");
+  if (embd->dims.size() != 2 || embd->dims[0] != c.hidden)
+    fail(f, "tensor 'token_embd.weight' has shape " + shape_text(embd->dims) + ", expected [" + std::to_string(c.hidden) +
+                ", vocab] (GGUF order)");
+  c.vocab = embd->dims[1];
+  const auto dt = model_file::to_dtype(embd->ggml_type);
+  if (!dt) {
+    const auto tn = model_file::ggml_type_name(embd->ggml_type);
+    fail(f, "tensor 'token_embd.weight' has unsupported type " +
+                (tn.empty() ? "#" + std::to_string(embd->ggml_type) : std::string(tn)));
+  }
+  c.weight_dtype = *dt;
+  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  c.qkv_bias = c.architecture == models::arch::qwen2;
+  c.qk_norm = c.architecture == models::arch::qwen3;
+  // GGUF's llama converter permutes q/k rows for the interleaved (GPT-J) pairing; Qwen keeps NeoX.
+  c.rope = c.architecture == models::arch::llama ? rope_style::interleaved : rope_style::neox;
+  if (ctx < 0) fail(f, "context length " + std::to_string(ctx) + " is negative");
+  c.max_ctx = ctx > 0 ? ctx : std::min<std::int64_t>(train_ctx, 4096);
+  try {
+    c.check();
+  } catch (const std::exception& e) {
+    fail(f, std::string("bad model config: ") + e.what());
+  }
+  return c;
+}
+
+gguf_model::gguf_model(const std::filesystem::path& path, std::int64_t ctx)
+    : file_(std::make_unique<model_file::gguf_file>(model_file::gguf_file::open(path))) {
+  arch_ = file_->get_string_or("general.architecture", "");
+  config_ = config_from_gguf(*file_, ctx);
+  try {
+    tokenizer_ = std::make_unique<model_file::tokenizer>(model_file::load_gguf_vocabulary(*file_));
+  } catch (const octo::error& e) {
+    fail(*file_, std::string("tokenizer: ") + e.what());
+  }
+  if (tokenizer_->size() > config_.vocab)
+    fail(*file_, "the tokenizer has " + std::to_string(tokenizer_->size()) + " tokens but token_embd.weight only " +
+                     std::to_string(config_.vocab) + " rows");
+  // Check every tensor the graph reads now, so a broken file fails at load with the tensor's name.
+  (void)decode_program(false);
+}
+
+ir::program gguf_model::finish(ir::program p) const {
+  const auto& f = *file_;
+  for (auto& b : p.buffers) {
+    if (b.kind != ir::buffer_kind::weight) continue;
+    const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    const auto* t = f.find_tensor(key);
+    if (!t) fail(f, "missing tensor '" + key + "'");
+    std::vector<std::int64_t> want(b.shape.rbegin(), b.shape.rend());  // GGUF order: fastest first
+    if (t->dims != want)
+      fail(f, "tensor '" + key + "' has shape " + shape_text(t->dims) + ", expected " + shape_text(want) + " (GGUF order)");
+    const auto dt = model_file::to_dtype(t->ggml_type);
+    if (!dt) {
+      const auto tn = model_file::ggml_type_name(t->ggml_type);
+      fail(f, "tensor '" + key + "' has unsupported type " + (tn.empty() ? "#" + std::to_string(t->ggml_type) : std::string(tn)));
+    }
+    b.dtype = *dt;
+    if (static_cast<std::uint64_t>(b.nbytes()) != t->size)
+      fail(f, "tensor '" + key + "' holds " + std::to_string(t->size) + " bytes, expected " + std::to_string(b.nbytes()));
+  }
+  const auto r = ir::validate(p);
+  if (!r.ok)
+    fail(f, "the model's program does not validate: " + (r.errors.empty() ? std::string("(no detail)") : r.errors.front().str()));
+  return p;
+}
+
+ir::program gguf_model::decode_program(bool argmax) const {
+  models::build_options o;
+  o.argmax = argmax;
+  return finish(models::decoder_step(config_, o));
+}
+
+ir::program gguf_model::prefill_program(std::int64_t tokens) const {
+  if (tokens <= 0 || tokens > config_.max_ctx)
+    throw octo::error("octo: prefill of " + std::to_string(tokens) + " tokens does not fit the context of " +
+                      std::to_string(config_.max_ctx));
+  return finish(models::prefill(config_, tokens));
+}
+
+void gguf_model::for_each_weight(const ir::program& p,
+                                 const std::function<void(std::string_view, std::span<const std::byte>)>& write) const {
+  for (const auto& b : p.buffers) {
+    if (b.kind != ir::buffer_kind::weight) continue;
+    const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    const auto t = file_->tensor(key);
+    write(b.name.view(), t.data);
+  }
+}
+
+}  // namespace octo::runtime
