@@ -1,8 +1,5 @@
 // The CPU reference VM (include/octo/vm/reference_vm.hpp): storage, conversions, counter-driven firing,
 // and the dispatch from a task to its opcode's reference function in include/octo/ops/.
-// g++ 12 at -O3 reports a false -Wnonnull inside std::vector<char>::insert when validate()'s message
-// building (ir::text::operator+=) is inlined with an empty string_view; the insert is a no-op there.
-#pragma GCC diagnostic ignored "-Wnonnull"
 
 #include "octo/vm/reference_vm.hpp"
 
