@@ -55,4 +55,12 @@ vocabulary load_hf_vocabulary(const std::filesystem::path& folder);
 // Throws octo::error naming the file and the key.
 vocabulary load_gguf_vocabulary(const gguf_file& file);
 
+// Reads a Hugging Face fast-tokenizer file (tokenizer.json, model type BPE): byte-level BPE becomes
+// gpt2_bpe (merges as "a b" strings or [a, b] pairs; pre from the Split regex: qwen2, llama-bpe or
+// default); BPE with byte fallback and ▁ becomes llama_spm, with scores -rank of the merge that makes
+// each token. added_tokens: special ones control, others user-defined. BOS/add_bos come from a
+// TemplateProcessing post-processor; EOS/pad live in other files and stay -1 here.
+// Throws octo::error naming the file and the problem.
+vocabulary load_tokenizer_json(const std::filesystem::path& path);
+
 }  // namespace octo::model_file

@@ -1,0 +1,107 @@
+// octo inspect: a GGUF file's header, metadata (long arrays abbreviated) and tensor table.
+#include <cstdio>
+#include <string>
+
+#include "commands.hpp"
+#include "octo/model_file/gguf.hpp"
+
+namespace octo::tool {
+
+namespace {
+constexpr const char* inspect_help =
+    "usage: octo inspect FILE.gguf [--all]\n"
+    "\n"
+    "Prints the GGUF version, alignment, every metadata entry (arrays show their first items unless\n"
+    "--all) and the tensor table: name, type, dimensions (ne0 first), offset and size.\n";
+
+std::string scalar_text(const model_file::gguf_value& v) {
+  using model_file::gguf_type;
+  switch (v.type()) {
+    case gguf_type::string: {
+      const auto& s = v.as_string();
+      std::string out = "\"";
+      for (char c : s.substr(0, 200)) {
+        if (c == '\n') out += "\\n";
+        else out += c;
+      }
+      out += '"';
+      if (s.size() > 200) {
+        out += "... (";
+        out += std::to_string(s.size());
+        out += " bytes)";
+      }
+      return out;
+    }
+    case gguf_type::boolean: return v.as_bool() ? "true" : "false";
+    case gguf_type::f32:
+    case gguf_type::f64: {
+      char b[64];
+      std::snprintf(b, sizeof b, "%g", v.as_f64());
+      return b;
+    }
+    case gguf_type::u64: case gguf_type::u32: case gguf_type::u16: case gguf_type::u8:
+      return std::to_string(v.as_u64());
+    case gguf_type::array: return "[array]";
+    default: return std::to_string(v.as_i64());
+  }
+}
+
+std::string value_text(const model_file::gguf_value& v, bool all) {
+  if (v.type() != model_file::gguf_type::array) return scalar_text(v);
+  const auto& items = v.as_array();
+  std::string out = std::string(model_file::name(v.element_type())) + "[" + std::to_string(items.size()) + "] {";
+  const std::size_t shown = all ? items.size() : std::min<std::size_t>(items.size(), 8);
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i) out += ", ";
+    out += value_text(items[i], all);
+  }
+  out += shown < items.size() ? ", ...}" : "}";
+  return out;
+}
+}  // namespace
+
+int inspect_main(std::span<const std::string_view> args) {
+  if (wants_help(args)) {
+    std::fputs(inspect_help, stdout);
+    return 0;
+  }
+  bool all = false;
+  std::string path;
+  for (auto a : args) {
+    if (a == "--all") all = true;
+    else if (!path.empty() || a.starts_with("-")) {
+      std::fputs(inspect_help, stderr);
+      return 2;
+    } else path = a;
+  }
+  if (path.empty()) {
+    std::fputs(inspect_help, stderr);
+    return 2;
+  }
+  const auto f = model_file::gguf_file::open(path);
+  std::printf("%s: GGUF v%u, %llu bytes, alignment %u, %zu metadata entries, %zu tensors\n\n", path.c_str(),
+              f.version(), static_cast<unsigned long long>(f.file_size()), f.alignment(), f.metadata().size(),
+              f.tensors().size());
+  for (const auto& kv : f.metadata())
+    std::printf("  %-45s %s\n", kv.key.c_str(), value_text(kv.value, all).c_str());
+  std::printf("\n  %-40s %-6s %-24s %12s %12s\n", "tensor", "type", "dims", "offset", "bytes");
+  std::uint64_t total = 0;
+  for (const auto& t : f.tensors()) {
+    std::string dims;
+    for (std::size_t i = 0; i < t.dims.size(); ++i) {
+      if (i) dims += " x ";
+      dims += std::to_string(t.dims[i]);
+    }
+    const auto type = model_file::ggml_type_name(t.ggml_type);
+    char unknown[16];
+    std::snprintf(unknown, sizeof unknown, "#%u", t.ggml_type);
+    std::printf("  %-40s %-6s %-24s %12llu %12llu\n", t.name.c_str(),
+                type.empty() ? unknown : std::string(type).c_str(), dims.c_str(),
+                static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.size));
+    total += t.size;
+  }
+  std::printf("\n  %zu tensors, %llu bytes of tensor data\n", f.tensors().size(), static_cast<unsigned long long>(total));
+  return 0;
+}
+
+}  // namespace octo::tool
