@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -290,6 +292,39 @@ TEST_CASE("Q6_K blocks packed by hand, signed 8-bit sub-block scales") {
     }
   }
   check_exact(decode(dtype::q6_k, b, 512), want);
+}
+
+TEST_CASE("dequantize_row matches ggml's reference dequantizers bit for bit (golden file)") {
+  // tests/data/quant_golden_ggml.bin: random blocks (finite f16 scales) and the floats ggml's own
+  // dequantize_row_* produced for them, made once outside the repo by linking ggml-quants.c.
+  // Records: u8 octo dtype code, u32 block count, the blocks, then the decoded floats.
+  const std::string path = std::string(OCTO_SOURCE_DIR) + "/tests/data/quant_golden_ggml.bin";
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  REQUIRE_MESSAGE(f != nullptr, "missing " << path);
+  std::vector<std::uint8_t> all;
+  for (int c; (c = std::fgetc(f)) != EOF;) all.push_back(std::uint8_t(c));
+  std::fclose(f);
+  std::size_t pos = 0;
+  int records = 0;
+  while (pos < all.size()) {
+    REQUIRE(pos + 5 <= all.size());
+    const auto t = static_cast<dtype>(all[pos]);
+    std::uint32_t nb = 0;
+    std::memcpy(&nb, &all[pos + 1], 4);
+    pos += 5;
+    const auto l = octo::ir::layout(t);
+    const std::size_t nbytes = std::size_t(nb) * std::size_t(l.block_bytes);
+    const std::size_t n = std::size_t(nb) * std::size_t(l.block_elems);
+    REQUIRE(pos + nbytes + 4 * n <= all.size());
+    std::vector<float> want(n), got(n);
+    std::memcpy(want.data(), &all[pos + nbytes], 4 * n);
+    octo::detail::dequantize_row(t, &all[pos], got.data(), std::int64_t(n));
+    CAPTURE(octo::ir::name(t));
+    CHECK(std::memcmp(want.data(), got.data(), 4 * n) == 0);
+    pos += nbytes + 4 * n;
+    ++records;
+  }
+  CHECK(records == 10);
 }
 
 TEST_CASE("rows that are not whole blocks are refused") {
