@@ -34,7 +34,9 @@ struct hf_convert_summary {
 /// Throws octo::error with one line naming the problem (unknown architecture, missing tensor, shape
 /// mismatch, unsupported dtype, unreadable file).
 /// @code
-///   octo::model_file::convert_hf_to_gguf("Qwen2.5-0.5B", "qwen.gguf", {.type = octo::ir::dtype::q8_0});
+///   octo::model_file::hf_convert_options o;
+///   o.type = octo::ir::dtype::q8_0;
+///   octo::model_file::convert_hf_to_gguf("Qwen2.5-0.5B", "qwen.gguf", o);
 /// @endcode
 hf_convert_summary convert_hf_to_gguf(const std::filesystem::path& folder, const std::filesystem::path& out,
                                       const hf_convert_options& options = {});
