@@ -280,7 +280,11 @@ class gguf_parser {
     const std::uint64_t al = f_.alignment_;
     const std::uint64_t rem = pos_ % al;
     f_.data_offset_ = rem == 0 ? pos_ : pos_ + (al - rem);  // pos_ <= size_, so no overflow
-    if (f_.tensors_.empty()) return;  // vocabulary-only files may end without padding
+    if (f_.tensors_.empty()) {
+      // Vocabulary-only files may end without padding; like ggml, report the unpadded end then.
+      f_.data_offset_ = pos_;
+      return;
+    }
     if (f_.data_offset_ > f_.size_)
       f_.fail("tensor data section would start at " + std::to_string(f_.data_offset_) + ", past the end (" +
               std::to_string(f_.size_) + " bytes)");

@@ -421,6 +421,7 @@ TEST_CASE("qwen2-vocab.gguf: a vocabulary-only file") {
   CHECK(f.get_u32("tokenizer.ggml.eos_token_id") == 151645);
   CHECK(f.get_string("tokenizer.chat_template").find("<|im_start|>") != std::string::npos);
   CHECK(f.tensors().empty());
+  CHECK(f.data_offset() == 5928633);  // the end of the metadata, as ggml's gguf_get_data_offset reports it
 }
 
 namespace {

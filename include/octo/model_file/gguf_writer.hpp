@@ -26,7 +26,8 @@ class gguf_writer {
   /// `alignment` (a power of two) for tensor data; other than 32 it is recorded as general.alignment.
   explicit gguf_writer(std::uint32_t alignment = 32);
 
-  /// Adds or replaces a metadata entry (replacing keeps its position).
+  /// Adds or replaces a metadata entry (replacing keeps its position). Nested arrays are valid GGUF and
+  /// octo reads them, but ggml's reader refuses them: avoid them in files meant for llama.cpp.
   void set(std::string key, gguf_value value);
   void set_string(std::string key, std::string v) { set(std::move(key), gguf_value::of_string(std::move(v))); }
   void set_u32(std::string key, std::uint32_t v) { set(std::move(key), gguf_value::of_u32(v)); }
