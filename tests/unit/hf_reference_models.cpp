@@ -89,3 +89,35 @@ TEST_CASE("qwen3 reference model, F32 GGUF: logits and greedy continuations matc
 TEST_CASE("qwen3 reference model, F16 GGUF: logits and greedy continuations match transformers") {
   check_model("qwen3", ir::dtype::f16, "f16", 2e-3);
 }
+
+TEST_CASE("the committed models/tiny-qwen/tiny-qwen.gguf reproduces PyTorch's greedy answers and story") {
+  const fs::path dir = fs::path(OCTO_SOURCE_DIR) / "models" / "tiny-qwen";
+  std::ifstream in(dir / "reference.json");
+  REQUIRE_MESSAGE(in, "missing models/tiny-qwen/reference.json");
+  std::ostringstream s;
+  s << in.rdbuf();
+  const json ref = json::parse(s.str());
+  runtime::engine_options eo;
+  eo.vm = runtime::backend::reference;
+  eo.ctx = 128;
+  runtime::engine e(dir / "tiny-qwen.gguf", eo);
+  auto check = [&](const json& item) {
+    const auto prompt = item["prompt"].get<std::string>();
+    CAPTURE(prompt);
+    const auto ids = e.model().tokenizer().encode(prompt, false);
+    CHECK(ids == item["prompt_ids"].get<std::vector<std::int32_t>>());
+    const auto want = item["greedy_ids"].get<std::vector<std::int32_t>>();
+    e.reset();
+    auto logits = e.prefill(ids);
+    std::vector<std::int32_t> got;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      got.push_back(runtime::argmax(logits));
+      if (i + 1 < want.size()) logits = e.decode(got.back());
+    }
+    CHECK(got == want);
+  };
+  const auto& tests = ref["tests"];
+  REQUIRE(tests.size() >= 10);
+  for (std::size_t i = 0; i < 10; ++i) check(tests[i]);
+  check(ref["story"]);
+}
