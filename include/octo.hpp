@@ -23,6 +23,7 @@
 #include "octo/vm/abi.hpp"
 #include "octo/vm/abi_marshal.hpp"
 #include "octo/vm/reference_vm.hpp"
+#include "octo/vm/vulkan_vm.hpp"
 
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/gguf_writer.hpp"

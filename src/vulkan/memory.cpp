@@ -18,8 +18,10 @@ std::uint32_t find_type(const vk::PhysicalDeviceMemoryProperties& mp, std::uint3
   std::vector<vk::MemoryPropertyFlags> prefs;
   if (cls == memory_class::device_local)
     prefs = {F::eDeviceLocal, vk::MemoryPropertyFlags{}};
-  else  // small, read and written by the host: device-local BAR memory first, plain host memory next
+  else if (cls == memory_class::host_visible)  // small, read and written by the host: BAR memory first
     prefs = {F::eHostVisible | F::eHostCoherent | F::eDeviceLocal, F::eHostVisible | F::eHostCoherent};
+  else  // staging: plain (cached when possible) host memory, so large uploads never eat the BAR heap
+    prefs = {F::eHostVisible | F::eHostCoherent | F::eHostCached, F::eHostVisible | F::eHostCoherent};
   for (auto want : prefs)
     for (std::uint32_t i = 0; i < mp.memoryTypeCount; ++i)
       if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
@@ -51,7 +53,7 @@ device_memory::~device_memory() {
 device_memory::block& device_memory::new_block(std::string_view name, std::uint64_t size, memory_class cls) {
   std::uint64_t bytes = std::max(block_size_, std::bit_ceil(size));
   // Small host-visible pools: one full block each would waste budget on metrics-sized data.
-  if (cls == memory_class::host_visible) bytes = std::max<std::uint64_t>(std::bit_ceil(size), std::uint64_t{16} << 20);
+  if (cls != memory_class::device_local) bytes = std::max<std::uint64_t>(std::bit_ceil(size), std::uint64_t{16} << 20);
   if (dev_.max_allocation_size() && bytes > dev_.max_allocation_size())
     throw octo::error("octo: '" + std::string(name) + "' needs " + mib(size) +
                       ", more than the device's largest allocation (" + mib(dev_.max_allocation_size()) + ")");
@@ -72,7 +74,7 @@ device_memory::block& device_memory::new_block(std::string_view name, std::uint6
     b->memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
     b->buffer.bindMemory(*b->memory, 0);
     b->address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b->buffer));
-    if (cls == memory_class::host_visible) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
+    if (cls != memory_class::device_local) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
   } catch (const vk::SystemError& e) {
     throw octo::error("octo: out of device memory allocating a " + mib(bytes) + " block for '" + std::string(name) +
                       "' (" + e.code().message() + ")");
@@ -87,7 +89,8 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
   if (size == 0) size = 4;
   alignment = std::max<std::uint64_t>(alignment, 256);
   std::uint64_t need = std::bit_ceil(std::max(size, alignment));
-  if (in_use_ + need > budget_)
+  const bool counted = cls != memory_class::staging;  // the budget is device memory's
+  if (counted && in_use_ + need > budget_)
     throw octo::error("octo: device memory budget exceeded: '" + std::string(name) + "' needs " + mib(size) +
                       " with " + mib(in_use_) + " of the " + mib(budget_) + " budget in use");
   block* chosen = nullptr;
@@ -107,7 +110,7 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
     offset = chosen->buddy->allocate(size, alignment);
     if (!offset) throw octo::error("octo: internal: a fresh memory block refused '" + std::string(name) + "'");
   }
-  in_use_ += chosen->buddy->allocated_block(*offset);
+  if (counted) in_use_ += chosen->buddy->allocated_block(*offset);
   allocation a;
   a.block = index;
   a.offset = *offset;
@@ -121,7 +124,7 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
 void device_memory::free(const allocation& a) {
   if (!a || a.block >= blocks_.size() || !blocks_[a.block]) return;
   auto& b = *blocks_[a.block];
-  in_use_ -= b.buddy->allocated_block(a.offset);
+  if (b.cls != memory_class::staging) in_use_ -= b.buddy->allocated_block(a.offset);
   b.buddy->free(a.offset);
 }
 

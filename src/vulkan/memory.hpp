@@ -15,7 +15,8 @@ namespace octo::vm::vulkan {
 
 enum class memory_class : std::uint8_t {
   device_local,  // kernels' data; the host reaches it through staging copies
-  host_visible,  // mapped and coherent: staging, globals record, metrics, control
+  host_visible,  // mapped and coherent, device-local (BAR) memory first: globals record, metrics, control
+  staging,       // mapped host memory (cached if possible) for transfers; not counted in the budget
 };
 
 /// A piece of a block. `address` is the device address of its first byte.

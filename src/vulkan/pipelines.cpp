@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "octo/error.hpp"
 #include "spirv_registry.hpp"
 
@@ -97,7 +99,8 @@ void pipelines::save() const {
     std::error_code ec;
     std::filesystem::create_directories(cache_file_.parent_path(), ec);
     auto tmp = cache_file_;
-    tmp += ".tmp" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    // Unique per process and object: two processes saving at once never share a temporary file.
+    tmp += ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) return;

@@ -128,11 +128,14 @@ struct vulkan_vm::impl {
     pending = false;
   }
 
+  static constexpr std::uint64_t staging_chunk = std::uint64_t{64} << 20;  // transfers larger than this loop
+
   std::byte* staging_for(std::uint64_t bytes) {
+    bytes = std::min(bytes, staging_chunk);
     if (staging.size < bytes) {
       if (staging) memory->free(staging);
       staging = {};
-      staging = memory->allocate("staging", std::max<std::uint64_t>(bytes, 1 << 20), memory_class::host_visible);
+      staging = memory->allocate("staging", std::max<std::uint64_t>(bytes, 1 << 20), memory_class::staging);
     }
     return staging.mapped;
   }
@@ -160,26 +163,34 @@ struct vulkan_vm::impl {
   void upload(std::uint64_t dst_address_unused, vk::Buffer dst, std::uint64_t dst_offset, const void* src,
               std::uint64_t bytes) {
     (void)dst_address_unused;
-    if (bytes == 0) return;
-    std::memcpy(staging_for(bytes), src, bytes);
-    one_shot(
-        [&](const vk::raii::CommandBuffer& cb) {
-          cb.copyBuffer(staging.buffer, dst, vk::BufferCopy(staging.offset, dst_offset, bytes));
-        },
-        "a host-to-device copy");
+    const auto* from = static_cast<const std::byte*>(src);
+    for (std::uint64_t done = 0; done < bytes;) {
+      std::uint64_t n = std::min(bytes - done, staging_chunk);
+      std::memcpy(staging_for(n), from + done, n);
+      one_shot(
+          [&](const vk::raii::CommandBuffer& cb) {
+            cb.copyBuffer(staging.buffer, dst, vk::BufferCopy(staging.offset, dst_offset + done, n));
+          },
+          "a host-to-device copy");
+      done += n;
+    }
   }
 
   void download(vk::Buffer src, std::uint64_t src_offset, void* dst, std::uint64_t bytes) {
-    if (bytes == 0) return;
-    staging_for(bytes);
-    one_shot(
-        [&](const vk::raii::CommandBuffer& cb) {
-          cb.copyBuffer(src, staging.buffer, vk::BufferCopy(src_offset, staging.offset, bytes));
-          vk::MemoryBarrier mb(vk::AccessFlagBits::eTransferWrite, vk::AccessFlagBits::eHostRead);
-          cb.pipelineBarrier(vk::PipelineStageFlagBits::eTransfer, vk::PipelineStageFlagBits::eHost, {}, mb, {}, {});
-        },
-        "a device-to-host copy");
-    std::memcpy(dst, staging.mapped, bytes);
+    auto* to = static_cast<std::byte*>(dst);
+    for (std::uint64_t done = 0; done < bytes;) {
+      std::uint64_t n = std::min(bytes - done, staging_chunk);
+      staging_for(n);
+      one_shot(
+          [&](const vk::raii::CommandBuffer& cb) {
+            cb.copyBuffer(src, staging.buffer, vk::BufferCopy(src_offset + done, staging.offset, n));
+            vk::MemoryBarrier mb(vk::AccessFlagBits::eTransferWrite, vk::AccessFlagBits::eHostRead);
+            cb.pipelineBarrier(vk::PipelineStageFlagBits::eTransfer, vk::PipelineStageFlagBits::eHost, {}, mb, {}, {});
+          },
+          "a device-to-host copy");
+      std::memcpy(to + done, staging.mapped, n);
+      done += n;
+    }
   }
 
   // ---- boot -------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gpu_support.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/program.hpp"
@@ -121,4 +123,27 @@ TEST_CASE("the pipeline cache is written, reused, and survives a corrupt file") 
   // An unwritable cache location is not an error either.
   o.pipeline_cache_dir = "/proc/octo-cannot-write-here";
   CHECK_FALSE(run());
+}
+
+TEST_CASE("transfers larger than the staging chunk (64 MiB) round-trip") {
+  const std::int64_t n = (80ll << 20) / 4;  // 80 MiB of floats: two staging chunks each way
+  ir::program big;
+  auto bx = big.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {n});
+  auto by = big.add_buffer("y", ir::buffer_kind::io_output, ir::dtype::f32, {n});
+  ir::task c;
+  c.op = ir::opcode::copy;
+  c.inputs = {bx};
+  c.outputs = {by};
+  c.out_counter = big.add_counter();
+  big.add_task(c);
+  octo::vm::vulkan_vm vm(octo_test::small_options());
+  vm.load(big);
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000003) - 7.0f;
+  vm.write("x", x);
+  vm.execute();
+  auto got = vm.read_f32("y");
+  REQUIRE(got.size() == x.size());
+  CHECK(got == x);
+  octo_test::check_clean(vm);
 }

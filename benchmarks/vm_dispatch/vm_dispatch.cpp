@@ -1,0 +1,95 @@
+// The cost per task of a dispatch (+ a barrier) inside one recorded command buffer: programs of N tiny
+// COPY tasks, either independent (no barriers) or chained (a barrier before every task), each pass one
+// vm.execute(). Prints one JSON object per result: the median pass time over N, against the 1-task pass.
+//
+//   bench_vm_dispatch [--tasks 64,256,1024] [--passes 30]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "octo/error.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+
+namespace ir = octo::ir;
+
+static ir::program make(int tasks, bool chain, std::int64_t n) {
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {n});
+  std::int32_t prev = x, prev_c = -1;
+  for (int i = 0; i < tasks; ++i) {
+    auto y = p.add_buffer("y" + std::to_string(i), ir::buffer_kind::activation, ir::dtype::f32, {n});
+    ir::task t;
+    t.op = ir::opcode::copy;
+    t.inputs = {chain ? prev : x};
+    t.outputs = {y};
+    t.out_counter = p.add_counter();
+    if (chain && prev_c >= 0) t.waits = {{prev_c, 1}};
+    p.add_task(t);
+    prev = y;
+    prev_c = t.out_counter;
+  }
+  return p;
+}
+
+static double median_pass_us(octo::vm::vulkan_vm& vm, int passes) {
+  for (int i = 0; i < 3; ++i) vm.execute();
+  std::vector<double> us;
+  for (int i = 0; i < passes; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    vm.execute();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes{64, 256, 1024};
+  int passes = 30;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help") {
+      std::puts("usage: bench_vm_dispatch [--tasks 64,256,1024] [--passes 30]");
+      return 0;
+    } else if (a == "--passes" && i + 1 < argc) {
+      passes = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--tasks" && i + 1 < argc) {
+      sizes.clear();
+      std::string list = argv[++i];
+      for (std::size_t p = 0; p < list.size();) {
+        auto q = list.find(',', p);
+        sizes.push_back(std::max(2, std::atoi(list.substr(p, q - p).c_str())));
+        p = q == std::string::npos ? list.size() : q + 1;
+      }
+    } else {
+      std::fprintf(stderr, "bench_vm_dispatch: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
+    const std::string device = vm.device().name;
+    const std::int64_t n = 64;  // 256 bytes per task: the kernel itself is negligible
+    vm.load(make(1, false, n));
+    double base = median_pass_us(vm, passes);
+    std::printf("{\"name\":\"vm_pass_1_task\",\"device\":\"%s\",\"median_us\":%.2f}\n", device.c_str(), base);
+    for (bool chain : {false, true})
+      for (int tasks : sizes) {
+        vm.load(make(tasks, chain, n));
+        double t = median_pass_us(vm, passes);
+        auto s = vm.stats();
+        std::printf("{\"name\":\"vm_dispatch_cost\",\"device\":\"%s\",\"mode\":\"%s\",\"tasks\":%d,\"barriers\":%llu,"
+                    "\"median_pass_us\":%.2f,\"us_per_task\":%.3f,\"bound\":\"1-task pass %.2f us\"}\n",
+                    device.c_str(), chain ? "chain" : "independent", tasks,
+                    static_cast<unsigned long long>(s.barriers), t, (t - base) / (tasks - 1), base);
+      }
+  } catch (const octo::error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
