@@ -49,13 +49,21 @@ concept dtype_type = requires {
 namespace detail {
 // Named traits, so a failed static_assert's note reads `octo::detail::is_float_dtype<octo::q4_k>::value`.
 template <class D>
-struct is_float_dtype : std::bool_constant<D::is_dynamic || ir::is_float(D::code)> {};
+struct is_float_dtype {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = D::is_dynamic || ir::is_float(D::code);
+};
 template <class D>
-struct is_index_dtype : std::bool_constant<D::is_dynamic || D::code == ir::dtype::i32> {};
+struct is_index_dtype {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = D::is_dynamic || D::code == ir::dtype::i32;
+};
 /// Weights: float or block-quantized (dequantized inside the kernel).
 template <class D>
-struct is_weight_dtype
-    : std::bool_constant<D::is_dynamic || ir::is_float(D::code) || ir::is_block_quantized(D::code)> {};
+struct is_weight_dtype {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = D::is_dynamic || ir::is_float(D::code) || ir::is_block_quantized(D::code);
+};
 
 constexpr bool is_weight_code(ir::dtype d) { return ir::is_float(d) || ir::is_block_quantized(d); }
 }  // namespace detail

@@ -81,12 +81,18 @@ constexpr void check_weight(const char* what, ir::dtype d) {
 
 // ---- named compile-time rules (each failure note prints these with the extents) ----------------------
 template <class E, std::size_t R>
-struct has_rank : std::bool_constant<E::rank() == R> {};
+struct has_rank {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = E::rank() == R;
+};
 template <class A, class B>
-struct same_extents : std::bool_constant<A::rank() == B::rank() && [] {
+struct same_extents {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = A::rank() == B::rank() && [] {
   for (std::size_t i = 0; i < A::rank(); ++i)
     if (!may_equal(A::static_extent(i), B::static_extent(std::min(i, B::rank() - 1)))) return false;
   return true;
-}()> {};
+}();
+};
 
 }  // namespace octo::detail

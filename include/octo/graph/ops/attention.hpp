@@ -29,7 +29,10 @@ constexpr double sqrt_newton(double v) {
   return x;
 }
 template <class K, class V>
-struct kv_extents_equal : std::bool_constant<same_extents<K, V>::value> {};
+struct kv_extents_equal {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = same_extents<K, V>::value;
+};
 }  // namespace detail
 
 /// @code

@@ -8,9 +8,11 @@ namespace octo {
 namespace detail {
 /// b has a's extents, or is one row [H] broadcast over a's rows.
 template <class A, class B>
-struct broadcasts_to
-    : std::bool_constant<(B::rank() == A::rank() && same_extents<A, B>::value) ||
-                         (B::rank() == 1 && may_equal(last_static<A>(), B::static_extent(0)))> {};
+struct broadcasts_to {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = (B::rank() == A::rank() && same_extents<A, B>::value) ||
+                         (B::rank() == 1 && may_equal(last_static<A>(), B::static_extent(0)));
+};
 
 template <class AE, class BE, class AD, class BD>
 constexpr bool runtime_broadcasts(const tensor<AD, AE>& a, const tensor<BD, BE>& b) {

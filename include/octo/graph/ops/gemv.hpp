@@ -8,13 +8,22 @@ namespace octo {
 namespace detail {
 
 template <class X, class W>
-struct gemv_k_matches : std::bool_constant<may_equal(X::static_extent(X::rank() - 1), W::static_extent(1))> {};
+struct gemv_k_matches {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = may_equal(X::static_extent(X::rank() - 1), W::static_extent(1));
+};
 template <class W, class B>
-struct bias_matches_n : std::bool_constant<may_equal(W::static_extent(0), B::static_extent(0))> {};
+struct bias_matches_n {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = may_equal(W::static_extent(0), B::static_extent(0));
+};
 /// A block-quantized W needs K to be a whole number of blocks (32 or 256 elements).
 template <class WD, class W>
-struct k_fits_blocks : std::bool_constant<WD::is_dynamic || W::static_extent(1) == dyn ||
-                                          W::static_extent(1) % ir::layout(WD::code).block_elems == 0> {};
+struct k_fits_blocks {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = WD::is_dynamic || W::static_extent(1) == dyn ||
+                                          W::static_extent(1) % ir::layout(WD::code).block_elems == 0;
+};
 
 // The compile-time rules, spelled per op so the message names it.
 #define OCTO_MATMUL_STATIC_CHECKS(OP)                                                                        \

@@ -7,10 +7,16 @@
 namespace octo {
 namespace detail {
 template <class C, class K>
-struct kv_width_matches : std::bool_constant<may_equal(C::static_extent(1), K::static_extent(1))> {};
+struct kv_width_matches {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = may_equal(C::static_extent(1), K::static_extent(1));
+};
 template <class C, class K>
-struct kv_rows_fit : std::bool_constant<C::static_extent(0) == dyn || K::static_extent(0) == dyn ||
-                                        K::static_extent(0) <= C::static_extent(0)> {};
+struct kv_rows_fit {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = C::static_extent(0) == dyn || K::static_extent(0) == dyn ||
+                                        K::static_extent(0) <= C::static_extent(0);
+};
 }  // namespace detail
 
 /// @code

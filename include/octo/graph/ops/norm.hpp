@@ -7,11 +7,16 @@
 namespace octo {
 namespace detail {
 template <class X, class W>
-struct norm_width_matches : std::bool_constant<may_equal(last_static<X>(), W::static_extent(0))> {};
+struct norm_width_matches {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = may_equal(last_static<X>(), W::static_extent(0));
+};
 template <class X, class W>
-struct head_width_divides
-    : std::bool_constant<last_static<X>() == dyn || W::static_extent(0) == dyn ||
-                         last_static<X>() % W::static_extent(0) == 0> {};
+struct head_width_divides {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = last_static<X>() == dyn || W::static_extent(0) == dyn ||
+                         last_static<X>() % W::static_extent(0) == 0;
+};
 
 template <class XD, class XE, class WD, class WE>
 constexpr auto norm_node(ir::opcode op, const tensor<XD, XE>& x, const tensor<WD, WE>& w, double eps,

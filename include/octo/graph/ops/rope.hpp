@@ -17,7 +17,10 @@ struct rope_params {
 
 namespace detail {
 template <class X, class P>
-struct rope_rows_match : std::bool_constant<may_equal(X::static_extent(0), P::static_extent(0))> {};
+struct rope_rows_match {
+  // a member, not a base: the failure note then names this trait and its extents
+  static constexpr bool value = may_equal(X::static_extent(0), P::static_extent(0));
+};
 }  // namespace detail
 
 /// @code
