@@ -318,3 +318,88 @@ TEST_CASE("converter errors name the problem") {
   fs::remove_all(dir);
   fs::remove(out);
 }
+
+TEST_CASE("sharded checkpoints (model.safetensors.index.json) with F16 and BF16 tensors") {
+  // Split the qwen2 reference model into two shards written by this test, storing one matrix as BF16
+  // and one as F16 (truncated / converted here), and convert both folders.
+  const auto dir = temp_path("sharded");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto src_dir = ref_models / "qwen2";
+  for (const char* f : {"config.json", "tokenizer.json"}) fs::copy_file(src_dir / f, dir / f);
+  const std::string bytes = slurp(src_dir / "model.safetensors");
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  const json h = json::parse(bytes.substr(8, n));
+  const std::string bf16_name = "model.layers.0.mlp.up_proj.weight", f16_name = "model.layers.1.self_attn.o_proj.weight";
+  json shard_header[2] = {json::object(), json::object()};
+  std::string shard_data[2];
+  json weight_map = json::object();
+  std::vector<float> bf16_expected, f16_expected;
+  int k = 0;
+  for (const auto& [name, e] : h.items()) {
+    if (name == "__metadata__") continue;
+    const int shard = k++ % 2;
+    const auto begin = e["data_offsets"][0].get<std::size_t>(), end = e["data_offsets"][1].get<std::size_t>();
+    std::string data = bytes.substr(8 + n + begin, end - begin);
+    std::string dtype = "F32";
+    if (name == bf16_name || name == f16_name) {
+      std::string half;
+      for (std::size_t i = 0; i < data.size(); i += 4) {
+        float v;
+        std::memcpy(&v, data.data() + i, 4);
+        std::uint16_t u;
+        if (name == bf16_name) {
+          std::uint32_t bits;
+          std::memcpy(&bits, &v, 4);
+          u = std::uint16_t(bits >> 16);  // truncation: exactly representable either way
+          const std::uint32_t back = std::uint32_t(u) << 16;
+          float w;
+          std::memcpy(&w, &back, 4);
+          bf16_expected.push_back(w);
+        } else {
+          u = detail::f32_to_f16(v);
+          f16_expected.push_back(detail::f16_to_f32(u));
+        }
+        half.append(reinterpret_cast<const char*>(&u), 2);
+      }
+      data = half;
+      dtype = name == bf16_name ? "BF16" : "F16";
+    }
+    shard_header[shard][name] = {{"dtype", dtype}, {"shape", e["shape"]},
+                                 {"data_offsets", {shard_data[shard].size(), shard_data[shard].size() + data.size()}}};
+    shard_data[shard] += data;
+    weight_map[name] = "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::string head = shard_header[i].dump();
+    const std::uint64_t len = head.size();
+    std::ofstream out(dir / ("model-0000" + std::to_string(i + 1) + "-of-00002.safetensors"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&len), 8);
+    out << head << shard_data[i];
+  }
+  std::ofstream(dir / "model.safetensors.index.json") << json{{"metadata", json::object()}, {"weight_map", weight_map}}.dump();
+
+  const auto out = temp_path("sharded.gguf");
+  convert_hf_to_gguf(dir, out, options(ir::dtype::f32));
+  {
+    const auto f = gguf_file::open(out);
+    CHECK(f.tensors().size() == 26);
+    CHECK(to_f32(f.tensor("blk.0.ffn_up.weight")) == bf16_expected);
+    CHECK(to_f32(f.tensor("blk.1.attn_output.weight")) == f16_expected);
+    CHECK(to_f32(f.tensor("blk.1.ffn_up.weight")) == source_values(src_dir / "model.safetensors", "model.layers.1.mlp.up_proj.weight"));
+  }
+  // A shard the index names but that lacks the tensor.
+  const json good_map = weight_map;
+  weight_map["model.norm.weight"] = weight_map["model.norm.weight"] == "model-00001-of-00002.safetensors"
+                                        ? "model-00002-of-00002.safetensors"
+                                        : "model-00001-of-00002.safetensors";
+  std::ofstream(dir / "model.safetensors.index.json") << json{{"weight_map", weight_map}}.dump();
+  CHECK(error_of(dir, out).find("which lacks it") != std::string::npos);
+  std::ofstream(dir / "model.safetensors.index.json") << json{{"weight_map", good_map}}.dump();
+  CHECK(error_of(dir, out) == "(no error)");
+  fs::remove(dir / "model-00002-of-00002.safetensors");
+  CHECK(error_of(dir, out).find("cannot open") != std::string::npos);
+  fs::remove(out);
+  fs::remove_all(dir);
+}
