@@ -29,3 +29,5 @@
 #include "octo/model_file/gguf_writer.hpp"
 #include "octo/model_file/chat_template.hpp"
 #include "octo/model_file/tokenizer.hpp"
+#include "octo/model_file/safetensors.hpp"
+#include "octo/model_file/hf_to_gguf.hpp"
