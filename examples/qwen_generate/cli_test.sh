@@ -1,9 +1,10 @@
 #!/bin/sh
 # qwen_generate's command line: every bad option, value or file exits nonzero with exactly one line on
 # stderr and nothing on stdout; a good run streams JSON records and writes a valid .npy of the logits.
-# usage: cli_test.sh QWEN_GENERATE SHARED_DATA_DIR
+# usage: cli_test.sh QWEN_GENERATE SHARED_DATA_DIR [SOURCE_DIR]
 exe="$1"
 data="$2"
+source_dir="$3"
 model="$data/stories260K/stories260K.gguf"
 [ -f "$model" ] || { echo "missing $model"; exit 1; }
 tmp=$(mktemp -d)
@@ -79,6 +80,18 @@ else
       echo "FAIL: numpy could not read the logits"
       failures=$((failures + 1))
     fi
+  fi
+fi
+
+# The project's tiny Qwen2 model through the CLI: PyTorch's greedy answer to a held-out sum.
+tiny="$source_dir/models/tiny-qwen/tiny-qwen.gguf"
+if [ -n "$source_dir" ]; then
+  out=$("$exe" --model "$tiny" --vm reference --prompt "86+174=" -n 3 2>"$tmp/err")
+  if [ "$out" = "260" ]; then
+    echo "ok: tiny-qwen 86+174=260"
+  else
+    echo "FAIL: tiny-qwen answered '$out': $(cat "$tmp/err")"
+    failures=$((failures + 1))
   fi
 fi
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/ir/enums.hpp>
 #include <octo/model_file/chat_template.hpp>
 #include <octo/model_file/tokenizer.hpp>
 #include <octo/runtime/engine.hpp>
@@ -40,12 +41,13 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3).
   --ignore-eos          keep generating after an end-of-generation token
   --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
   --json                one JSON object per generated token, then a summary object
+  --verbose             also print the model's config and the decode program's dispatch counts (stderr)
   -h, --help            this text
 )";
 
 struct options {
   std::string model, prompt, dump_logits, device;
-  bool chat = false, json = false, ignore_eos = false;
+  bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
@@ -121,6 +123,8 @@ options parse(int argc, char** argv) {
     } else if (a == "--dump-logits") {
       o.dump_logits = value();
       if (o.dump_logits.empty()) bad("--dump-logits needs a file name");
+    } else if (a == "--verbose") {
+      o.verbose = true;
     } else if (a == "--json") {
       o.json = true;
     } else {
@@ -222,6 +226,18 @@ int run(const options& o) {
                 static_cast<long long>(t.prompt_tokens), prefill_tps, static_cast<long long>(t.decode_tokens),
                 decode_tps, ms_per_token);
   std::cerr << line << e.device_name() << "\n";
+  if (o.verbose) {
+    const auto& c = e.model().config();
+    std::cerr << e.model().architecture() << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
+              << ", heads " << c.heads << "/" << c.kv_heads << " x " << c.head_dim << ", ffn " << c.ffn << ", ctx "
+              << c.max_ctx << ", weights " << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
+              << "\n";
+    if (o.vm == octo::runtime::backend::vulkan) {
+      const auto s = e.decode_stats();
+      std::cerr << "decode program: " << s.task_dispatches << " task dispatches, " << s.barriers << " barriers, "
+                << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
+    }
+  }
   return 0;
 }
 

@@ -222,4 +222,16 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
 
 const engine::timing& engine::last_timing() const { return impl_->last; }
 
+vm::vulkan_stats engine::decode_stats() const {
+  if (impl_->options.vm != backend::vulkan) return {};
+  return static_cast<vulkan_runner&>(*impl_->decoder).vm.stats();
+}
+
+std::uint64_t engine::validation_messages() const {
+  if (impl_->options.vm != backend::vulkan) return 0;
+  std::uint64_t n = static_cast<vulkan_runner&>(*impl_->decoder).vm.stats().validation_messages;
+  if (impl_->prefiller) n += static_cast<vulkan_runner&>(*impl_->prefiller).vm.stats().validation_messages;
+  return n;
+}
+
 }  // namespace octo::runtime

@@ -78,6 +78,7 @@ TEST_CASE("stories260K: greedy from BOS gives the 257 golden ids on Vulkan") {
     if (i + 1 < 257) logits = e.decode(cpu.back());
   }
   CHECK(cpu == golden);
+  CHECK(e.validation_messages() == 0);
 }
 
 TEST_CASE("Vulkan: chunked prefill equals token-by-token decode and the reference VM's logits") {
@@ -98,4 +99,6 @@ TEST_CASE("Vulkan: chunked prefill equals token-by-token decode and the referenc
     CHECK(rel_l2(da, dc) < 1e-4);
     CHECK(rel_l2(da, dr) < 1e-4);
   }
+  CHECK(chunked.validation_messages() == 0);
+  CHECK(steps.validation_messages() == 0);
 }

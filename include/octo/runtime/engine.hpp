@@ -76,6 +76,11 @@ class engine {
   };
   const timing& last_timing() const;
 
+  /// The decode VM's Vulkan statistics (dispatches, barriers, submits, memory); zeros on the reference VM.
+  vm::vulkan_stats decode_stats() const;
+  /// Khronos validation messages reported by the engine's Vulkan VMs so far (0 on the reference VM).
+  std::uint64_t validation_messages() const;
+
  private:
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -1,0 +1,73 @@
+// Issue 7 item 4: the project's tiny Qwen2 model answers the 50 held-out sums of reference.json with
+// exactly the greedy ids PyTorch produced at training time, through the Vulkan VM and the reference VM.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <octo/runtime/engine.hpp>
+
+namespace fs = std::filesystem;
+using namespace octo;
+
+namespace {
+
+const fs::path folder = fs::path(OCTO_SOURCE_DIR) / "models" / "tiny-qwen";
+
+struct reference_case {
+  std::string prompt;
+  std::vector<std::int32_t> prompt_ids, greedy_ids;
+};
+
+std::vector<reference_case> load_cases() {
+  std::ifstream in(folder / "reference.json");
+  REQUIRE_MESSAGE(in, "missing models/tiny-qwen/reference.json");
+  const auto j = nlohmann::json::parse(in);
+  std::vector<reference_case> r;
+  for (const auto& t : j.at("tests"))
+    r.push_back({t.at("prompt").get<std::string>(), t.at("prompt_ids").get<std::vector<std::int32_t>>(),
+                 t.at("greedy_ids").get<std::vector<std::int32_t>>()});
+  return r;
+}
+
+void check_all(runtime::backend vm, std::int64_t chunk) {
+  const auto cases = load_cases();
+  REQUIRE(cases.size() == 50);
+  const fs::path model = folder / "tiny-qwen.gguf";
+  REQUIRE_MESSAGE(fs::exists(model), "missing models/tiny-qwen/tiny-qwen.gguf");
+  runtime::engine_options o;
+  o.vm = vm;
+  o.ctx = 64;
+  o.prefill_chunk = chunk;
+  o.vulkan.pipeline_cache_dir.push_back('-');
+  runtime::engine e(model, o);
+  CHECK(e.model().config().architecture == models::arch::qwen2);
+  CHECK(e.model().config().tied_embeddings);
+  CHECK(e.model().config().qkv_bias);
+  MESSAGE("device: " << e.device_name());
+  int exact = 0;
+  for (const auto& c : cases) {
+    CAPTURE(c.prompt);
+    CHECK(e.model().tokenizer().encode(c.prompt) == c.prompt_ids);
+    e.reset();
+    runtime::sampling_params greedy;
+    const auto ids = e.generate(c.prompt_ids, std::int64_t(c.greedy_ids.size()), greedy);
+    CHECK(ids == c.greedy_ids);
+    exact += ids == c.greedy_ids;
+  }
+  CHECK(e.validation_messages() == 0);
+  MESSAGE(exact << " of " << cases.size() << " continuations identical to PyTorch's");
+}
+
+}  // namespace
+
+TEST_CASE("tiny-qwen: the 50 reference sums, greedy, on Vulkan (prefill in overlapping windows of 4)") {
+  check_all(runtime::backend::vulkan, 4);
+}
+
+TEST_CASE("tiny-qwen: the 50 reference sums, greedy, on the reference VM (one prefill pass per prompt)") {
+  check_all(runtime::backend::reference, 128);
+}
