@@ -1,0 +1,35 @@
+// docs/graph-dsl.md's code block is compiled as tests/static/readme_graph.cpp: this test fails when
+// the two drift apart, so the README section's code is always code that compiles.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST_CASE("docs/graph-dsl.md's code equals tests/static/readme_graph.cpp's marked region") {
+  const std::string root = OCTO_SOURCE_DIR;
+  const std::string doc = slurp(root + "/docs/graph-dsl.md");
+  const std::string src = slurp(root + "/tests/static/readme_graph.cpp");
+  const auto b = doc.find("```cpp\n");
+  REQUIRE(b != std::string::npos);
+  const auto e = doc.find("```", b + 7);
+  REQUIRE(e != std::string::npos);
+  const std::string doc_code = doc.substr(b + 7, e - (b + 7));
+  const std::string begin = "// --- begin readme ---\n", end = "// --- end readme ---";
+  const auto sb = src.find(begin), se = src.find(end);
+  REQUIRE(sb != std::string::npos);
+  REQUIRE(se != std::string::npos);
+  const std::string src_code = src.substr(sb + begin.size(), se - (sb + begin.size()));
+  CHECK(doc_code == src_code);
+  CHECK(doc_code.find("octo::freeze") != std::string::npos);
+}
