@@ -632,3 +632,38 @@ TEST_CASE("kernels refuse what they cannot run with one error naming the task") 
     expect_error(c, "slots");
   }
 }
+
+TEST_CASE("EMBED: an id outside [0, V) yields a NaN row on the GPU (a kernel cannot throw)") {
+  const std::int64_t V = 4, H = 32;
+  case_builder c;
+  auto ids = c.buf("ids", buffer_kind::io_input, dtype::i32, {3});
+  auto table = c.buf("table", buffer_kind::weight, dtype::q8_0, {V, H});
+  auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {3, H});
+  c.task(opcode::embed, {ids, table}, {y}, params({{param_key::hidden, H}}));
+  auto& vm = gpu();
+  vm.load(c.p);
+  const std::int32_t id_values[] = {-1, 2, 4};
+  std::vector<std::byte> id_bytes(12);
+  std::memcpy(id_bytes.data(), id_values, 12);
+  vm.write_bytes("ids", id_bytes);
+  std::vector<float> t(static_cast<std::size_t>(V * H));
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i % 7) - 3.0f;
+  std::vector<std::byte> tb(static_cast<std::size_t>(octo::ir::nbytes(dtype::q8_0, V * H)));
+  for (std::int64_t r = 0; r < V; ++r)
+    octo::detail::quantize_row(dtype::q8_0, t.data() + r * H,
+                               reinterpret_cast<std::uint8_t*>(tb.data()) + octo::ir::nbytes(dtype::q8_0, r * H), H);
+  vm.write_bytes("table", tb);
+  vm.execute();
+  auto out = vm.read_f32("y");
+  (void)y;
+  (void)table;
+  for (std::int64_t k = 0; k < H; ++k) {
+    CHECK(std::isnan(out[static_cast<std::size_t>(k)]));
+    CHECK(std::isnan(out[static_cast<std::size_t>(2 * H + k)]));
+    // Row 2 of the table, dequantized on the CPU independently of the kernel.
+    std::vector<float> row(static_cast<std::size_t>(H));
+    octo::detail::dequantize_row(dtype::q8_0, reinterpret_cast<const std::uint8_t*>(tb.data()) + octo::ir::nbytes(dtype::q8_0, 2 * H),
+                                 row.data(), H);
+    CHECK(out[static_cast<std::size_t>(H + k)] == doctest::Approx(row[static_cast<std::size_t>(k)]).epsilon(1e-6));
+  }
+}
