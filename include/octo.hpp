@@ -20,6 +20,12 @@
 #include "octo/ir/validate.hpp"
 #include "octo/ir/version.hpp"
 
+#include "octo/graph/freeze.hpp"
+#include "octo/graph/graph.hpp"
+#include "octo/graph/ops.hpp"
+#include "octo/models/configs.hpp"
+#include "octo/models/decoder.hpp"
+
 #include "octo/vm/abi.hpp"
 #include "octo/vm/abi_marshal.hpp"
 #include "octo/vm/reference_vm.hpp"
