@@ -70,6 +70,12 @@ TEST_CASE("stories260K: greedy from BOS gives the 257 golden ids on Vulkan") {
   runtime::sampling_params greedy;
   const auto ids = e.generate(bos, 257, greedy);  // argmax on the device
   CHECK(ids == golden);
+  // One recording for the whole loop and one program submit per decoded token (the first token comes
+  // from the prefill pass, which runs on its own VM).
+  const auto st = e.decode_stats();
+  CHECK(st.recordings == 1);
+  CHECK(st.submits == 256);
+  CHECK(e.last_timing().decode_tokens == 256);
   e.reset();
   auto logits = e.prefill(bos);
   std::vector<std::int32_t> cpu;  // logits read back, argmax on the host
