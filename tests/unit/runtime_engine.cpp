@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <octo/detail/quant_blocks.hpp>
 #include <octo/error.hpp>
 #include <octo/model_file/gguf.hpp>
 #include <octo/model_file/gguf_writer.hpp>
@@ -307,4 +308,47 @@ TEST_CASE(".npy v1.0: header and data bytes") {
   CHECK(back[1] == -2.0f);
   CHECK(back[2] == 0.25f);
   CHECK_THROWS_AS(runtime::write_npy_f32("/nonexistent-dir/x.npy", v), octo::error);
+}
+
+TEST_CASE("weights of mixed types (F32, Q8_0, Q4_0) in one file are uploaded in their own encodings") {
+  // Two copies of stories260K: one with three matrices quantized, one with those matrices replaced by
+  // their dequantized values in F32. The reference VM dequantizes blocks exactly, so both must give the
+  // same logits; a buffer typed with the wrong dtype or fed the wrong bytes would not.
+  const std::map<std::string, ir::dtype> quantized{{"blk.0.attn_q.weight", ir::dtype::q8_0},
+                                                   {"blk.1.attn_v.weight", ir::dtype::q4_0},
+                                                   {"blk.3.attn_output.weight", ir::dtype::q8_0}};
+  const auto edit = [&](bool keep_blocks) {
+    return [&, keep_blocks](model_file::gguf_writer& w, const model_file::gguf_tensor_info& t,
+                            std::span<const std::byte> b) {
+      const auto q = quantized.find(t.name);
+      if (q == quantized.end()) return false;
+      std::vector<float> f(b.size() / 4);
+      std::memcpy(f.data(), b.data(), b.size());
+      std::vector<std::byte> blocks(std::size_t(ir::nbytes(q->second, std::int64_t(f.size()))));
+      for (std::int64_t r = 0; r < t.dims[1]; ++r)
+        detail::quantize_row(q->second, f.data() + r * t.dims[0],
+                             reinterpret_cast<std::uint8_t*>(blocks.data()) + r * ir::nbytes(q->second, t.dims[0]),
+                             t.dims[0]);
+      if (keep_blocks) {
+        w.add_tensor(t.name, q->second, t.dims, blocks);
+      } else {
+        for (std::int64_t r = 0; r < t.dims[1]; ++r)
+          detail::dequantize_row(q->second,
+                                 reinterpret_cast<const std::uint8_t*>(blocks.data()) + r * ir::nbytes(q->second, t.dims[0]),
+                                 f.data() + r * t.dims[0], t.dims[0]);
+        w.add_tensor(t.name, ir::dtype::f32, t.dims, std::as_bytes(std::span<const float>(f)));
+      }
+      return true;
+    };
+  };
+  edited_copy mixed("mixed", [](auto&) {}, edit(true));
+  edited_copy plain("plain", [](auto&) {}, edit(false));
+  {
+    auto f = model_file::gguf_file::open(mixed.path);
+    REQUIRE(f.tensor("blk.1.attn_v.weight").type == ir::dtype::q4_0);
+  }
+  runtime::engine a(mixed.path, ref(32)), b(plain.path, ref(32));
+  const std::vector<std::int32_t> prompt{1, 403, 407, 261, 378};
+  CHECK(rel_l2(a.prefill(prompt), b.prefill(prompt)) < 1e-5);
+  for (std::int32_t next : {432, 383, 286}) CHECK(rel_l2(a.decode(next), b.decode(next)) < 1e-5);
 }
