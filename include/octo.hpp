@@ -37,3 +37,8 @@
 #include "octo/model_file/tokenizer.hpp"
 #include "octo/model_file/safetensors.hpp"
 #include "octo/model_file/hf_to_gguf.hpp"
+
+#include "octo/runtime/engine.hpp"
+#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/npy.hpp"
+#include "octo/runtime/sampler.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's two commands: `demo` (the main job) and `test` (the whole suite, then again under
+# The README's two commands: `demo` (the main job: text generation with tiny-qwen) and `test` (the whole suite, then again under
 # AddressSanitizer + UBSan). Installs missing Debian packages, configures, builds, runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,20 @@ install_missing
 case "$mode" in
   demo)
     build build/release -DCMAKE_BUILD_TYPE=Release -DOCTO_BUILD_TESTS=OFF -DOCTO_BUILD_BENCHMARKS=OFF
-    ./build/release/examples/mlp_two_layer "$@"
+    generate=(./build/release/examples/qwen_generate/qwen_generate --model models/tiny-qwen/tiny-qwen.gguf)
+    if [ $# -gt 0 ]; then  # the user's own options, e.g. --prompt "..." or --model other.gguf
+      "${generate[@]}" "$@"
+      exit
+    fi
+    echo "octo: tiny-qwen (models/tiny-qwen, trained by this project) tells a story:" >&2
+    "${generate[@]}" --prompt "Once upon a time, there was a" -n 64
+    echo
+    echo "octo: and does sums it never saw in training:" >&2
+    for sum in 86+174= 987+887= 916+135= 805+449= 220+248=; do  # held out of training (reference.json)
+      # greedy; the model continues with another sum after the newline, so keep the first line
+      answer=$("${generate[@]}" --prompt "$sum" -n 5 2>/dev/null | head -n 1)
+      echo "$sum$answer"
+    done
     ;;
   test)
     build build/release -DCMAKE_BUILD_TYPE=Release
