@@ -42,8 +42,10 @@ case "$mode" in
     build build/release -DCMAKE_BUILD_TYPE=Release -DOCTO_BUILD_TESTS=OFF -DOCTO_BUILD_BENCHMARKS=OFF
     generate=(./build/release/examples/qwen_generate/qwen_generate --model models/tiny-qwen/tiny-qwen.gguf)
     if [ $# -gt 0 ]; then  # the user's own options, e.g. --prompt "..." or --model other.gguf
-      "${generate[@]}" "$@"
-      exit
+      case " $* " in
+        *" --model "*) exec ./build/release/examples/qwen_generate/qwen_generate "$@" ;;
+        *) exec "${generate[@]}" "$@" ;;
+      esac
     fi
     echo "octo: tiny-qwen (models/tiny-qwen, trained by this project) tells a story:" >&2
     "${generate[@]}" --prompt "Once upon a time, there was a" -n 64
