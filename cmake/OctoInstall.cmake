@@ -26,5 +26,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/octoConfig.cmake.in
   ${PROJECT_BINARY_DIR}/octoConfig.cmake INSTALL_DESTINATION ${OCTO_INSTALL_CMAKEDIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+# The find modules octoConfig.cmake uses for a static core's private dependencies travel with it.
 install(FILES ${PROJECT_BINARY_DIR}/octoConfig.cmake ${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/Findocto_pcre2.cmake
   DESTINATION ${OCTO_INSTALL_CMAKEDIR})
