@@ -1,0 +1,274 @@
+// GEMV_TILE bandwidth: one task (y[1,N] = x[1,K] @ W[N,K].T) per program, and a chain of independent
+// tasks over distinct weight copies (amortizes the submit and defeats the L2), for several N x K and
+// weight dtypes. Prints one JSON object per case: bytes moved per pass, GB/s, and the fraction of a
+// bandwidth bound (--bandwidth-gbs, else a measured device COPY: read + write bytes over time).
+//
+//   bench_gemv_bandwidth [--quick] [--passes 50] [--bandwidth-gbs X] [--sizes 896x896,3584x3584]
+//                        [--dtypes f32,f16,q8_0,q4_0,q4_k,q6_k]
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
+#include "octo/error.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+
+namespace ir = octo::ir;
+
+namespace {
+
+struct timing {
+  double best_us = 0, median_us = 0;
+};
+
+timing time_passes(octo::vm::vulkan_vm& vm, int passes) {
+  for (int i = 0; i < 3; ++i) vm.execute();  // pipelines, caches, clocks
+  std::vector<double> us;
+  for (int i = 0; i < passes; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    vm.execute();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return {us.front(), us[us.size() / 2]};
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t p = 0; p < list.size();) {
+    auto q = list.find(',', p);
+    if (q == std::string::npos) q = list.size();
+    if (q > p) out.push_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+ir::dtype parse_dtype(const std::string& s) {
+  std::string upper = s;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (auto d = ir::parse<ir::dtype>(upper)) return *d;
+  throw octo::error("bench_gemv_bandwidth: unknown dtype '" + s + "'");
+}
+
+/// A weight [N,K] of `dt`: 8 distinct random rows (quantized like a real model's) tiled over N rows;
+/// the kernel's memory traffic does not depend on the values.
+std::vector<std::byte> make_weight(ir::dtype dt, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
+  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dt, k));
+  const std::int64_t distinct = std::min<std::int64_t>(8, n);
+  std::vector<std::byte> rows(row_bytes * static_cast<std::size_t>(distinct));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(k));
+  for (std::int64_t r = 0; r < distinct; ++r) {
+    for (auto& x : v) x = u(rng);
+    auto* dst = rows.data() + row_bytes * static_cast<std::size_t>(r);
+    if (ir::is_block_quantized(dt)) octo::detail::quantize_row(dt, v.data(), reinterpret_cast<std::uint8_t*>(dst), k);
+    else octo::detail::from_f32(dt, v, std::span<std::byte>(dst, row_bytes));
+  }
+  std::vector<std::byte> out(row_bytes * static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r)
+    std::memcpy(out.data() + row_bytes * static_cast<std::size_t>(r),
+                rows.data() + row_bytes * static_cast<std::size_t>(r % distinct), row_bytes);
+  return out;
+}
+
+/// `chain` independent GEMV_TILE tasks, each over its own weight copy and output: no barriers between them.
+ir::program make_gemv(ir::dtype dt, std::int64_t n, std::int64_t k, int chain) {
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {1, k});
+  for (int i = 0; i < chain; ++i) {
+    std::string wn = "w", yn = "y";  // not "w" + to_string: g++ 12 warns falsely (-Wrestrict) on that
+    wn += std::to_string(i);
+    yn += std::to_string(i);
+    auto w = p.add_buffer(wn, ir::buffer_kind::weight, dt, {n, k});
+    auto y = p.add_buffer(yn, ir::buffer_kind::io_output, ir::dtype::f32, {1, n});
+    ir::task t;
+    t.op = ir::opcode::gemv_tile;
+    t.inputs = {x, w};
+    t.outputs = {y};
+    t.out_counter = p.add_counter();
+    t.params.set(ir::param_key::K, k);
+    t.params.set(ir::param_key::N_tile, n);
+    t.params.set(ir::param_key::n_off, 0);
+    p.add_task(t);
+  }
+  return p;
+}
+
+ir::program make_copy(std::int64_t n) {
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {n});
+  auto y = p.add_buffer("y", ir::buffer_kind::activation, ir::dtype::f32, {n});
+  ir::task t;
+  t.op = ir::opcode::copy;
+  t.inputs = {x};
+  t.outputs = {y};
+  t.out_counter = p.add_counter();
+  p.add_task(t);
+  return p;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+constexpr const char* usage =
+    "usage: bench_gemv_bandwidth [--quick] [--passes P] [--bandwidth-gbs X] [--sizes NxK,...] [--dtypes d,...]\n"
+    "  --quick            small sizes, few passes (a smoke test for lavapipe)\n"
+    "  --passes P         timed passes per case after 3 warm-up passes (default 50; quick 3)\n"
+    "  --bandwidth-gbs X  the bound to report fractions of (default: a measured device COPY, read+write)\n"
+    "  --sizes            N x K of W (default 896x896,4864x896,896x4864,3584x3584,18944x3584,3584x18944,152064x3584)\n"
+    "  --dtypes           weight dtypes (default f32,f16,q8_0,q4_0,q4_k,q6_k)\n"
+    "  --chain-mib M      weight MiB per chained pass (default 512; quick 4)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int passes = -1;
+  double bound_gbs = 0.0, chain_mib = -1.0;
+  std::string sizes_arg, dtypes_arg = "f32,f16,q8_0,q4_0,q4_k,q6_k";
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw octo::error("bench_gemv_bandwidth: " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        std::fputs(usage, stdout);
+        return 0;
+      } else if (a == "--quick") {
+        quick = true;
+      } else if (a == "--passes") {
+        passes = std::max(1, std::atoi(value().c_str()));
+      } else if (a == "--bandwidth-gbs") {
+        bound_gbs = std::atof(value().c_str());
+        if (!(bound_gbs > 0)) throw octo::error("bench_gemv_bandwidth: --bandwidth-gbs must be > 0");
+      } else if (a == "--chain-mib") {
+        chain_mib = std::atof(value().c_str());
+        if (!(chain_mib > 0)) throw octo::error("bench_gemv_bandwidth: --chain-mib must be > 0");
+      } else if (a == "--sizes") {
+        sizes_arg = value();
+      } else if (a == "--dtypes") {
+        dtypes_arg = value();
+      } else {
+        throw octo::error("bench_gemv_bandwidth: unknown argument '" + a + "' (see --help)");
+      }
+    }
+    if (passes < 0) passes = quick ? 3 : 50;
+    if (chain_mib < 0) chain_mib = quick ? 4 : 512;
+    if (sizes_arg.empty())
+      sizes_arg = quick ? "64x256,256x512" : "896x896,4864x896,896x4864,3584x3584,18944x3584,3584x18944,152064x3584";
+    std::vector<std::pair<std::int64_t, std::int64_t>> sizes;
+    for (const auto& s : split(sizes_arg)) {
+      long long n = 0, k = 0;
+      char tail = 0;
+      if (std::sscanf(s.c_str(), "%lldx%lld%c", &n, &k, &tail) != 2 || n <= 0 || k <= 0)
+        throw octo::error("bench_gemv_bandwidth: --sizes: '" + s + "' is not NxK");
+      sizes.emplace_back(n, k);
+    }
+    std::vector<ir::dtype> dtypes;
+    for (const auto& s : split(dtypes_arg)) dtypes.push_back(parse_dtype(s));
+
+    octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
+    const std::string device = json_escape(vm.device().name);
+    const std::uint64_t max_alloc = vm.device().max_allocation_size;
+
+    // The bound: a device-to-device COPY of 256 MiB (256 KiB quick), read + write bytes per pass.
+    std::string bound_name = "given --bandwidth-gbs";
+    try {  // a failing COPY (a timeout) spares the GEMV cases when the bound is given
+      const std::int64_t n = quick ? (1 << 16) : (64 << 20);
+      vm.load(make_copy(n));
+      vm.write("x", std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+      const auto t = time_passes(vm, passes);
+      const double bytes = 2.0 * 4.0 * double(n);
+      const double gbs = bytes / (t.best_us * 1e3);
+      std::printf("{\"name\":\"device_copy\",\"device\":\"%s\",\"bytes_per_pass\":%.0f,\"best_us\":%.2f,"
+                  "\"median_us\":%.2f,\"gb_s\":%.4g,\"gb_s_median\":%.4g,\"bound\":\"%s\"}\n",
+                  device.c_str(), bytes, t.best_us, t.median_us, gbs, bytes / (t.median_us * 1e3),
+                  bound_gbs > 0 ? "given --bandwidth-gbs" : "this is the measured bound (best pass)");
+      std::fflush(stdout);
+      if (bound_gbs <= 0) {
+        bound_gbs = gbs;
+        bound_name = "measured device COPY (read+write)";
+      }
+    } catch (const octo::error& e) {
+      std::printf("{\"name\":\"device_copy\",\"device\":\"%s\",\"error\":\"%s\"}\n", device.c_str(),
+                  json_escape(e.what()).c_str());
+      std::fflush(stdout);
+      if (bound_gbs <= 0) throw;
+    }
+
+    std::mt19937_64 rng(42);
+    for (auto [n, k] : sizes)
+      for (ir::dtype dt : dtypes) {
+        const auto& lay = ir::layout(dt);
+        if (k % lay.block_elems != 0) {
+          std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
+                      "\"skipped\":\"K is not a multiple of the %d-element block\"}\n",
+                      device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
+                      static_cast<long long>(k), lay.block_elems);
+          continue;
+        }
+        const auto wbytes = static_cast<std::uint64_t>(ir::nbytes(dt, n * k));
+        if (wbytes > max_alloc) {
+          std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
+                      "\"skipped\":\"weight of %llu bytes exceeds the device's largest allocation\"}\n",
+                      device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
+                      static_cast<long long>(k), static_cast<unsigned long long>(wbytes));
+          continue;
+        }
+        const auto w = make_weight(dt, n, k, rng);
+        std::vector<float> x(static_cast<std::size_t>(k));
+        for (auto& v : x) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+        const int chain =
+            static_cast<int>(std::clamp<double>(std::ceil(chain_mib * 1048576.0 / double(wbytes)), 1.0, 256.0));
+        for (int c : chain > 1 ? std::vector<int>{1, chain} : std::vector<int>{1}) {
+          try {
+            vm.load(make_gemv(dt, n, k, c));
+            for (int i = 0; i < c; ++i) {
+              std::string wn = "w";
+              wn += std::to_string(i);
+              vm.write_bytes(wn, w);
+            }
+            vm.write("x", x);
+            const auto t = time_passes(vm, passes);
+            const double bytes = double(c) * (double(wbytes) + 4.0 * double(k) + 4.0 * double(n));
+            const double gbs = bytes / (t.median_us * 1e3), gbs_best = bytes / (t.best_us * 1e3);
+            std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
+                        "\"tasks\":%d,\"bytes_per_pass\":%.0f,\"best_us\":%.2f,\"median_us\":%.2f,\"gb_s\":%.4g,"
+                        "\"gb_s_best\":%.4g,\"fraction_of_bound\":%.4g,\"bound_gb_s\":%.4g,\"bound\":\"%s\"}\n",
+                        device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
+                        static_cast<long long>(k), c, bytes, t.best_us, t.median_us, gbs, gbs_best, gbs / bound_gbs,
+                        bound_gbs, bound_name.c_str());
+          } catch (const octo::error& e) {  // one case failing (memory, an unsupported shape) spares the rest
+            std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
+                        "\"tasks\":%d,\"error\":\"%s\"}\n",
+                        device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
+                        static_cast<long long>(k), c, json_escape(e.what()).c_str());
+          }
+          std::fflush(stdout);
+        }
+      }
+  } catch (const octo::error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
