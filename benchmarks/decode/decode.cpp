@@ -1,0 +1,150 @@
+// Prefill of a prompt of random token ids (512 by default), then greedy decode of 128 tokens, through
+// octo::runtime::engine on a GGUF. Prints one JSON object: prefill and decode tok/s, ms/token, weight
+// bytes read per decoded token, and the achieved GB/s as a fraction of a bandwidth bound (--bandwidth-gbs).
+//
+//   bench_decode --model FILE.gguf [--prompt-tokens 512] [--decode-tokens 128] [--bandwidth-gbs 3071]
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/error.hpp"
+#include "octo/runtime/engine.hpp"
+#include "octo/runtime/gguf_model.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: bench_decode --model FILE.gguf [options]\n"
+    "  --prompt-tokens N    random prompt ids to prefill (default 512)\n"
+    "  --decode-tokens N    greedy tokens to decode after the prompt (default 128)\n"
+    "  --prefill-chunk N    most prompt tokens per prefill pass (default: the whole prompt)\n"
+    "  --ctx N              KV cache positions (default: prompt + decode rounded up to 256)\n"
+    "  --repeat R           timed runs after one warm-up run; the best of each phase is reported (default 2)\n"
+    "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
+    "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
+    "  --device NAME        Vulkan device index or name substring\n";
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+std::int64_t positive(const std::string& opt, const char* v) {
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (end == v || *end != 0 || x <= 0) throw octo::error("bench_decode: " + opt + " needs a positive integer, not '" + v + "'");
+  return x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model, label, device;
+  std::int64_t prompt_tokens = 512, decode_tokens = 128, chunk = 0, ctx = 0, repeat = 2;
+  double bound_gbs = 3071.0;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const auto value = [&]() -> const char* {
+        if (i + 1 >= argc) throw octo::error("bench_decode: " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        std::fputs(usage, stdout);
+        return 0;
+      } else if (a == "--model" || a == "-m") {
+        model = value();
+      } else if (a == "--prompt-tokens") {
+        prompt_tokens = positive(a, value());
+      } else if (a == "--decode-tokens") {
+        decode_tokens = positive(a, value());
+      } else if (a == "--prefill-chunk") {
+        chunk = positive(a, value());
+      } else if (a == "--ctx") {
+        ctx = positive(a, value());
+      } else if (a == "--repeat") {
+        repeat = positive(a, value());
+      } else if (a == "--bandwidth-gbs") {
+        bound_gbs = std::atof(value());
+        if (!(bound_gbs > 0)) throw octo::error("bench_decode: --bandwidth-gbs must be > 0");
+      } else if (a == "--name") {
+        label = value();
+      } else if (a == "--device") {
+        device = value();
+      } else {
+        throw octo::error("bench_decode: unknown argument '" + a + "' (see --help)");
+      }
+    }
+    if (model.empty()) throw octo::error("bench_decode: --model FILE.gguf is required (see --help)");
+    if (!std::filesystem::exists(model)) throw octo::error("bench_decode: --model: no such file '" + model + "'");
+    if (ctx == 0) ctx = (prompt_tokens + decode_tokens + 255) / 256 * 256;
+
+    octo::runtime::engine_options eo;
+    eo.ctx = ctx;
+    eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
+    eo.vulkan.device = device;
+    octo::runtime::engine e(model, eo);
+    const auto& m = e.model();
+    const auto& c = m.config();
+
+    // Bytes one decode step reads: every weight of the decode program, except that an untied embedding
+    // table is only gathered (one row); a tied one is also the LM head, read whole.
+    double weight_bytes = 0.0;
+    m.for_each_weight(m.decode_program(true), [&](std::string_view name, std::span<const std::byte> bytes) {
+      const bool embedding = name.find("token_embd") != std::string_view::npos;
+      weight_bytes += (embedding && !c.tied_embeddings) ? double(bytes.size()) / double(c.vocab) : double(bytes.size());
+    });
+
+    std::mt19937_64 rng(1234);
+    std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(c.vocab - 1));
+    std::vector<std::int32_t> prompt(static_cast<std::size_t>(prompt_tokens));
+    for (auto& id : prompt) id = pick(rng);
+
+    octo::runtime::sampling_params greedy;
+    const auto keep_going = [](std::int32_t) { return true; };  // random weights: ignore end-of-generation
+    double best_prefill_ms = 0, best_decode_ms = 0;
+    std::int64_t decoded = 0;
+    for (std::int64_t r = 0; r <= repeat; ++r) {  // run 0 warms pipelines and clocks
+      e.reset();
+      e.generate(prompt, decode_tokens, greedy, keep_going);
+      const auto& t = e.last_timing();
+      if (r == 0) continue;
+      if (best_prefill_ms == 0 || t.prefill_ms < best_prefill_ms) best_prefill_ms = t.prefill_ms;
+      if (best_decode_ms == 0 || t.decode_ms < best_decode_ms) best_decode_ms = t.decode_ms;
+      decoded = t.decode_tokens;
+    }
+    const double prefill_tps = double(prompt_tokens) * 1000.0 / best_prefill_ms;
+    const double ms_per_token = decoded > 0 ? best_decode_ms / double(decoded) : 0.0;
+    const double decode_tps = ms_per_token > 0 ? 1000.0 / ms_per_token : 0.0;
+    const double gbs = ms_per_token > 0 ? weight_bytes / (ms_per_token * 1e6) : 0.0;
+    const auto s = e.decode_stats();
+    std::printf("{\"name\":\"decode\",\"model\":\"%s\",\"label\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\","
+                "\"weight_dtype\":\"%s\",\"hidden\":%lld,\"layers\":%lld,\"vocab\":%lld,\"tied\":%s,"
+                "\"file_bytes\":%llu,\"prompt_tokens\":%lld,\"prefill_ms\":%.2f,\"prefill_tok_s\":%.1f,"
+                "\"decode_tokens\":%lld,\"decode_ms\":%.2f,\"decode_tok_s\":%.1f,\"ms_per_token\":%.3f,"
+                "\"weight_bytes_per_token\":%.0f,\"gb_s\":%.4g,\"fraction_of_bound\":%.4g,\"bound_gb_s\":%.1f,"
+                "\"bound\":\"--bandwidth-gbs (H100 measured HBM read: 3071)\",\"task_dispatches\":%llu,"
+                "\"barriers\":%llu}\n",
+                json_escape(std::filesystem::path(model).filename().string()).c_str(), json_escape(label).c_str(),
+                json_escape(e.device_name()).c_str(), json_escape(m.architecture()).c_str(),
+                std::string(octo::ir::name(c.weight_dtype)).c_str(), static_cast<long long>(c.hidden),
+                static_cast<long long>(c.layers), static_cast<long long>(c.vocab), c.tied_embeddings ? "true" : "false",
+                static_cast<unsigned long long>(std::filesystem::file_size(model)), static_cast<long long>(prompt_tokens),
+                best_prefill_ms, prefill_tps, static_cast<long long>(decoded), best_decode_ms, decode_tps, ms_per_token,
+                weight_bytes, gbs, gbs / bound_gbs, bound_gbs, static_cast<unsigned long long>(s.task_dispatches),
+                static_cast<unsigned long long>(s.barriers));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
