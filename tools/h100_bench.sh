@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The benchmark run on the GPU machine, from the checkout root, with the binaries built by
+# tools/build_for_device.sh in .carry/bin/, the tokenizer in .carry/qwen2-tokenizer and the Vulkan
+# loader packages in .gl/. Each step writes into $OUT; a failing step is logged and the next one runs.
+#
+#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv decode decode7b
+#                                            (default: env conformance dispatch gemv decode)
+#   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
+#   BENCH_SHAPES / BENCH_TYPES override the decode step's models (e.g. BENCH_TYPES=q4_k ... decode7b).
+#   One device call has 600 s: run "env conformance dispatch gemv" and "decode" as two calls if needed.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+OUT=${OUT:-$root/build/h100-bench-out}
+mkdir -p "$OUT"
+bin=${BENCH_BIN:-$root/.carry/bin}
+tokenizer=${BENCH_TOKENIZER:-$root/.carry/qwen2-tokenizer}
+scratch=${BENCH_SCRATCH:-/tmp/octo-bench}
+bw=${BANDWIDTH_GBS:-3071}
+quick=${BENCH_QUICK:-0}
+log="$OUT/log.txt"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(env conformance dispatch gemv decode)
+
+# The Vulkan loader (the GPU machine has only the NVIDIA driver); skipped where one is installed
+# already (the build machine) or there is no .gl/.
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1 ' && compgen -G ".gl/*.deb" > /dev/null; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+nv_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$nv_icd" ] && export VK_DRIVER_FILES=$nv_icd
+
+# run_step NAME TIMEOUT_S OUTFILE CMD...: stdout to OUTFILE, stderr to the log, never aborts the script.
+run_step() {
+  local name=$1 limit=$2 file=$3; shift 3
+  local t0 rc
+  t0=$(date +%s)
+  echo "=== $name: $*" >> "$log"
+  timeout "$limit" "$@" >> "$file" 2>> "$log"
+  rc=$?
+  echo "=== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a "$log" >&2
+  return 0
+}
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    env)
+      { date -u; uname -a; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
+          --format=csv 2>&1; "$bin/octo_devices" --boot 2>&1; } > "$OUT/env.txt" ;;
+    conformance)
+      run_step conformance 240 "$OUT/conformance.txt" "$bin/gpu_conformance" ;;
+    dispatch)
+      if [ "$quick" = 1 ]; then run_step dispatch 60 "$OUT/dispatch.jsonl" "$bin/bench_vm_dispatch" --tasks 16,64 --passes 5
+      else run_step dispatch 90 "$OUT/dispatch.jsonl" "$bin/bench_vm_dispatch" --tasks 64,256,1024,4096 --passes 50; fi ;;
+    gemv)
+      if [ "$quick" = 1 ]; then run_step gemv 120 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --quick
+      else run_step gemv 200 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --bandwidth-gbs "$bw" --chain-mib 256 --passes 100; fi ;;
+    decode|decode7b)
+      shapes="0.5b,1.5b" types="f16,q8_0,q4_k" args="" limit=420
+      [ "$step" = decode7b ] && shapes="7b" limit=560
+      shapes=${BENCH_SHAPES:-$shapes} types=${BENCH_TYPES:-$types}
+      if [ "$quick" = 1 ]; then shapes="tiny" types="f16,q8_0" args="--prompt-tokens 16 --decode-tokens 8 --repeat 1" limit=300; fi
+      run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
+        --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
+        --decode-args "$args" ;;
+    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv decode decode7b)" | tee -a "$log" >&2 ;;
+  esac
+done
+echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2
