@@ -36,6 +36,7 @@ def config_dict(shape):
         from transformers import Qwen2Config
         cfg = Qwen2Config(**keys)
         d = cfg.to_dict()
+        d.update(keys)  # transformers 5 may fold some keys (rope_theta) into others; keep them verbatim
         d["architectures"] = ["Qwen2ForCausalLM"]
         d["dtype"] = "float16"
         return d
