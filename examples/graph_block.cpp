@@ -27,7 +27,7 @@
 #include "octo/ir/validate.hpp"
 #include "octo/vm/reference_vm.hpp"
 
-// Frozen: a constexpr variable holding the lowered program (see docs/graph-dsl.md).
+// Frozen: a constexpr variable holding the lowered program (see the README, "Write a transformer as a typed graph").
 constexpr auto block = octo::freeze<[] {
   octo::graph g;
   auto x = g.input<octo::f32>("x", octo::extents<1, 64>{});

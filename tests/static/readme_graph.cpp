@@ -1,4 +1,4 @@
-// Compiling is the test: the code of docs/graph-dsl.md ("Write a transformer as a typed graph"),
+// Compiling is the test: the code of the README section "Write a transformer as a typed graph",
 // verbatim between the markers; tests/unit/graph_readme_sync.cpp fails if the two drift apart.
 // --- begin readme ---
 #include <octo.hpp>

@@ -1,5 +1,6 @@
-// docs/graph-dsl.md's code block is compiled as tests/static/readme_graph.cpp: this test fails when
-// the two drift apart, so the README section's code is always code that compiles.
+// The README's section "Write a transformer as a typed graph" has a code block that is compiled as
+// tests/static/readme_graph.cpp: this test fails when the two drift apart, so the README's code is
+// always code that compiles.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -16,11 +17,13 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("docs/graph-dsl.md's code equals tests/static/readme_graph.cpp's marked region") {
+TEST_CASE("README's typed-graph code equals tests/static/readme_graph.cpp's marked region") {
   const std::string root = OCTO_SOURCE_DIR;
-  const std::string doc = slurp(root + "/docs/graph-dsl.md");
+  const std::string doc = slurp(root + "/README.md");
   const std::string src = slurp(root + "/tests/static/readme_graph.cpp");
-  const auto b = doc.find("```cpp\n");
+  const auto section = doc.find("## Write a transformer as a typed graph");
+  REQUIRE(section != std::string::npos);
+  const auto b = doc.find("```cpp\n", section);
   REQUIRE(b != std::string::npos);
   const auto e = doc.find("```", b + 7);
   REQUIRE(e != std::string::npos);
