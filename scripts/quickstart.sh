@@ -48,13 +48,15 @@ case "$mode" in
       esac
     fi
     echo "octo: tiny-qwen (models/tiny-qwen, trained by this project) tells a story:" >&2
-    "${generate[@]}" --prompt "Once upon a time, there was a" -n 64
+    story="Once upon a time, there was a"
+    printf '%s' "$story"
+    "${generate[@]}" --prompt "$story" -n 64
     echo
     echo "octo: and does sums it never saw in training:" >&2
     for sum in 86+174= 987+887= 916+135= 805+449= 220+248=; do  # held out of training (reference.json)
-      # greedy; the model continues with another sum after the newline, so keep the first line
-      answer=$("${generate[@]}" --prompt "$sum" -n 5 2>/dev/null | head -n 1)
-      echo "$sum$answer"
+      # greedy; the model goes on with another sum after the newline, so keep the first line
+      answer=$("${generate[@]}" --prompt "$sum" -n 5 2>/dev/null)
+      echo "$sum${answer%%$'\n'*}"
     done
     ;;
   test)
