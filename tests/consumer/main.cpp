@@ -10,31 +10,14 @@
 
 namespace {
 
-// y = 2 * (a + b): an ADD, then a MUL (alpha = 2) that waits for it.
+// y = 2 * (a + b) as a typed graph: an ADD, then a MUL by 2 that waits for it. The extents are static,
+// so a shape mismatch here would be a compile error.
 constexpr octo::ir::program make_program() {
-  using namespace octo::ir;
-  program p;
-  const auto a = p.add_buffer("a", buffer_kind::io_input, dtype::f32, {1, 4});
-  const auto b = p.add_buffer("b", buffer_kind::io_input, dtype::f32, {1, 4});
-  const auto s = p.add_buffer("s", buffer_kind::activation, dtype::f32, {1, 4});
-  const auto y = p.add_buffer("y", buffer_kind::io_output, dtype::f32, {1, 4});
-  task add;
-  add.op = opcode::add;
-  add.inputs = {a, b};
-  add.outputs = {s};
-  add.out_counter = p.add_counter("added");
-  add.label = "a + b";
-  p.add_task(add);
-  task mul;
-  mul.op = opcode::mul;
-  mul.inputs = {s};
-  mul.outputs = {y};
-  mul.out_counter = p.add_counter("scaled");
-  mul.waits = {{add.out_counter, 1}};
-  mul.params.set_real(param_key::alpha, 2.0);
-  mul.label = "2 * s";
-  p.add_task(mul);
-  return p;
+  octo::graph g;
+  auto a = g.input<octo::f32>("a", octo::extents<1, 4>{});
+  auto b = g.input<octo::f32>("b", octo::extents<1, 4>{});
+  g.output("y", octo::scale(octo::add(a, b), 2.0));
+  return g.lower(octo::schedule_config{});
 }
 static_assert(octo::validate(make_program()).ok, "the consumer's program must validate at compile time");
 static_assert(make_program().tasks.size() == 2);
