@@ -16,7 +16,8 @@ packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev doctest-dev libboo
 install_missing() {
   local missing=()
   for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "octo: installing Debian packages: ${missing[*]}" >&2

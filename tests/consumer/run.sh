@@ -50,7 +50,9 @@ quiet cmake -S "$here" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -D
 quiet cmake --build "$tmp/build"
 if [[ $shared == 1 ]]; then
   # The consumer must load the installed shared core, not a copy linked into it.
-  ldd "$tmp/build/consumer" | grep -q "$prefix.*libocto_core.so" ||
-    { ldd "$tmp/build/consumer"; echo "run.sh: the consumer does not load the installed libocto_core.so" >&2; exit 1; }
+  # Captured first: `ldd | grep -q` under pipefail fails whenever grep exits before ldd finishes writing.
+  libs=$(ldd "$tmp/build/consumer")
+  [[ $libs == *"$prefix"*libocto_core.so* ]] ||
+    { echo "$libs"; echo "run.sh: the consumer does not load the installed libocto_core.so" >&2; exit 1; }
 fi
 "$tmp/build/consumer"
