@@ -2,6 +2,8 @@
 // chunked prefill against token-by-token decode, and the same logits as the reference VM.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,38 +19,7 @@ using namespace octo;
 
 namespace {
 
-const fs::path stories = fs::path(OCTO_SHARED_DATA_DIR) / "stories260K" / "stories260K.gguf";
-
-std::vector<std::int32_t> golden_ids() {
-  std::ifstream in(fs::path(OCTO_SHARED_DATA_DIR) / "stories260K" / "stories260K.greedy-from-bos.ids.txt");
-  REQUIRE_MESSAGE(in, "missing stories260K.greedy-from-bos.ids.txt under OCTO_SHARED_DATA_DIR");
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  std::vector<std::int32_t> ids;
-  std::int32_t v = 0;
-  bool in_number = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      v = v * 10 + (c - '0');
-      in_number = true;
-    } else if (in_number) {
-      ids.push_back(v);
-      v = 0;
-      in_number = false;
-    }
-  }
-  if (in_number) ids.push_back(v);
-  return ids;
-}
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - double(b[i])) * (double(a[i]) - double(b[i]));
-    den += double(b[i]) * double(b[i]);
-  }
-  return std::sqrt(num / den);
-}
+const fs::path stories = test::stories260k_gguf();
 
 runtime::engine_options opts(runtime::backend vm, std::int64_t ctx, std::int64_t chunk = 128) {
   runtime::engine_options o;
@@ -62,7 +33,7 @@ runtime::engine_options opts(runtime::backend vm, std::int64_t ctx, std::int64_t
 }  // namespace
 
 TEST_CASE("stories260K: greedy from BOS gives the 257 golden ids on Vulkan") {
-  const auto golden = golden_ids();
+  const auto golden = test::stories260k_golden_ids();
   REQUIRE(golden.size() == 257);
   runtime::engine e(stories, opts(runtime::backend::vulkan, 512));
   MESSAGE("device: " << e.device_name());
@@ -98,12 +69,12 @@ TEST_CASE("Vulkan: chunked prefill equals token-by-token decode and the referenc
   const auto r = ref.prefill(prompt);
   std::vector<float> c;
   for (auto id : prompt) c = steps.decode(id);
-  CHECK(rel_l2(a, c) < 1e-4);
-  CHECK(rel_l2(a, r) < 1e-4);
+  CHECK(test::rel_l2(a, c) < 1e-4);
+  CHECK(test::rel_l2(a, r) < 1e-4);
   for (std::int32_t next : {400, 17, 300}) {
     const auto da = chunked.decode(next), dc = steps.decode(next), dr = ref.decode(next);
-    CHECK(rel_l2(da, dc) < 1e-4);
-    CHECK(rel_l2(da, dr) < 1e-4);
+    CHECK(test::rel_l2(da, dc) < 1e-4);
+    CHECK(test::rel_l2(da, dr) < 1e-4);
   }
   CHECK(chunked.validation_messages() == 0);
   CHECK(steps.validation_messages() == 0);

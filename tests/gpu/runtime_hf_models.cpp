@@ -3,6 +3,8 @@
 // within relative L2 1e-4 (F32) / 2e-3 (F16) of transformers', greedy continuations identical.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -22,16 +24,6 @@ using json = nlohmann::json;
 namespace {
 
 const fs::path ref_models = fs::path(OCTO_SOURCE_DIR) / "tests" / "data" / "ref_models";
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
 
 void check_model(const std::string& kind, ir::dtype type, const std::string& key, double tolerance) {
   std::ifstream in(ref_models / kind / "reference.json");
@@ -66,7 +58,7 @@ void check_model(const std::string& kind, ir::dtype type, const std::string& key
     runtime::sampling_params g;
     const auto got = e.generate(prompts[p], std::int64_t(greedy.size()), g, {}, &logits);  // device argmax
     const auto want = ref[key]["logits"][p].get<std::vector<float>>();
-    const double err = rel_l2(logits, want);
+    const double err = test::rel_l2(logits, want);
     MESSAGE(kind << " " << key << " prompt " << p << ": relative L2 " << err);
     CHECK(err < tolerance);
     CHECK(got == greedy);
@@ -112,11 +104,11 @@ TEST_CASE("Vulkan vs reference VM on quantized GGUFs (Q8_0; Q4_K, Q6_K for tiny-
     if (folder == tiny) CHECK(gpu.model().config().weight_dtype == type);
     const std::vector<std::int32_t> prompt{1, 400, 17, 17, 250, 631, 42, 9, 300, 120, 77};
     const auto a = gpu.prefill(prompt), b = ref.prefill(prompt);
-    MESSAGE(folder.filename().string() << " " << ir::name(type) << ": prompt logits relative L2 " << rel_l2(a, b));
-    CHECK(rel_l2(a, b) < 1e-4);
+    MESSAGE(folder.filename().string() << " " << ir::name(type) << ": prompt logits relative L2 " << test::rel_l2(a, b));
+    CHECK(test::rel_l2(a, b) < 1e-4);
     for (std::int32_t next : {5, 300, 631, 0}) {  // the same tokens fed to both (teacher forcing)
       const auto da = gpu.decode(next), db = ref.decode(next);
-      CHECK(rel_l2(da, db) < 1e-4);
+      CHECK(test::rel_l2(da, db) < 1e-4);
     }
     CHECK(gpu.validation_messages() == 0);
   }

@@ -6,6 +6,8 @@
 // continuations identical.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,16 +25,6 @@ using json = nlohmann::json;
 namespace {
 
 const fs::path ref_models = fs::path(OCTO_SOURCE_DIR) / "tests" / "data" / "ref_models";
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
 
 void check_model(const std::string& kind, ir::dtype type, const std::string& key, double tolerance) {
   std::ifstream in(ref_models / kind / "reference.json");
@@ -62,7 +54,7 @@ void check_model(const std::string& kind, ir::dtype type, const std::string& key
     e.reset();
     auto logits = e.prefill(prompts[p]);
     const auto want = ref[key]["logits"][p].get<std::vector<float>>();
-    const double err = rel_l2(logits, want);
+    const double err = test::rel_l2(logits, want);
     MESSAGE(kind << " " << key << " prompt " << p << ": relative L2 " << err);
     CHECK(err < tolerance);
     const auto greedy = ref[key]["greedy"][p].get<std::vector<std::int32_t>>();

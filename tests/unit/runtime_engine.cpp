@@ -3,6 +3,8 @@
 // hand-computed distributions, and the .npy writer's bytes.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -27,38 +29,7 @@ using namespace octo;
 
 namespace {
 
-const fs::path stories = fs::path(OCTO_SHARED_DATA_DIR) / "stories260K" / "stories260K.gguf";
-
-std::vector<std::int32_t> golden_ids() {
-  std::ifstream in(fs::path(OCTO_SHARED_DATA_DIR) / "stories260K" / "stories260K.greedy-from-bos.ids.txt");
-  REQUIRE_MESSAGE(in, "missing stories260K.greedy-from-bos.ids.txt under OCTO_SHARED_DATA_DIR");
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  std::vector<std::int32_t> ids;
-  std::int32_t v = 0;
-  bool in_number = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      v = v * 10 + (c - '0');
-      in_number = true;
-    } else if (in_number) {
-      ids.push_back(v);
-      v = 0;
-      in_number = false;
-    }
-  }
-  if (in_number) ids.push_back(v);
-  return ids;
-}
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - double(b[i])) * (double(a[i]) - double(b[i]));
-    den += double(b[i]) * double(b[i]);
-  }
-  return std::sqrt(num / den);
-}
+const fs::path stories = test::stories260k_gguf();
 
 // A copy of stories260K with `edit` applied to its metadata and tensors, written to a temp file.
 struct edited_copy {
@@ -116,7 +87,7 @@ runtime::sampling_params sp(float temperature, std::int32_t top_k = 0, float top
 }  // namespace
 
 TEST_CASE("stories260K: greedy from BOS gives the 257 golden ids on the reference VM") {
-  const auto golden = golden_ids();
+  const auto golden = test::stories260k_golden_ids();
   REQUIRE(golden.size() == 257);
   runtime::engine e(stories, ref(512));
   CHECK(e.model().config().vocab == 512);
@@ -149,12 +120,12 @@ TEST_CASE("prefill in overlapping chunks gives the logits of token-by-token deco
   std::vector<float> c;
   for (auto id : prompt) c = steps.decode(id);
   CHECK(chunked.position() == std::int64_t(prompt.size()));
-  CHECK(rel_l2(a, c) < 1e-5);
-  CHECK(rel_l2(b, c) < 1e-5);
+  CHECK(test::rel_l2(a, c) < 1e-5);
+  CHECK(test::rel_l2(b, c) < 1e-5);
   // the KV cache the prefill left behind serves the next decode steps
   for (std::int32_t next : {400, 17, 300}) {
     const auto da = chunked.decode(next), dc = steps.decode(next);
-    CHECK(rel_l2(da, dc) < 1e-5);
+    CHECK(test::rel_l2(da, dc) < 1e-5);
   }
 }
 
@@ -349,6 +320,6 @@ TEST_CASE("weights of mixed types (F32, Q8_0, Q4_0) in one file are uploaded in 
   }
   runtime::engine a(mixed.path, ref(32)), b(plain.path, ref(32));
   const std::vector<std::int32_t> prompt{1, 403, 407, 261, 378};
-  CHECK(rel_l2(a.prefill(prompt), b.prefill(prompt)) < 1e-5);
-  for (std::int32_t next : {432, 383, 286}) CHECK(rel_l2(a.decode(next), b.decode(next)) < 1e-5);
+  CHECK(test::rel_l2(a.prefill(prompt), b.prefill(prompt)) < 1e-5);
+  for (std::int32_t next : {432, 383, 286}) CHECK(test::rel_l2(a.decode(next), b.decode(next)) < 1e-5);
 }
