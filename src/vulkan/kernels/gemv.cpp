@@ -12,16 +12,15 @@ struct gemv_module {
   ir::dtype dtype;
   std::string_view sg;
   std::string_view nosg;
-  std::string_view gemm;  // the tiled many-rows kernel (shaders/gemm.comp)
 };
 constexpr gemv_module gemv_modules[] = {
-    {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg", "gemm_f32"},     {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg", "gemm_f16"},
-    {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg", "gemm_bf16"},  {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg", "gemm_q8_0"},
-    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg", "gemm_q4_0"},  {ir::dtype::q4_1, "gemv_q4_1", "gemv_q4_1_nosg", "gemm_q4_1"},
-    {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg", "gemm_q5_0"},  {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg", "gemm_q5_1"},
-    {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg", "gemm_q2_k"},  {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg", "gemm_q3_k"},
-    {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg", "gemm_q4_k"},  {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg", "gemm_q5_k"},
-    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg", "gemm_q6_k"},
+    {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg"},     {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg"},
+    {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg"},  {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg"},
+    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg"},  {ir::dtype::q4_1, "gemv_q4_1", "gemv_q4_1_nosg"},
+    {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg"},  {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg"},
+    {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg"},  {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg"},
+    {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},  {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg"},
+    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},
 };
 
 }  // namespace
@@ -86,19 +85,10 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
   kernel_launch l;
-  // Many rows: the 64 x 64 tiled kernel reads each weight byte once per 64 rows.
-  const bool tiled = rows >= 16 && K % 32 == 0 && vec && c.device.max_workgroup_size_x >= 256 &&
-                     c.device.max_shared_memory >= 20000 && !std::getenv("OCTO_KERNELS_NO_GEMM");
-  if (tiled) {
-    l.shader = mod->gemm;
-    l.groups = grid((n_tile + 63) / 64, (rows + 63) / 64);
-    l.push_constants = push_builder{}
-                           .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
-                           .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
-                           .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
-                           .take();
-    return l;
-  }
+  // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp).
+  const gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
+                     u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
+  if (plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   l.spec_constants = {wg, nr, rb, vec ? 1u : 0u};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;

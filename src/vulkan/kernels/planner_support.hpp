@@ -153,6 +153,17 @@ inline std::uint32_t workgroup_size(const device_facts& d, std::uint32_t want) {
 // Planners, one per opcode family (src/vulkan/kernels/<family>.cpp).
 kernel_launch plan_nop(const task_context&);
 kernel_launch plan_gemv(const task_context&);  // GEMV_TILE and GEMM_TILE
+
+/// A GEMV_TILE / GEMM_TILE task as plan_gemv validated it, for the tiled many-rows planner.
+struct gemm_args {
+  ir::dtype w_dtype;
+  std::uint64_t x, w, bias, y;  // device addresses (bias 0 when absent)
+  std::uint32_t K, rows, row0, n_tile, n_off, ldy, w_row_bytes, bias_dtype;
+  bool has_bias;
+  bool vec;  // K % 8 == 0 and x (and unquantized W) 16-byte aligned
+};
+/// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
+bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
 kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD
 kernel_launch plan_norm(const task_context&);  // RMSNORM LAYERNORM
 kernel_launch plan_softmax(const task_context&);
