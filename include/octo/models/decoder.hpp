@@ -13,11 +13,28 @@
 
 namespace octo::models {
 
+/// A contiguous part of the model, for running it as a chain of programs (layer streaming): the
+/// embedding, layers [first_layer, end_layer), the head (final norm + LM head). Where a segment starts
+/// after the embedding it reads the hidden state from input "hidden_in" (f32 [T, hidden]); where it
+/// ends before the head it writes output "hidden_out" (f32 [T, hidden]). The default is the whole model.
+/// Weights and KV caches keep their names, so a chain of segments computes what the whole program does.
+struct segment {
+  bool embed = true;              // starts with the token embedding (input "tokens")
+  std::int64_t first_layer = 0;
+  std::int64_t end_layer = -1;    // one past the last layer; -1: the config's layer count
+  bool head = true;               // ends with the final norm and the LM head (output "logits")
+
+  static constexpr segment embedding() { return {true, 0, 0, false}; }
+  static constexpr segment layers(std::int64_t first, std::int64_t end) { return {false, first, end, false}; }
+  static constexpr segment output_head(std::int64_t layers) { return {false, layers, layers, true}; }
+};
+
 struct build_options {
   bool argmax = false;                        // also output "next_token" (SAMPLE_ARGMAX of the logits)
   std::int64_t max_ctx = 0;                   // KV cache rows; 0: the config's max_ctx
   const ir::schedule_config* schedule = nullptr;  // tiling etc.; nullptr: defaults
   const ir::gpu_target* target = nullptr;     // when set, tasks get SMs
+  segment part{};                             // which part of the model; default: all of it
 };
 
 namespace detail {
@@ -95,21 +112,41 @@ constexpr ir::program build(const model_config& c, const pass_shape& s, const bu
   c.check();
   const std::int64_t ctx = o.max_ctx > 0 ? o.max_ctx : c.max_ctx;
   if (s.tokens <= 0 || s.tokens > ctx) octo::detail::graph_error("octo::models: T must be in [1, max_ctx]");
+  const segment& seg = o.part;
+  const std::int64_t first = seg.first_layer, end = seg.end_layer < 0 ? c.layers : seg.end_layer;
+  if (first < 0 || first > end || end > c.layers)
+    octo::detail::graph_error("octo::models: a segment's layers must satisfy 0 <= first <= end <= layers");
+  if (!seg.embed && !seg.head && first == end) octo::detail::graph_error("octo::models: the segment is empty");
+  if (o.argmax && !seg.head) octo::detail::graph_error("octo::models: argmax needs a segment with the head");
   graph g;
-  const auto tokens = g.input<i32>("tokens", dextents<1>{s.tokens});
-  const auto pos = g.input<i32>("pos", dextents<1>{s.tokens});
-  const auto embd = g.weight(c.weight_dtype, "token_embd.weight", dextents<2>{c.vocab, c.hidden});
-  act x = octo::embed(tokens, embd).named("embed");
-  for (std::int64_t l = 0; l < c.layers; ++l) x = decoder_layer(g, c, l, x, pos, ctx, s);
-  g.set_layer(-1);
-  const act xn = octo::rmsnorm(x, g.weight<f32>("output_norm.weight", dextents<1>{c.hidden}), c.rms_eps)
-                     .named("output_norm");
-  const act logits = c.tied_embeddings
-                         ? project(xn, embd, s.prefill)
-                         : project(xn, g.weight(c.weight_dtype, "output.weight", dextents<2>{c.vocab, c.hidden}),
-                                   s.prefill);
-  g.output("logits", logits);
-  if (o.argmax) g.output("next_token", octo::argmax(logits));
+  act x;
+  tensor<any_dtype, dextents<2>> embd;
+  const bool need_embd = seg.embed || (seg.head && c.tied_embeddings);
+  if (seg.embed) {
+    const auto tokens = g.input<i32>("tokens", dextents<1>{s.tokens});
+    embd = g.weight(c.weight_dtype, "token_embd.weight", dextents<2>{c.vocab, c.hidden});
+    x = octo::embed(tokens, embd).named("embed");
+  } else {
+    x = g.input<f32>("hidden_in", dextents<2>{s.tokens, c.hidden});
+  }
+  if (first < end) {
+    const auto pos = g.input<i32>("pos", dextents<1>{s.tokens});
+    for (std::int64_t l = first; l < end; ++l) x = decoder_layer(g, c, l, x, pos, ctx, s);
+  }
+  if (seg.head) {
+    if (need_embd && !seg.embed) embd = g.weight(c.weight_dtype, "token_embd.weight", dextents<2>{c.vocab, c.hidden});
+    g.set_layer(-1);
+    const act xn = octo::rmsnorm(x, g.weight<f32>("output_norm.weight", dextents<1>{c.hidden}), c.rms_eps)
+                       .named("output_norm");
+    const act logits = c.tied_embeddings
+                           ? project(xn, embd, s.prefill)
+                           : project(xn, g.weight(c.weight_dtype, "output.weight", dextents<2>{c.vocab, c.hidden}),
+                                     s.prefill);
+    g.output("logits", logits);
+    if (o.argmax) g.output("next_token", octo::argmax(logits));
+  } else {
+    g.output("hidden_out", x);
+  }
   const ir::schedule_config defaults{};
   const ir::schedule_config& sc = o.schedule ? *o.schedule : defaults;
   // no `?:` on programs: g++ 12 frees the temporary's storage too early in constant evaluation
