@@ -92,38 +92,71 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& what) {
   return static_cast<std::uint64_t>(std::llround(v));
 }
 
-residency_plan plan_residency(const residency_inputs& in) {
-  const std::size_t L = in.layer_bytes.size();
-  if (L == 0) throw octo::error("octo: residency plan: the model has no layers");
-  if (in.ring_depth == 0) throw octo::error("octo: residency plan: the ring depth must be at least 1");
-  for (std::size_t l = 0; l < L; ++l)
-    if (in.layer_bytes[l] == 0) throw octo::error("octo: residency plan: layer " + std::to_string(l) + " has no weights");
+namespace {
 
-  residency_plan p;
-  p.budget_bytes = in.vram_budget;
-  p.fixed_bytes = in.embed_bytes + in.head_bytes + in.kv_bytes + in.activation_bytes;
-  const auto order = priority_order(L);
+struct planner {
+  const residency_inputs& in;
+  std::size_t L;
+  std::vector<std::size_t> order;
+  std::vector<std::uint64_t> prefix, suffix_max;
+  std::uint64_t fixed;
 
-  // k resident layers: the first k of the order. Slot size and ring depth follow from the rest; pick the
-  // largest k that fits (layers may differ in size, e.g. Q4_K_M's Q6_K layers, so every k is checked).
-  std::vector<std::uint64_t> prefix(L + 1, 0);
-  for (std::size_t k = 0; k < L; ++k) prefix[k + 1] = prefix[k] + in.layer_bytes[order[k]];
-  // the largest streamed layer when the first k of the order are resident: a suffix maximum
-  std::vector<std::uint64_t> suffix_max(L + 1, 0);
-  for (std::size_t k = L; k-- > 0;) suffix_max[k] = std::max(suffix_max[k + 1], in.layer_bytes[order[k]]);
+  explicit planner(const residency_inputs& i) : in(i), L(i.layer_bytes.size()) {
+    if (L == 0) throw octo::error("octo: residency plan: the model has no layers");
+    if (in.ring_depth == 0) throw octo::error("octo: residency plan: the ring depth must be at least 1");
+    for (std::size_t l = 0; l < L; ++l)
+      if (in.layer_bytes[l] == 0) throw octo::error("octo: residency plan: layer " + std::to_string(l) + " has no weights");
+    fixed = in.embed_bytes + in.head_bytes + in.kv_bytes + in.activation_bytes;
+    order = priority_order(L);
+    // k resident layers: the first k of the order; the largest streamed layer is a suffix maximum
+    prefix.assign(L + 1, 0);
+    for (std::size_t k = 0; k < L; ++k) prefix[k + 1] = prefix[k] + in.layer_bytes[order[k]];
+    suffix_max.assign(L + 1, 0);
+    for (std::size_t k = L; k-- > 0;) suffix_max[k] = std::max(suffix_max[k + 1], in.layer_bytes[order[k]]);
+  }
 
-  const auto cost = [&](std::size_t k, std::uint64_t& slot, std::uint32_t& depth) {
+  std::uint64_t cost(std::size_t k, std::uint64_t& slot, std::uint32_t& depth) const {
     const std::size_t streamed = L - k;
     depth = static_cast<std::uint32_t>(std::min<std::size_t>(in.ring_depth, streamed));
     slot = streamed == 0 ? 0 : align_up(suffix_max[k], in.slot_alignment);
-    return p.fixed_bytes + prefix[k] + std::uint64_t(depth) * slot;
-  };
+    return fixed + prefix[k] + std::uint64_t(depth) * slot;
+  }
 
+  residency_plan make(std::size_t k) const {
+    residency_plan p;
+    p.budget_bytes = in.vram_budget;
+    p.fixed_bytes = fixed;
+    p.resident.assign(L, false);
+    for (std::size_t i = 0; i < k; ++i) p.resident[order[i]] = true;
+    p.resident_layers = static_cast<std::int64_t>(k);
+    p.streamed_layers = static_cast<std::int64_t>(L - k);
+    p.total_bytes = cost(k, p.slot_bytes, p.ring_depth);
+    p.resident_bytes = prefix[k];
+    p.ring_bytes = std::uint64_t(p.ring_depth) * p.slot_bytes;
+    for (std::size_t l = 0; l < L; ++l)
+      if (!p.resident[l]) p.streamed_bytes_per_pass += in.layer_bytes[l];
+    return p;
+  }
+};
+
+}  // namespace
+
+residency_plan plan_with_resident_count(const residency_inputs& in, std::int64_t resident) {
+  const planner pl(in);
+  if (resident < 0 || resident > static_cast<std::int64_t>(pl.L))
+    throw octo::error("octo: residency plan: " + std::to_string(resident) + " resident layers is not in [0, " +
+                      std::to_string(pl.L) + "]");
+  return pl.make(static_cast<std::size_t>(resident));
+}
+
+residency_plan plan_residency(const residency_inputs& in) {
+  const planner pl(in);
+  const std::size_t L = pl.L;
   std::size_t best = L + 1;
   for (std::size_t k = L + 1; k-- > 0;) {
     std::uint64_t slot = 0;
     std::uint32_t depth = 0;
-    if (cost(k, slot, depth) <= in.vram_budget) {
+    if (pl.cost(k, slot, depth) <= in.vram_budget) {
       best = k;
       break;
     }
@@ -131,23 +164,14 @@ residency_plan plan_residency(const residency_inputs& in) {
   if (best == L + 1) {
     std::uint64_t slot = 0;
     std::uint32_t depth = 0;
-    const std::uint64_t minimum = cost(0, slot, depth);
+    const std::uint64_t minimum = pl.cost(0, slot, depth);
     throw octo::error("octo: the VRAM budget of " + format_bytes(in.vram_budget) + " is below the minimum of " +
                       format_bytes(minimum) + " (embedding " + format_bytes(in.embed_bytes) + " + head " +
                       format_bytes(in.head_bytes) + " + KV cache " + format_bytes(in.kv_bytes) + " + activations " +
                       format_bytes(in.activation_bytes) + " + ring " + std::to_string(depth) + " x " +
                       format_bytes(slot) + "); raise --vram-budget, lower --ctx or --ring");
   }
-  p.resident.assign(L, false);
-  for (std::size_t k = 0; k < best; ++k) p.resident[order[k]] = true;
-  p.resident_layers = static_cast<std::int64_t>(best);
-  p.streamed_layers = static_cast<std::int64_t>(L - best);
-  p.total_bytes = cost(best, p.slot_bytes, p.ring_depth);
-  p.resident_bytes = prefix[best];
-  p.ring_bytes = std::uint64_t(p.ring_depth) * p.slot_bytes;
-  for (std::size_t l = 0; l < L; ++l)
-    if (!p.resident[l]) p.streamed_bytes_per_pass += in.layer_bytes[l];
-  return p;
+  return pl.make(best);
 }
 
 std::string residency_plan::describe() const {

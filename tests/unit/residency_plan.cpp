@@ -178,3 +178,19 @@ TEST_CASE("sizes: parse and format") {
   CHECK(format_bytes(4ull << 30) == "4 GiB");
   CHECK(format_bytes(3ull << 29) == "1.50 GiB");
 }
+
+TEST_CASE("residency plan: a fixed number of resident layers") {
+  auto p = plan_with_resident_count(uniform(0), 5);  // the budget is only reported
+  CHECK(p.resident == mask({1, 1, 1, 0, 1, 1}));     // order 0, 5, 1, 4, 2: layer 3 streams
+  CHECK(p.ring_depth == 1);
+  CHECK(p.slot_bytes == 100);
+  CHECK(p.total_bytes == 750);
+  p = plan_with_resident_count(uniform(0), 0);
+  CHECK(p.resident_layers == 0);
+  CHECK(p.ring_depth == 2);
+  CHECK(p.total_bytes == 350);
+  p = plan_with_resident_count(uniform(0), 6);
+  CHECK(p.all_resident());
+  CHECK_THROWS_WITH_AS(plan_with_resident_count(uniform(0), 7), doctest::Contains("not in [0, 6]"), octo::error);
+  CHECK_THROWS_WITH_AS(plan_with_resident_count(uniform(0), -1), doctest::Contains("not in [0, 6]"), octo::error);
+}

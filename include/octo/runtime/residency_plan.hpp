@@ -46,6 +46,10 @@ struct residency_plan {
 /// (no layers, ring depth 0, zero-byte layer).
 residency_plan plan_residency(const residency_inputs& in);
 
+/// The plan with exactly `resident` layers resident (the first of the same order), whatever the budget
+/// (the budget is only reported): for tests and experiments. octo::error when `resident` is not in [0, L].
+residency_plan plan_with_resident_count(const residency_inputs& in, std::int64_t resident);
+
 /// "4 GiB", "512 MiB", "1.5 GiB", "123 B": for plans and logs.
 std::string format_bytes(std::uint64_t bytes);
 /// Parses a size such as "4GiB", "512MiB", "1.5G", "300MB", "4096" (bytes); binary units for K/M/G/T
