@@ -1,13 +1,32 @@
 # The shader matrix (read by src/vulkan/CMakeLists.txt): one GEMV/GEMM module per weight dtype, each
 # with a subgroup-arithmetic variant and a shared-memory fallback ("_nosg").
+# The block formats with their own chunk loop (shaders/common/gemv_chunks.glsl) get GEMV_BLOCK = their
+# IR dtype code.
+set(octo_gemv_block_q8_0 10)
+set(octo_gemv_block_q4_0 11)
+set(octo_gemv_block_q4_1 12)
+set(octo_gemv_block_q5_0 13)
+set(octo_gemv_block_q5_1 14)
+set(octo_gemv_block_q4_k 17)
+set(octo_gemv_block_q5_k 18)
+set(octo_gemv_block_q6_k 19)
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
-  octo_shader_variant(gemv_${dt} gemv.comp DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt} OCTO_SUBGROUP)
-  octo_shader_variant(gemv_${dt}_nosg gemv.comp DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt})
+  set(gemv_defs WUNIT=wunit_${dt} WELEM=welem_${dt})
+  if(DEFINED octo_gemv_block_${dt})
+    list(APPEND gemv_defs GEMV_BLOCK=${octo_gemv_block_${dt}})
+  endif()
+  octo_shader_variant(gemv_${dt} gemv.comp DEFINES ${gemv_defs} OCTO_SUBGROUP)
+  octo_shader_variant(gemv_${dt}_nosg gemv.comp DEFINES ${gemv_defs})
 endforeach()
-# Attention reduces twice per chunk of keys: subgroup arithmetic where the device has it.
+# Attention: each subgroup takes a share of the keys (subgroup max/sum); _nosg runs the workgroup as one group.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
 octo_shader_variant(attention_nosg attention.comp)
 # Tiled GEMM for many rows (prefill), one per weight dtype.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
+endforeach()
+# Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA), per weight dtype.
+foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
+  octo_shader_variant(gemm_reg_${dt} gemm_reg.comp DEFINES WUNIT=wunit_${dt})
+  octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
 endforeach()

@@ -1,6 +1,16 @@
-// GEMM_TILE / GEMV_TILE over many rows (prefill): the tiled kernels of shaders/gemm.comp. plan_gemv
-// validates the task and asks plan_gemm_tiled first; it answers false when no tiled kernel fits.
+// GEMM_TILE / GEMV_TILE over many rows (prefill): picks one of three tiled kernels and its tile.
+//   gemm_coop_<dt>  shaders/gemm_coop.comp: tensor cores (VK_NV_cooperative_matrix, subgroup size 32),
+//                   f16 products with f32 sums; not for F32 weights, whose precision it would cut.
+//   gemm_reg_<dt>   shaders/gemm_reg.comp: SIMT, 256 invocations each holding 4x4 .. 8x8 sums.
+//   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel, kept for devices with < 17 KiB of shared
+//                   memory or < 256 invocations, and as the baseline of benchmarks/gemm.
+// plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
+// the GEMV kernel runs row block by row block).
+// Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all three; OCTO_GEMM_KERNEL=
+// old|reg|coop forces one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "vulkan/kernels/planner_support.hpp"
@@ -10,15 +20,43 @@ namespace {
 
 struct gemm_module {
   ir::dtype dtype;
-  std::string_view name;
+  std::string_view old, reg, coop;
 };
+#define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt}
 constexpr gemm_module gemm_modules[] = {
-    {ir::dtype::f32, "gemm_f32"},   {ir::dtype::f16, "gemm_f16"},   {ir::dtype::bf16, "gemm_bf16"},
-    {ir::dtype::q8_0, "gemm_q8_0"}, {ir::dtype::q4_0, "gemm_q4_0"}, {ir::dtype::q4_1, "gemm_q4_1"},
-    {ir::dtype::q5_0, "gemm_q5_0"}, {ir::dtype::q5_1, "gemm_q5_1"}, {ir::dtype::q2_k, "gemm_q2_k"},
-    {ir::dtype::q3_k, "gemm_q3_k"}, {ir::dtype::q4_k, "gemm_q4_k"}, {ir::dtype::q5_k, "gemm_q5_k"},
-    {ir::dtype::q6_k, "gemm_q6_k"},
+    OCTO_GEMM_ROW(f32),  OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
+    OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
+    OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k),
 };
+#undef OCTO_GEMM_ROW
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+struct tile {
+  std::uint32_t bm, bn;
+};
+
+/// The largest tile (by area) whose grid still has `min_groups` workgroups; the smallest otherwise.
+/// A forced OCTO_GEMM_TILE wins when it is one of the kernel's tiles.
+tile pick_tile(std::initializer_list<tile> tiles, std::uint32_t rows, std::uint32_t n) {
+  const std::string forced = env("OCTO_GEMM_TILE");
+  unsigned fm = 0, fn = 0;
+  if (!forced.empty() && std::sscanf(forced.c_str(), "%ux%u", &fm, &fn) == 2)
+    for (const tile& t : tiles)
+      if (t.bm == fm && t.bn == fn) return t;
+  // Enough workgroups to give each of ~130 multiprocessors one (H100: 132 SMs); smaller devices are
+  // filled by the same rule.
+  constexpr std::uint64_t min_groups = 128;
+  tile best = *(tiles.end() - 1);
+  for (const tile& t : tiles) {  // listed largest first
+    const std::uint64_t groups = std::uint64_t{(rows + t.bm - 1) / t.bm} * ((n + t.bn - 1) / t.bn);
+    if (groups >= min_groups) return t;
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -26,12 +64,42 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   const gemm_module* mod = nullptr;
   for (const auto& m : gemm_modules)
     if (m.dtype == a.w_dtype) mod = &m;
-  // Many rows: the 64 x 64 tiled kernel reads each weight byte once per 64 rows.
-  const bool tiled = mod && a.rows >= 16 && a.K % 32 == 0 && a.vec && c.device.max_workgroup_size_x >= 256 &&
-                     c.device.max_shared_memory >= 20000 && !std::getenv("OCTO_KERNELS_NO_GEMM");
-  if (!tiled) return false;
-  l.shader = mod->name;
-  l.groups = grid((a.n_tile + 63) / 64, (a.rows + 63) / 64);
+  const std::string off = env("OCTO_KERNELS_NO_GEMM");
+  if (!mod || a.rows < 16 || !a.vec || (!off.empty() && off != "0")) return false;
+  const device_facts& d = c.device;
+  const std::string force = env("OCTO_GEMM_KERNEL");
+  const std::string no_coop = env("OCTO_KERNELS_NO_COOPMAT");
+
+  const bool can_old = a.K % 32 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 20000;
+  const bool can_reg = a.K % 16 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 17 * 1024;
+  const bool can_coop = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
+                        d.max_workgroup_size_x >= 128 && d.max_shared_memory >= 24 * 1024 &&
+                        a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
+
+  std::string_view kind;
+  if (force == "old" && can_old) kind = "old";
+  else if (force == "reg" && can_reg) kind = "reg";
+  else if (can_coop && force != "reg" && force != "old") kind = "coop";
+  else if (can_reg) kind = "reg";
+  else if (can_old) kind = "old";
+  else return false;
+
+  tile t{64, 64};
+  if (kind == "old") {
+    l.shader = mod->old;
+  } else if (kind == "reg") {
+    l.shader = mod->reg;
+    t = pick_tile({{128, 128}, {64, 128}, {128, 64}, {64, 64}}, a.rows, a.n_tile);
+    l.spec_constants = {256, t.bm / 16, t.bn / 16};
+  } else {
+    l.shader = mod->coop;
+    t = pick_tile({{128, 128}, {64, 128}, {128, 64}, {64, 64}}, a.rows, a.n_tile);
+    l.spec_constants = {128, t.bm / 32, t.bn / 16};
+  }
+  const std::uint64_t col_groups = (a.n_tile + t.bn - 1) / t.bn;
+  const std::uint64_t row_groups = (a.rows + t.bm - 1) / t.bm;
+  require(c, row_groups <= 65535, "too many rows for one dispatch");
+  l.groups = grid(col_groups, static_cast<std::uint32_t>(row_groups));
   l.push_constants = push_builder{}
                          .addr(a.x).addr(a.w).addr(a.bias).addr(a.y).addr(c.globals_address)
                          .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)

@@ -1,0 +1,119 @@
+#version 450
+// GEMM_TILE / GEMV_TILE over many rows (prefill) on tensor cores through GL_NV_cooperative_matrix:
+// y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias), f16 products summed in f32.
+// Four subgroups of 32 in a 2 x 2 layout; each owns FM x FN fragments of 16 x 8 (spec constants 1, 2),
+// so the workgroup tile is (32 FM) x (16 FN). Per step of 32 along K, x (f32, 16-byte loads) and W
+// (dequantized once per tile by WUNIT) are staged in shared memory as f16; the next step's global loads
+// are issued into registers before this step's matrix products. Results go through a per-subgroup
+// 16 x 8 f32 staging area so edge tiles, bias and the output's row stride keep GEMM_TILE's semantics.
+// Chosen by src/vulkan/kernels/gemm.cpp only where the device reports VK_NV_cooperative_matrix and a
+// subgroup size of 32 (16x8x16 f16 -> f32 is the shape NVIDIA exposes since Turing).
+// Needs K % 32 == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "common/weights.glsl"
+
+layout(local_size_x = 128) in;
+layout(constant_id = 1) const uint FM = 2u;
+layout(constant_id = 2) const uint FN = 4u;
+
+layout(push_constant) uniform params {
+  uvec2 x, w, bias, y, globals;
+  uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+} pc;
+
+const uint BK = 32u;
+const uint SK = BK + 8u;  // shared row stride in halves: 80 bytes keeps 8 consecutive rows on distinct banks
+const uint BM = 32u * FM, BN = 16u * FN;
+const uint XV = BM / 16u;  // x vec4 loads per invocation per step (BM * 8 / 128)
+const uint WU = BN / 32u;  // W units per invocation per step (BN * 4 / 128)
+shared float16_t as_[BM * SK];  // x tile, row-major [m][k]
+shared float16_t bs_[BN * SK];  // W tile, [n][k]: B = W^T read column-major
+shared float cs[4u * 128u];     // one 16 x 8 f32 fragment per subgroup, for the epilogue
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  uint sg = tid / 32u, lane = tid % 32u;
+  uint wm = sg % 2u, wn = sg / 2u;
+  uint n0 = octo_group_linear() * BN;
+  uint m0 = gl_WorkGroupID.y * BM;
+  if (n0 >= pc.n_tile || m0 >= pc.rows) return;
+
+  v4_buf xb = v4_buf(pc.x);
+  uint kq = pc.K >> 2;
+  // x: load p covers row tid / 8 + 16 p, k quad tid % 8. W: unit p covers column tid / 4 + 32 p, unit tid % 4.
+  uint xr = tid / 8u, xq = tid % 8u;
+  uint wc = tid / 4u, wu = tid % 4u;
+
+  vec4 xv[XV];
+  float wv[WU][8];
+#define LOAD_STEP(k0)                                                              \
+  [[unroll]] for (uint p = 0u; p < XV; ++p) {                                      \
+    uint r = m0 + xr + 16u * p;                                                    \
+    xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0); \
+  }                                                                                \
+  [[unroll]] for (uint p = 0u; p < WU; ++p) {                                      \
+    uint n = min(n0 + wc + 32u * p, pc.n_tile - 1u);                               \
+    WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + wu, wv[p]);         \
+  }
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
+  [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+
+  LOAD_STEP(0u)
+  for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
+    [[unroll]] for (uint p = 0u; p < XV; ++p) {
+      uint o = (xr + 16u * p) * SK + 4u * xq;
+      as_[o + 0u] = float16_t(xv[p].x);
+      as_[o + 1u] = float16_t(xv[p].y);
+      as_[o + 2u] = float16_t(xv[p].z);
+      as_[o + 3u] = float16_t(xv[p].w);
+    }
+    [[unroll]] for (uint p = 0u; p < WU; ++p) {
+      uint o = (wc + 32u * p) * SK + 8u * wu;
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) bs_[o + i] = float16_t(wv[p][i]);
+    }
+    barrier();
+    if (k0 + BK < pc.K) {
+      LOAD_STEP(k0 + BK)
+    }
+    [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];
+      [[unroll]] for (uint i = 0u; i < FM; ++i)
+        coopMatLoadNV(a[i], as_, (wm * 16u * FM + 16u * i) * SK + kk, SK, false);
+      [[unroll]] for (uint j = 0u; j < FN; ++j) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
+        coopMatLoadNV(b, bs_, (wn * 8u * FN + 8u * j) * SK + kk, SK, true);
+        [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]);
+      }
+    }
+    barrier();
+  }
+#undef LOAD_STEP
+
+  // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns
+  // 4 (l % 2) .. + 3 of it.
+  f32_buf yb = f32_buf(pc.y);
+  uint fr = lane / 2u, fc = 4u * (lane % 2u);
+  [[unroll]] for (uint i = 0u; i < FM; ++i)
+    [[unroll]] for (uint j = 0u; j < FN; ++j) {
+      coopMatStoreNV(acc[i * FN + j], cs, sg * 128u, 8u, false);
+      subgroupBarrier();
+      uint m = m0 + wm * 16u * FM + 16u * i + fr;
+      uint nb = n0 + wn * 8u * FN + 8u * j + fc;
+      if (m < pc.rows) {
+        uint yrow = (pc.row0 + m) * pc.ldy + pc.n_off;
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+          uint n = nb + c;
+          if (n < pc.n_tile) {
+            float s = cs[sg * 128u + fr * 8u + fc + c];
+            if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+            yb.d[yrow + n] = s;
+          }
+        }
+      }
+      subgroupBarrier();
+    }
+}

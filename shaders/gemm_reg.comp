@@ -1,0 +1,112 @@
+#version 450
+// GEMM_TILE / GEMV_TILE over many rows (prefill), register-blocked SIMT kernel:
+// y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias). A (16*TM) x (16*TN) output tile per workgroup
+// of 256 invocations, each holding TM x TN sums (TM, TN = 4 or 8: spec constants 1 and 2, chosen by
+// src/vulkan/kernels/gemm.cpp). Per step of 16 along K the x tile (16-byte loads) and the W tile
+// (dequantized once per tile by WUNIT, one 8-element unit per invocation) are staged in shared memory
+// as f32; the next step's global loads are issued into registers before this step's arithmetic, so
+// memory latency overlaps the FMAs. Each weight byte is read once per 16*TM rows.
+// Needs K % 16 == 0, 16-byte-aligned x rows (K % 4 == 0) and WUNIT's own alignment (see weights.glsl).
+#include "common/weights.glsl"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 1) const uint TM = 8u;
+layout(constant_id = 2) const uint TN = 8u;
+
+layout(push_constant) uniform params {
+  uvec2 x, w, bias, y, globals;
+  uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+} pc;
+
+const uint BK = 16u;
+const uint BM = 16u * TM, BN = 16u * TN;
+const uint XV = BM / 64u;           // x vec4 loads per invocation per step (BM * 4 / 256)
+const uint WU = (BN + 127u) / 128u;  // W units per invocation per step (BN * 2 / 256, rounded up)
+// [k][row / 4] as vec4 (4 consecutive rows), one vec4 of padding per k row against bank conflicts.
+shared vec4 xs[BK][BM / 4u + 1u];
+shared vec4 ws[BK][BN / 4u + 1u];
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  uint tx = tid % 16u, ty = tid / 16u;
+  uint n0 = octo_group_linear() * BN;
+  uint m0 = gl_WorkGroupID.y * BM;
+  if (n0 >= pc.n_tile || m0 >= pc.rows) return;
+
+  v4_buf xb = v4_buf(pc.x);
+  uint kq = pc.K >> 2;  // x row length in vec4
+
+  // Loader roles. x: load p covers row (tid / 4 + 64 p), k quad tid % 4 of the step.
+  // W: unit p covers column (tid / 2 + 128 p), unit tid % 2 of the step.
+  uint xr = tid / 4u, xq = tid % 4u;
+  uint wc = tid / 2u, wu = tid % 2u;
+
+  vec4 xv[XV];
+  float wv[WU][8];
+
+  // Issue the global loads of the step starting at k0 into registers.
+#define LOAD_STEP(k0)                                                                    \
+  [[unroll]] for (uint p = 0u; p < XV; ++p) {                                            \
+    uint r = m0 + xr + 64u * p;                                                          \
+    xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0);       \
+  }                                                                                      \
+  [[unroll]] for (uint p = 0u; p < WU; ++p) {                                            \
+    uint c = wc + 128u * p;                                                              \
+    if (c < BN) {                                                                        \
+      uint n = min(n0 + c, pc.n_tile - 1u);                                              \
+      WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + wu, wv[p]);             \
+    }                                                                                    \
+  }
+
+  vec4 acc[TM * TN / 4u];
+  [[unroll]] for (uint i = 0u; i < TM * TN / 4u; ++i) acc[i] = vec4(0.0);
+
+  LOAD_STEP(0u)
+  for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
+    [[unroll]] for (uint p = 0u; p < XV; ++p) {
+      uint r = xr + 64u * p;
+      xs[4u * xq + 0u][r >> 2][r & 3u] = xv[p].x;
+      xs[4u * xq + 1u][r >> 2][r & 3u] = xv[p].y;
+      xs[4u * xq + 2u][r >> 2][r & 3u] = xv[p].z;
+      xs[4u * xq + 3u][r >> 2][r & 3u] = xv[p].w;
+    }
+    [[unroll]] for (uint p = 0u; p < WU; ++p) {
+      uint c = wc + 128u * p;
+      if (c < BN) {
+        [[unroll]] for (uint i = 0u; i < 8u; ++i) ws[8u * wu + i][c >> 2][c & 3u] = wv[p][i];
+      }
+    }
+    barrier();
+    if (k0 + BK < pc.K) {
+      LOAD_STEP(k0 + BK)
+    }
+    [[unroll]] for (uint k = 0u; k < BK; ++k) {
+      vec4 a[TM / 4u], b[TN / 4u];
+      [[unroll]] for (uint h = 0u; h < TM / 4u; ++h) a[h] = xs[k][ty + 16u * h];
+      [[unroll]] for (uint g = 0u; g < TN / 4u; ++g) b[g] = ws[k][tx + 16u * g];
+      [[unroll]] for (uint h = 0u; h < TM / 4u; ++h)
+        [[unroll]] for (uint i = 0u; i < 4u; ++i)
+          [[unroll]] for (uint g = 0u; g < TN / 4u; ++g) acc[(4u * h + i) * (TN / 4u) + g] += a[h][i] * b[g];
+    }
+    barrier();
+  }
+#undef LOAD_STEP
+
+  // Thread (tx, ty) holds rows 4 (ty + 16 h) + i and columns 4 (tx + 16 g) + j: a subgroup's stores of
+  // one (h, i, g) cover 64 consecutive columns.
+  f32_buf yb = f32_buf(pc.y);
+  [[unroll]] for (uint h = 0u; h < TM / 4u; ++h)
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+      uint m = m0 + 4u * (ty + 16u * h) + i;
+      if (m >= pc.rows) continue;
+      uint yrow = (pc.row0 + m) * pc.ldy + pc.n_off;
+      [[unroll]] for (uint g = 0u; g < TN / 4u; ++g)
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+          uint n = n0 + 4u * (tx + 16u * g) + j;
+          if (n >= pc.n_tile) continue;
+          float s = acc[(4u * h + i) * (TN / 4u) + g][j];
+          if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+          yb.d[yrow + n] = s;
+        }
+    }
+}
