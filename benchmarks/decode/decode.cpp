@@ -3,11 +3,13 @@
 // bytes read per decoded token, and the achieved GB/s as a fraction of a bandwidth bound (--bandwidth-gbs).
 //
 //   bench_decode --model FILE.gguf [--prompt-tokens 512] [--decode-tokens 128] [--bandwidth-gbs 3071]
+//   --profile adds JSON lines with the top opcodes and tasks by GPU time (one decode step, one prefill pass).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,7 +29,9 @@ constexpr const char* usage =
     "  --repeat R           timed runs after one warm-up run; the best of each phase is reported (default 2)\n"
     "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
     "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
-    "  --device NAME        Vulkan device index or name substring\n";
+    "  --device NAME        Vulkan device index or name substring\n"
+    "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
+    "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
 
 std::string json_escape(const std::string& s) {
   std::string o;
@@ -45,12 +49,41 @@ std::int64_t positive(const std::string& opt, const char* v) {
   return x;
 }
 
+// JSON lines: the top opcodes (summed) and the top tasks of one pass, by GPU time.
+void print_profile(const char* phase, const std::vector<octo::vm::task_profile>& prof, std::size_t top) {
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> by_op;
+  for (const auto& r : prof) {
+    total += r.microseconds;
+    auto& e = by_op[r.opcode];
+    e.first += r.microseconds;
+    ++e.second;
+  }
+  std::printf("{\"name\":\"profile\",\"phase\":\"%s\",\"tasks\":%zu,\"gpu_us\":%.1f}\n", phase, prof.size(), total);
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  for (std::size_t i = 0; i < ops.size() && i < top; ++i)
+    std::printf("{\"name\":\"profile_opcode\",\"phase\":\"%s\",\"opcode\":\"%s\",\"count\":%d,\"us\":%.1f,"
+                "\"fraction\":%.4f}\n",
+                phase, ops[i].first.c_str(), ops[i].second.second, ops[i].second.first,
+                total > 0 ? ops[i].second.first / total : 0.0);
+  std::vector<const octo::vm::task_profile*> tasks;
+  for (const auto& r : prof) tasks.push_back(&r);
+  std::sort(tasks.begin(), tasks.end(), [](const auto* a, const auto* b) { return a->microseconds > b->microseconds; });
+  for (std::size_t i = 0; i < tasks.size() && i < top; ++i)
+    std::printf("{\"name\":\"profile_task\",\"phase\":\"%s\",\"task\":%d,\"opcode\":\"%s\",\"output\":\"%s\","
+                "\"us\":%.1f,\"fraction\":%.4f}\n",
+                phase, tasks[i]->task, tasks[i]->opcode.c_str(), json_escape(tasks[i]->output).c_str(),
+                tasks[i]->microseconds, total > 0 ? tasks[i]->microseconds / total : 0.0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string model, label, device;
   std::int64_t prompt_tokens = 512, decode_tokens = 128, chunk = 0, ctx = 0, repeat = 2;
   double bound_gbs = 3071.0;
+  bool profile = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -80,6 +113,8 @@ int main(int argc, char** argv) {
         label = value();
       } else if (a == "--device") {
         device = value();
+      } else if (a == "--profile") {
+        profile = true;
       } else {
         throw octo::error("bench_decode: unknown argument '" + a + "' (see --help)");
       }
@@ -92,6 +127,7 @@ int main(int argc, char** argv) {
     eo.ctx = ctx;
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
+    eo.vulkan.profile = profile;
     octo::runtime::engine e(model, eo);
     const auto& m = e.model();
     const auto& c = m.config();
@@ -142,6 +178,13 @@ int main(int argc, char** argv) {
                 best_prefill_ms, prefill_tps, static_cast<long long>(decoded), best_decode_ms, decode_tps, ms_per_token,
                 weight_bytes, gbs, gbs / bound_gbs, bound_gbs, static_cast<unsigned long long>(s.task_dispatches),
                 static_cast<unsigned long long>(s.barriers));
+    if (profile) {
+      // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
+      if (decoded > 0) print_profile("decode", e.profile(), 15);
+      e.reset();
+      e.prefill(prompt);
+      print_profile("prefill", e.profile(), 15);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

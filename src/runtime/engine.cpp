@@ -71,6 +71,7 @@ struct engine::impl {
   std::unique_ptr<runner> decoder;
   std::unique_ptr<runner> prefiller;  // for prefill_T prompt tokens; rebuilt when another T is needed
   std::int64_t prefill_T = 0;
+  runner* last_ran = nullptr;  // whose profile() is the last pass's
   std::vector<std::string> kv_names;
   std::int64_t pos = 0;
   std::int64_t vocab = 0;
@@ -107,6 +108,7 @@ struct engine::impl {
     decoder->write_i32("pos", p);
     decoder->set_position(pos, 1);
     decoder->run();
+    last_ran = decoder.get();
     ++pos;
   }
 
@@ -114,6 +116,7 @@ struct engine::impl {
   std::int64_t prepare_prefill(std::int64_t n) {
     const std::int64_t T = std::min(n, options.prefill_chunk);
     if (!prefiller || prefill_T != T) {
+      if (last_ran == prefiller.get()) last_ran = nullptr;
       prefiller.reset();  // one prefill VM at a time: its weights are a second copy
       prefiller = make_runner(model.prefill_program(T));
       prefill_T = T;
@@ -136,6 +139,7 @@ struct engine::impl {
       prefiller->write_i32("pos", pos_ids);
       prefiller->set_position(start, T);
       prefiller->run();
+      last_ran = prefiller.get();
       if (last) break;
       start += T;
     }
@@ -232,6 +236,11 @@ std::uint64_t engine::validation_messages() const {
   std::uint64_t n = static_cast<vulkan_runner&>(*impl_->decoder).vm.stats().validation_messages;
   if (impl_->prefiller) n += static_cast<vulkan_runner&>(*impl_->prefiller).vm.stats().validation_messages;
   return n;
+}
+
+std::vector<vm::task_profile> engine::profile() const {
+  if (impl_->options.vm != backend::vulkan || !impl_->last_ran) return {};
+  return static_cast<vulkan_runner&>(*impl_->last_ran).vm.profile();
 }
 
 }  // namespace octo::runtime

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -54,6 +55,19 @@ struct instance_state {
   std::map<std::string, std::int32_t, std::less<>> by_name;
 };
 
+/// A task's pair of timestamps in the profiling query pool (queries 2q and 2q+1).
+struct profile_slot {
+  std::int32_t task = 0;
+  std::uint32_t instance = 0;
+  std::string opcode, output;
+  std::uint32_t query = 0;
+};
+
+bool env_profile() {
+  const char* v = std::getenv("OCTO_PROFILE");
+  return v && *v && std::string_view(v) != "0";
+}
+
 }  // namespace
 
 struct vulkan_vm::impl {
@@ -74,6 +88,14 @@ struct vulkan_vm::impl {
   bool lost = false;
   vulkan_stats st;
 
+  // Profiling (vulkan_options::profile / OCTO_PROFILE): nothing of this exists when it is off.
+  bool profiling = false;
+  double ns_per_tick = 1.0;
+  std::uint64_t timestamp_mask = ~std::uint64_t{0};
+  vk::raii::QueryPool queries{nullptr};
+  std::vector<profile_slot> slots;
+  bool profiled_run = false;  // an execute since the last recording
+
   ~impl() { release(); }
 
   void release() {
@@ -85,6 +107,9 @@ struct vulkan_vm::impl {
     }
     program_cb = nullptr;
     transfer_cb = nullptr;
+    queries = nullptr;
+    slots.clear();
+    profiled_run = false;
     pool = nullptr;
     fence = nullptr;
     transfer_fence = nullptr;
@@ -201,6 +226,16 @@ struct vulkan_vm::impl {
     if (options.register_floats < 8) throw octo::error("octo: vulkan_options.register_floats must be at least 8");
     st = {};
     dev = std::make_unique<vulkan::device>(device_options{options.device, options.validation});
+    profiling = options.profile || env_profile();
+    if (profiling) {
+      auto families = dev->physical().getQueueFamilyProperties();
+      std::uint32_t bits = families[dev->compute_family()].timestampValidBits;
+      if (bits == 0)
+        throw octo::error("octo: profiling needs GPU timestamps, which the compute queue of " + dev->entry().name +
+                          " does not have");
+      timestamp_mask = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+      ns_per_tick = static_cast<double>(dev->properties().limits.timestampPeriod);
+    }
     memory = std::make_unique<device_memory>(*dev, options.memory_budget, options.block_size);
     pipes = std::make_unique<vulkan::pipelines>(*dev, options.pipeline_cache_dir);
     try {
@@ -378,9 +413,23 @@ struct vulkan_vm::impl {
       return true;
     };
 
+    slots.clear();
+    profiled_run = false;
+    std::uint32_t query_capacity = 0;
+    if (profiling) {
+      for (const auto& is : instances) query_capacity += 2 * static_cast<std::uint32_t>(is.program.tasks.size());
+      query_capacity = std::max<std::uint32_t>(query_capacity, 2);
+      try {
+        queries = vk::raii::QueryPool(dev->logical(), vk::QueryPoolCreateInfo({}, vk::QueryType::eTimestamp, query_capacity));
+      } catch (...) {
+        rethrow_vulkan("creating the profiling query pool");
+      }
+    }
+
     try {
       cb.reset();
       cb.begin(vk::CommandBufferBeginInfo());
+      if (profiling) cb.resetQueryPool(*queries, 0, query_capacity);
       // Host writes (globals record, control) and transfers before this submit -> kernels.
       {
         vk::MemoryBarrier mb(vk::AccessFlagBits::eHostWrite | vk::AccessFlagBits::eTransferWrite,
@@ -405,7 +454,26 @@ struct vulkan_vm::impl {
           if (!planner) planner = find_vm_planner(t.op);
           if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
           task_context ctx{p, t, addresses, globals.address, facts};
-          if (dispatch(planner(ctx), who)) ++task_dispatches;
+          const kernel_launch launch = planner(ctx);
+          if (profiling && !launch.shader.empty()) {
+            // Serialized: the barrier makes the first stamp the end of everything before this task.
+            barrier();
+            profile_slot slot;
+            slot.task = t.id;
+            slot.instance = i;
+            slot.opcode = std::string(ir::name(t.op));
+            if (!t.outputs.empty()) slot.output = p.buffers[static_cast<std::size_t>(t.outputs.front())].name.str();
+            slot.query = static_cast<std::uint32_t>(slots.size());
+            cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *queries, 2 * slot.query);
+            const bool dispatched = dispatch(launch, who);
+            cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *queries, 2 * slot.query + 1);
+            if (dispatched) {
+              ++task_dispatches;
+              slots.push_back(std::move(slot));
+            }
+            continue;
+          }
+          if (dispatch(launch, who)) ++task_dispatches;
         }
         // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
         auto r30 = is.by_name.find("R30");
@@ -460,6 +528,34 @@ struct vulkan_vm::impl {
     pending = true;
     wait(fence, "execute");
     pending = false;
+    profiled_run = profiling;
+  }
+
+  std::vector<task_profile> profile() {
+    std::vector<task_profile> out;
+    if (!profiling || !profiled_run || slots.empty()) return out;
+    finish_pending();
+    const auto n = static_cast<std::uint32_t>(2 * slots.size());
+    std::vector<std::uint64_t> ticks;
+    try {
+      auto r = queries.getResults<std::uint64_t>(0, n, n * sizeof(std::uint64_t), sizeof(std::uint64_t),
+                                                 vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+      ticks = std::move(r.second);
+    } catch (...) {
+      rethrow_vulkan("reading the profiling timestamps");
+    }
+    out.reserve(slots.size());
+    for (const auto& s : slots) {
+      const std::uint64_t a = ticks[2 * s.query] & timestamp_mask, b = ticks[2 * s.query + 1] & timestamp_mask;
+      task_profile tp;
+      tp.task = s.task;
+      tp.instance = s.instance;
+      tp.opcode = s.opcode;
+      tp.output = s.output;
+      tp.microseconds = static_cast<double>((b - a) & timestamp_mask) * ns_per_tick / 1000.0;
+      out.push_back(std::move(tp));
+    }
+    return out;
   }
 
   // ---- buffers by name ----------------------------------------------------------------------------
@@ -693,6 +789,11 @@ vulkan_device_facts vulkan_vm::device() const {
   r.max_shared_memory = f.max_shared_memory;
   r.max_allocation_size = d.max_allocation_size();
   return r;
+}
+
+std::vector<task_profile> vulkan_vm::profile() const {
+  if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::profile before boot");
+  return impl_->profile();
 }
 
 void vulkan_vm::shutdown() {

@@ -80,6 +80,9 @@ class engine {
   vm::vulkan_stats decode_stats() const;
   /// Khronos validation messages reported by the engine's Vulkan VMs so far (0 on the reference VM).
   std::uint64_t validation_messages() const;
+  /// Per-task GPU times of the last pass the engine ran (a decode step, or the last prefill chunk), when
+  /// engine_options::vulkan.profile (or OCTO_PROFILE=1) is on; empty otherwise and on the reference VM.
+  std::vector<vm::task_profile> profile() const;
 
  private:
   struct impl;

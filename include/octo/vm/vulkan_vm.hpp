@@ -30,6 +30,18 @@ struct vulkan_options {
   regulator_mode regulator = regulator_mode::observe;
   float target_norm = 0.0f;            // the regulator's target L2 norm; 0: anomalies are only non-finite values
   std::string pipeline_cache_dir;      // empty: $XDG_CACHE_HOME/octo or ~/.cache/octo; "-": no disk cache
+  /// GPU timestamps around every task dispatch (also OCTO_PROFILE=1); read them with profile(). Tasks
+  /// are then serialized (a barrier before each), so each time is the kernel's own. Off: no cost at all.
+  bool profile = false;
+};
+
+/// One task's GPU time in the last execute (vulkan_options::profile).
+struct task_profile {
+  std::int32_t task = 0;      // task id in its program
+  std::uint32_t instance = 0; // chained instance (0 for single programs)
+  std::string opcode;         // e.g. "GEMV_TILE"
+  std::string output;         // name of the task's first output buffer ("" if none)
+  double microseconds = 0.0;
 };
 
 /// One Vulkan physical device, as `list_vulkan_devices` reports it.
@@ -121,6 +133,8 @@ class vulkan_vm {
   float scale_factor(std::uint32_t instance) const;
   vulkan_stats stats() const;
   vulkan_device_facts device() const;
+  /// Per-task GPU times of the last execute, in recording order; empty unless profiling is on.
+  std::vector<task_profile> profile() const;
 
   void shutdown();
 
