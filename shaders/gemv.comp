@@ -2,8 +2,10 @@
 // GEMV_TILE / GEMM_TILE: y[r, n_off+n] = x[r] . W[n_off+n] (+ bias[n_off+n]) for n < n_tile and rows
 // row0 .. row0+rows. The weight dtype is fixed per variant (WUNIT / WELEM, see shaders/variants.cmake)
 // and dequantized in registers. A workgroup computes NR columns for RB rows, so each weight unit is
-// read once per RB rows; its threads split K in 8-element units (16-byte loads) and reduce through
-// subgroupAdd (OCTO_SUBGROUP variants) or shared memory.
+// read once per RB rows; its threads split K and reduce through subgroupAdd (OCTO_SUBGROUP variants)
+// or shared memory. Block-quantized formats with GEMV_BLOCK defined (its IR dtype code) run the
+// per-format chunk loops of common/gemv_chunks.glsl; the others split K in 8-element units (16-byte
+// loads). VEC = false (unaligned x or W, K % 8 != 0) takes the one-element-at-a-time path.
 #include "common/weights.glsl"
 #ifdef OCTO_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -22,6 +24,13 @@ layout(push_constant) uniform params {
 
 shared float red[NR * RB * gl_WorkGroupSize.x];
 
+float acc[NR * RB];
+#ifdef GEMV_BLOCK
+uint wrow[NR];  // byte offset of each weight row of the workgroup (clamped to the tile)
+uint xrow[RB];  // vec4 index of each x row (clamped to the rows present)
+#include "common/gemv_chunks.glsl"
+#endif
+
 void main() {
   const uint WG = gl_WorkGroupSize.x;
   uint tid = gl_LocalInvocationID.x;
@@ -31,9 +40,16 @@ void main() {
   if (rb >= pc.rows) return;
   uint nrows = min(RB, pc.rows - rb);
 
-  float acc[NR * RB];
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
 
+#ifdef GEMV_BLOCK
+  if (VEC) {
+    [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = (pc.n_off + min(nb + c, pc.n_tile - 1u)) * pc.w_row_bytes;
+    [[unroll]] for (uint r = 0u; r < RB; ++r) xrow[r] = ((pc.row0 + rb + min(r, nrows - 1u)) * pc.K) >> 2;
+    uint chunks = (pc.K >> (GEMV_BLOCK >= 15 ? 8 : 5)) * CPB;
+    for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
+  } else
+#endif
   if (VEC) {
     v4_buf xb = v4_buf(pc.x);
     uint units = pc.K >> 3;

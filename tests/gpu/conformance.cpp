@@ -250,6 +250,60 @@ TEST_CASE("conformance: GEMV_TILE with K not a multiple of 8 (scalar path)") {
   }
 }
 
+TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 1-6 rows, odd tiles, bias") {
+  // The per-format chunk loops (shaders/common/gemv_chunks.glsl) and the generic loop: K of one K-quant
+  // block, K not a multiple of 256 for the 32-element formats, K in the thousands; 1 to 4 x rows in one
+  // workgroup and 6 over two; N not a multiple of the rows per workgroup, a one-row tile, both reductions.
+  struct shape {
+    std::int64_t K, R;
+    bool bias;
+  };
+  for (bool fallback : {false, true}) {
+    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    CAPTURE(fallback);
+    for (dtype wd : weight_dtypes) {
+      const std::int64_t blk = octo::ir::layout(wd).block_elems;
+      const std::int64_t k_odd = blk == 256 ? 1280 : 1120;  // 1120 = 35 blocks of 32, not a multiple of 256
+      for (shape s : {shape{256, 1, false}, shape{k_odd, 2, true}, shape{3584, 1, true}, shape{k_odd, 3, false},
+                      shape{4096, 4, true}, shape{k_odd, 6, true}}) {
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(s.K);
+        CAPTURE(s.R);
+        CAPTURE(s.bias);
+        const std::int64_t N = 37;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {s.R, s.K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, s.K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f16, {N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {s.R, N});
+        std::vector<std::int32_t> in{x, w};
+        if (s.bias) in.push_back(b);
+        // Columns 0, 1 and 36 stay poisoned.
+        c.task(opcode::gemv_tile, in, {y}, params({{param_key::K, double(s.K)}, {param_key::N_tile, 33}, {param_key::n_off, 2}}));
+        c.task(opcode::gemv_tile, in, {y}, params({{param_key::K, double(s.K)}, {param_key::N_tile, 1}, {param_key::n_off, 35}}));
+        // Sums of K products of magnitude <= 1 in another order: the bound grows with K.
+        run_case(c, {1e-4 * double(s.K) / 256.0, 1e-4});
+      }
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
+TEST_CASE("conformance: GEMV_TILE with more than 65535 workgroups (an LM-head-like N over the x/z grid)") {
+  for (dtype wd : {dtype::f16, dtype::q8_0, dtype::q4_0, dtype::q4_k}) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 256 : 32;
+    const std::int64_t N = 262151;  // > 4 * 65535 output rows: more groups than one grid dimension holds
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+    // Columns 0..2 and the last two stay poisoned.
+    c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, double(K)}, {param_key::N_tile, double(N - 5)}, {param_key::n_off, 3}}));
+    run_case(c, {1e-4, 1e-4});
+  }
+}
+
 TEST_CASE("conformance: GEMM_TILE, every weight dtype, a row window") {
   for (dtype wd : weight_dtypes) {
     CAPTURE(octo::ir::name(wd));

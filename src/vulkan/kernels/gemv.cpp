@@ -23,6 +23,30 @@ constexpr gemv_module gemv_modules[] = {
     {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},
 };
 
+// The block formats whose GEMV module has a per-format chunk loop (GEMV_BLOCK, shaders/variants.cmake):
+// how many invocations share one block, and whether the loop reads 16-byte aligned uvec4s of W.
+struct chunk_format {
+  ir::dtype dtype;
+  std::uint32_t chunks_per_block;
+  bool w_aligned16;
+};
+constexpr chunk_format chunk_formats[] = {
+    {ir::dtype::q8_0, 2, false}, {ir::dtype::q4_0, 1, false}, {ir::dtype::q4_1, 1, false}, {ir::dtype::q5_0, 1, false},
+    {ir::dtype::q5_1, 1, false}, {ir::dtype::q4_k, 8, true},  {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false},
+};
+
+/// A tuning knob from the environment (OCTO_GEMV_NR, OCTO_GEMV_WG): a power of two in [1, hi], or 0
+/// when unset. Lets one device run compare shapes without a rebuild.
+std::uint32_t knob(const task_context& c, const char* name, std::uint32_t hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0' || n == 0 || n > hi || (n & (n - 1)) != 0)
+    fail(c, std::string(name) + "='" + v + "' is not a power of two in 1.." + std::to_string(hi));
+  return static_cast<std::uint32_t>(n);
+}
+
 }  // namespace
 
 kernel_launch plan_gemv(const task_context& c) {
@@ -90,7 +114,32 @@ kernel_launch plan_gemv(const task_context& c) {
                      u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
   if (plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
-  l.spec_constants = {wg, nr, rb, vec ? 1u : 0u};
+  bool unit_loads = vec;
+  for (const auto& f : chunk_formats) {
+    if (f.dtype != w.dtype()) continue;
+    // In these modules VEC selects the chunk loop; where its alignment does not hold, the
+    // one-element-at-a-time path runs instead.
+    unit_loads = false;
+    if (x.address % 16 != 0 || (f.w_aligned16 && (w.address % 16 != 0 || w_row_bytes % 16 != 0))) break;
+    // One invocation per chunk of a block (coalesced 16-byte runs); NR weight rows per workgroup share
+    // each x load; RB = up to 4 x rows share each weight load. The workgroup is no wider than a row has
+    // chunks (short rows would leave invocations idle), and at least 32 wide.
+    const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
+    const std::uint32_t nr_c = knob(c, "OCTO_GEMV_NR", 8) ? knob(c, "OCTO_GEMV_NR", 8) : 4;
+    const std::uint32_t wg_max = knob(c, "OCTO_GEMV_WG", 1024) ? knob(c, "OCTO_GEMV_WG", 1024) : 128;
+    const std::uint32_t wg_c = workgroup_size(c.device, std::min(wg_max, std::max<std::uint32_t>(32, chunks)));
+    const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
+    require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
+    l.spec_constants = {wg_c, nr_c, rb_c, 1u};
+    l.groups = grid((n_tile + nr_c - 1) / nr_c, (rows + rb_c - 1) / rb_c);
+    l.push_constants = push_builder{}
+                           .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
+                           .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
+                           .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
+                           .take();
+    return l;
+  }
+  l.spec_constants = {wg, nr, rb, unit_loads ? 1u : 0u};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid((n_tile + nr - 1) / nr, static_cast<std::uint32_t>(row_groups));

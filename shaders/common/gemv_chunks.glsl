@@ -1,0 +1,263 @@
+// Decode GEMV over block-quantized weights (included by gemv.comp when GEMV_BLOCK names a format):
+// a "chunk" is the piece of one block that one invocation handles (whole 16-byte runs of quants and
+// the scales they need). For every chunk the invocation loads its x elements once per x row and uses
+// them for all NR weight rows of the workgroup; each format's inner loop is written for its layout, so
+// 6-bit scales are decoded once per 32-element sub-block and nothing switches on the dtype per element.
+//
+// Why the bit tricks: int -> float conversion runs at a quarter of the FMA rate on current GPUs, which
+// would cap a 4-bit GEMV far below the memory bound. b4() instead ORs each small integer into the
+// mantissa of a float whose exponent makes the mantissa's unit 1 (2^23 + q or 2^15 + q) and subtracts
+// that power of two, which is exact: one logic op and one add per element, no conversion.
+//
+// Expects from the includer: NR, RB, pc (x, w, K), and the private arrays acc[NR*RB], wrow[NR] (byte
+// offset of each weight row) and xrow[RB] (vec4 index of each x row).
+#ifndef OCTO_GEMV_CHUNKS_GLSL
+#define OCTO_GEMV_CHUNKS_GLSL
+
+// Bytes 0..3 of t, each masked by m (at most 8 low bits), as exact floats minus `off`.
+vec4 b4(uint t, uint m, float off) {
+  uint h = t >> 16;
+  vec4 f = vec4(uintBitsToFloat((t & m) | 0x4B000000u), uintBitsToFloat((t & (m << 8)) | 0x47000000u),
+                uintBitsToFloat((h & m) | 0x4B000000u), uintBitsToFloat((h & (m << 8)) | 0x47000000u));
+  return f - vec4(8388608.0 + off, 32768.0 + off, 8388608.0 + off, 32768.0 + off);
+}
+
+// Bits 0..3 of v (v < 16) moved to bit 0 of bytes 0..3 (the four shifted copies never overlap).
+uint spread4(uint v) { return (v * 0x00204081u) & 0x01010101u; }
+
+// 16 bytes at an even byte offset as four little-endian words. A misaligned run reads one more word,
+// which may be the 2 bytes after the block: inside the buffer's allocation, since the allocator hands
+// out power-of-two ranges and these block sizes (18, 22, 34, 210 bytes) never fill one exactly.
+uvec4 load16_even(u32_buf b, uint off) {
+  uint w = off >> 2;
+  uvec4 a = uvec4(b.d[w], b.d[w + 1u], b.d[w + 2u], b.d[w + 3u]);
+  if ((off & 2u) == 0u) return a;
+  uint e = b.d[w + 4u];
+  return uvec4((a.x >> 16) | (a.y << 16), (a.y >> 16) | (a.z << 16), (a.z >> 16) | (a.w << 16), (a.w >> 16) | (e << 16));
+}
+
+vec4 xload(uint r, uint e) { return v4_buf(pc.x).d[xrow[r] + (e >> 2)]; }
+
+// ---- Q4_K / Q5_K: 8 chunks per block. Chunk c: 64-element group j = c/2, half h = c%2: the 16 quant
+// bytes qs[32j + 16h ..] hold elements 64j+16h+i (low nibbles, sub-block 2j) and 64j+32+16h+i (high
+// nibbles, sub-block 2j+1). The 16-byte header (d, dmin, 12 scale bytes) is one uvec4. ----
+void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
+  vec2 dm = unpackHalf2x16(hdr.x);
+  uint sh = 8u * ((2u * j) & 3u);
+  uint A = hdr.y >> sh, B = hdr.z >> sh, C = hdr.w >> sh;
+  uvec2 sc, m;
+  if (j < 2u) {
+    sc = uvec2(A & 63u, (A >> 8) & 63u);
+    m = uvec2(B & 63u, (B >> 8) & 63u);
+  } else {
+    sc = uvec2((C & 15u) | ((A >> 2) & 0x30u), ((C >> 8) & 15u) | ((A >> 10) & 0x30u));
+    m = uvec2(((C >> 4) & 15u) | ((B >> 2) & 0x30u), ((C >> 12) & 15u) | ((B >> 10) & 0x30u));
+  }
+  dsc = dm.x * vec2(sc);
+  mn = dm.y * vec2(m);
+}
+
+#if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
+const uint CPB = 8u;
+void gemv_chunk(uint c) {
+  u4_buf wb = u4_buf(pc.w);
+  uint blk = c >> 3, ci = c & 7u, j = ci >> 1, hh = ci & 1u;
+  uint e0 = blk * 256u + 64u * j + 16u * hh;  // first low-nibble element; high ones at +32
+#if GEMV_BLOCK == 17
+  const uint BQ = 9u;  // 144-byte blocks in uvec4s
+#else
+  const uint BQ = 11u;  // 176 bytes
+#endif
+  uvec4 hdr[NR], qs[NR];
+#if GEMV_BLOCK == 18
+  uvec4 qh[NR];
+#endif
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uint q = (wrow[n] >> 4) + blk * BQ;
+    hdr[n] = wb.d[q];
+#if GEMV_BLOCK == 17
+    qs[n] = wb.d[q + 1u + 2u * j + hh];
+#else
+    qh[n] = wb.d[q + 1u + hh];
+    qs[n] = wb.d[q + 3u + 2u * j + hh];
+#endif
+  }
+  float plo[NR * RB], phi[NR * RB];
+  float xlo[RB], xhi[RB];
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) { plo[i] = 0.0; phi[i] = 0.0; }
+  [[unroll]] for (uint r = 0u; r < RB; ++r) { xlo[r] = 0.0; xhi[r] = 0.0; }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    vec4 xl[RB], xh[RB];
+    [[unroll]] for (uint r = 0u; r < RB; ++r) {
+      xl[r] = xload(r, e0 + 4u * i);
+      xh[r] = xload(r, e0 + 32u + 4u * i);
+      xlo[r] += (xl[r].x + xl[r].y) + (xl[r].z + xl[r].w);
+      xhi[r] += (xh[r].x + xh[r].y) + (xh[r].z + xh[r].w);
+    }
+    [[unroll]] for (uint n = 0u; n < NR; ++n) {
+      uint w = qs[n][i];
+#if GEMV_BLOCK == 17
+      vec4 vl = b4(w, 0xFu, 0.0);
+      vec4 vh = b4(w >> 4, 0xFu, 0.0);
+#else
+      uint hb = qh[n][i] >> (2u * j);
+      vec4 vl = b4((w & 0x0F0F0F0Fu) | ((hb << 4) & 0x10101010u), 0x1Fu, 0.0);
+      vec4 vh = b4(((w >> 4) & 0x0F0F0F0Fu) | ((hb << 3) & 0x10101010u), 0x1Fu, 0.0);
+#endif
+      [[unroll]] for (uint r = 0u; r < RB; ++r) {
+        plo[n * RB + r] += dot(vl, xl[r]);
+        phi[n * RB + r] += dot(vh, xh[r]);
+      }
+    }
+  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    vec2 dsc, mn;
+    k4_scales(hdr[n], j, dsc, mn);
+    [[unroll]] for (uint r = 0u; r < RB; ++r)
+      acc[n * RB + r] += dsc.x * plo[n * RB + r] + dsc.y * phi[n * RB + r] - (mn.x * xlo[r] + mn.y * xhi[r]);
+  }
+}
+#endif
+
+// ---- Q6_K: 4 chunks per 210-byte block. Chunk c: half h = c/2, l0 = 16*(c%2): ql[64h + l0 ..] and
+// ql[64h + 32 + l0 ..] (16 bytes each) and qh[32h + l0 ..] (16 bytes) give the 64 elements
+// 128h + 32g + l0 + i, g = 0..3, with scales[8h + c%2 + 2g]. ----
+#if GEMV_BLOCK == 19
+const uint CPB = 4u;
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * c1;
+  uvec4 qa[NR], qb[NR], qh[NR];
+  vec4 dsc[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uint bs = wrow[n] + blk * 210u;
+    uint a = bs + 64u * hh + 16u * c1;
+    qa[n] = load16_even(wb, a);
+    qb[n] = load16_even(wb, a + 32u);
+    qh[n] = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
+    uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
+    float d = f16_to_f32(load_u16(wb, bs + 208u));
+    int sh = int(8u * c1);
+    dsc[n] = d * vec4(bitfieldExtract(int(s.x), sh, 8), bitfieldExtract(int(s.x), sh + 16, 8),
+                      bitfieldExtract(int(s.y), sh, 8), bitfieldExtract(int(s.y), sh + 16, 8));
+  }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    vec4 x0[RB], x1[RB], x2[RB], x3[RB];
+    [[unroll]] for (uint r = 0u; r < RB; ++r) {
+      x0[r] = xload(r, e0 + 4u * i);
+      x1[r] = xload(r, e0 + 32u + 4u * i);
+      x2[r] = xload(r, e0 + 64u + 4u * i);
+      x3[r] = xload(r, e0 + 96u + 4u * i);
+    }
+    [[unroll]] for (uint n = 0u; n < NR; ++n) {
+      uint a = qa[n][i], b = qb[n][i], h = qh[n][i];
+      vec4 v0 = b4((a & 0x0F0F0F0Fu) | ((h << 4) & 0x30303030u), 0x3Fu, 32.0);
+      vec4 v1 = b4((b & 0x0F0F0F0Fu) | ((h << 2) & 0x30303030u), 0x3Fu, 32.0);
+      vec4 v2 = b4(((a >> 4) & 0x0F0F0F0Fu) | (h & 0x30303030u), 0x3Fu, 32.0);
+      vec4 v3 = b4(((b >> 4) & 0x0F0F0F0Fu) | ((h >> 2) & 0x30303030u), 0x3Fu, 32.0);
+      [[unroll]] for (uint r = 0u; r < RB; ++r)
+        acc[n * RB + r] += dsc[n].x * dot(v0, x0[r]) + dsc[n].y * dot(v1, x1[r]) + dsc[n].z * dot(v2, x2[r]) +
+                           dsc[n].w * dot(v3, x3[r]);
+    }
+  }
+}
+#endif
+
+// ---- Q8_0: 2 chunks per 34-byte block (16 int8 quants each, plus the block's f16 d). ----
+#if GEMV_BLOCK == 10
+const uint CPB = 2u;
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint blk = c >> 1, hh = c & 1u;
+  uint e0 = blk * 32u + 16u * hh;
+  uvec4 q[NR];
+  float d[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uint bs = wrow[n] + blk * 34u;
+    d[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u + 16u * hh) ^ uvec4(0x80808080u);  // int8 -> q + 128
+  }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    vec4 xv[RB];
+    [[unroll]] for (uint r = 0u; r < RB; ++r) xv[r] = xload(r, e0 + 4u * i);
+    [[unroll]] for (uint n = 0u; n < NR; ++n) {
+      vec4 v = b4(q[n][i], 0xFFu, 128.0);
+      [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += d[n] * dot(v, xv[r]);
+    }
+  }
+}
+#endif
+
+// ---- Q4_0 (11), Q4_1 (12), Q5_0 (13), Q5_1 (14): one chunk per 32-element block: 16 quant bytes, low
+// nibbles elements 0..15, high nibbles 16..31 (Q5_x: fifth bit e of qh). x = d*q' + m, where
+// q' = q - 8 (Q4_0) or q - 16 (Q5_0) and m = 0, or q' = q and m from the block (Q4_1, Q5_1). ----
+#if GEMV_BLOCK >= 11 && GEMV_BLOCK <= 14
+const uint CPB = 1u;
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint e0 = c * 32u;
+  uvec4 q[NR];
+  vec2 dm[NR];
+#if GEMV_BLOCK == 13 || GEMV_BLOCK == 14
+  uint qh[NR];
+#endif
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+#if GEMV_BLOCK == 11
+    uint bs = wrow[n] + c * 18u;
+    dm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);
+    q[n] = load16_even(wb, bs + 2u);
+#elif GEMV_BLOCK == 12
+    uint w = (wrow[n] >> 2) + c * 5u;
+    dm[n] = unpackHalf2x16(wb.d[w]);
+    q[n] = uvec4(wb.d[w + 1u], wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u]);
+#elif GEMV_BLOCK == 13
+    uint bs = wrow[n] + c * 22u;
+    dm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);
+    qh[n] = load_u16(wb, bs + 2u) | (load_u16(wb, bs + 4u) << 16);
+    q[n] = load16_even(wb, bs + 6u);
+#else
+    uint w = (wrow[n] >> 2) + c * 6u;
+    dm[n] = unpackHalf2x16(wb.d[w]);
+    qh[n] = wb.d[w + 1u];
+    q[n] = uvec4(wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u], wb.d[w + 5u]);
+#endif
+  }
+#if GEMV_BLOCK == 11
+  const float OFF = 8.0;
+#elif GEMV_BLOCK == 13
+  const float OFF = 16.0;
+#else
+  const float OFF = 0.0;
+#endif
+  float p[NR * RB];
+  float xs[RB];
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) p[i] = 0.0;
+  [[unroll]] for (uint r = 0u; r < RB; ++r) xs[r] = 0.0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    vec4 xl[RB], xh[RB];
+    [[unroll]] for (uint r = 0u; r < RB; ++r) {
+      xl[r] = xload(r, e0 + 4u * i);
+      xh[r] = xload(r, e0 + 16u + 4u * i);
+#if GEMV_BLOCK == 12 || GEMV_BLOCK == 14
+      xs[r] += (xl[r].x + xl[r].y) + (xl[r].z + xl[r].w) + (xh[r].x + xh[r].y) + (xh[r].z + xh[r].w);
+#endif
+    }
+    [[unroll]] for (uint n = 0u; n < NR; ++n) {
+      uint w = q[n][i];
+#if GEMV_BLOCK == 11 || GEMV_BLOCK == 12
+      vec4 vl = b4(w, 0xFu, OFF);
+      vec4 vh = b4(w >> 4, 0xFu, OFF);
+#else
+      vec4 vl = b4((w & 0x0F0F0F0Fu) | (spread4((qh[n] >> (4u * i)) & 15u) << 4), 0x1Fu, OFF);
+      vec4 vh = b4(((w >> 4) & 0x0F0F0F0Fu) | (spread4((qh[n] >> (16u + 4u * i)) & 15u) << 4), 0x1Fu, OFF);
+#endif
+      [[unroll]] for (uint r = 0u; r < RB; ++r) p[n * RB + r] += dot(vl, xl[r]) + dot(vh, xh[r]);
+    }
+  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dm[n].x * p[n * RB + r] + dm[n].y * xs[r];
+}
+#endif
+
+#endif
