@@ -6,6 +6,11 @@
 // (dequantized once per tile by WUNIT) are staged in shared memory as f16; the next step's global loads
 // are issued into registers before this step's matrix products. Results go through a per-subgroup
 // 16 x 8 f32 staging area so edge tiles, bias and the output's row stride keep GEMM_TILE's semantics.
+// Precision: with OCTO_COOP_SPLIT (the planner's default) each factor is split into f16 high and low
+// parts, v = hi + lo, and three products hi.hi + lo.hi + hi.lo keep about 22 bits of every input, close
+// to an f32 kernel; without it (gemm_coopf_*: activations and dequantized weights rounded to f16, as
+// llama.cpp does) the products cost a third but carry f16's 11 bits. Inputs beyond f16's range
+// (|v| > 65504) become infinite on both paths.
 // Chosen by src/vulkan/kernels/gemm.cpp only where the device reports VK_NV_cooperative_matrix and a
 // subgroup size of 32 (16x8x16 f16 -> f32 is the shape NVIDIA exposes since Turing).
 // Needs K % 32 == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
@@ -31,6 +36,18 @@ const uint XV = BM / 16u;  // x vec4 loads per invocation per step (BM * 8 / 128
 const uint WU = BN / 32u;  // W units per invocation per step (BN * 4 / 128)
 shared float16_t as_[BM * SK];  // x tile, row-major [m][k]
 shared float16_t bs_[BN * SK];  // W tile, [n][k]: B = W^T read column-major
+#ifdef OCTO_COOP_SPLIT
+shared float16_t al_[BM * SK];  // low parts
+shared float16_t bl_[BN * SK];
+#define PUT(arr, lo, o, v)              \
+  {                                     \
+    float16_t h_ = float16_t(v);        \
+    arr[o] = h_;                        \
+    lo[o] = float16_t((v) - float(h_)); \
+  }
+#else
+#define PUT(arr, lo, o, v) arr[o] = float16_t(v);
+#endif
 shared float cs[4u * 128u];     // one 16 x 8 f32 fragment per subgroup, for the epilogue
 
 void main() {
@@ -66,14 +83,14 @@ void main() {
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
       uint o = (xr + 16u * p) * SK + 4u * xq;
-      as_[o + 0u] = float16_t(xv[p].x);
-      as_[o + 1u] = float16_t(xv[p].y);
-      as_[o + 2u] = float16_t(xv[p].z);
-      as_[o + 3u] = float16_t(xv[p].w);
+      PUT(as_, al_, o + 0u, xv[p].x)
+      PUT(as_, al_, o + 1u, xv[p].y)
+      PUT(as_, al_, o + 2u, xv[p].z)
+      PUT(as_, al_, o + 3u, xv[p].w)
     }
     [[unroll]] for (uint p = 0u; p < WU; ++p) {
       uint o = (wc + 32u * p) * SK + 8u * wu;
-      [[unroll]] for (uint i = 0u; i < 8u; ++i) bs_[o + i] = float16_t(wv[p][i]);
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) PUT(bs_, bl_, o + i, wv[p][i])
     }
     barrier();
     if (k0 + BK < pc.K) {
@@ -83,15 +100,29 @@ void main() {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];
       [[unroll]] for (uint i = 0u; i < FM; ++i)
         coopMatLoadNV(a[i], as_, (wm * 16u * FM + 16u * i) * SK + kk, SK, false);
+#ifdef OCTO_COOP_SPLIT
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> alo[FM];
+      [[unroll]] for (uint i = 0u; i < FM; ++i)
+        coopMatLoadNV(alo[i], al_, (wm * 16u * FM + 16u * i) * SK + kk, SK, false);
+#endif
       [[unroll]] for (uint j = 0u; j < FN; ++j) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
         coopMatLoadNV(b, bs_, (wn * 8u * FN + 8u * j) * SK + kk, SK, true);
+#ifdef OCTO_COOP_SPLIT
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> blo;
+        coopMatLoadNV(blo, bl_, (wn * 8u * FN + 8u * j) * SK + kk, SK, true);
+        [[unroll]] for (uint i = 0u; i < FM; ++i) {
+          acc[i * FN + j] = coopMatMulAddNV(alo[i], b, acc[i * FN + j]);
+          acc[i * FN + j] = coopMatMulAddNV(a[i], blo, acc[i * FN + j]);
+        }
+#endif
         [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]);
       }
     }
     barrier();
   }
 #undef LOAD_STEP
+#undef PUT
 
   // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns
   // 4 (l % 2) .. + 3 of it.

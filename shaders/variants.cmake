@@ -25,8 +25,10 @@ octo_shader_variant(attention_nosg attention.comp)
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
 endforeach()
-# Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA), per weight dtype.
+# Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA; _coopf:
+# plain f16 factors, _coop: f16 high + low parts), per weight dtype.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemm_reg_${dt} gemm_reg.comp DEFINES WUNIT=wunit_${dt})
-  octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
+  octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)
+  octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
 endforeach()

@@ -1,17 +1,19 @@
 // GEMM_TILE / GEMV_TILE over many rows (prefill): picks one of three tiled kernels and its tile.
 //   gemm_coop_<dt>  shaders/gemm_coop.comp: tensor cores (VK_NV_cooperative_matrix, subgroup size 32),
-//                   f16 products with f32 sums; not for F32 weights, whose precision it would cut.
+//                   each factor split into f16 high + low parts (about f32 precision), f32 sums.
+//   gemm_coopf_<dt> the same with plain f16 factors (llama.cpp's precision): only when asked for.
 //   gemm_reg_<dt>   shaders/gemm_reg.comp: SIMT, 256 invocations each holding 4x4 .. 8x8 sums.
 //   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel, kept for devices with < 17 KiB of shared
 //                   memory or < 256 invocations, and as the baseline of benchmarks/gemm.
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all three; OCTO_GEMM_KERNEL=
-// old|reg|coop forces one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+// old|reg|coop|coopf forces one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vulkan/kernels/planner_support.hpp"
 
@@ -20,9 +22,9 @@ namespace {
 
 struct gemm_module {
   ir::dtype dtype;
-  std::string_view old, reg, coop;
+  std::string_view old, reg, coop, coopf;
 };
-#define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt}
+#define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt, "gemm_coopf_" #dt}
 constexpr gemm_module gemm_modules[] = {
     OCTO_GEMM_ROW(f32),  OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
     OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
@@ -41,7 +43,13 @@ struct tile {
 
 /// The largest tile (by area) whose grid still has `min_groups` workgroups; the smallest otherwise.
 /// A forced OCTO_GEMM_TILE wins when it is one of the kernel's tiles.
-tile pick_tile(std::initializer_list<tile> tiles, std::uint32_t rows, std::uint32_t n) {
+/// `shared_bytes(t)` > `max_shared` rules a tile out.
+template <class F>
+tile pick_tile(std::initializer_list<tile> all, std::uint32_t rows, std::uint32_t n, std::uint32_t max_shared,
+               F shared_bytes) {
+  std::vector<tile> tiles;
+  for (const tile& t : all)
+    if (shared_bytes(t) <= max_shared) tiles.push_back(t);
   const std::string forced = env("OCTO_GEMM_TILE");
   unsigned fm = 0, fn = 0;
   if (!forced.empty() && std::sscanf(forced.c_str(), "%ux%u", &fm, &fn) == 2)
@@ -50,12 +58,11 @@ tile pick_tile(std::initializer_list<tile> tiles, std::uint32_t rows, std::uint3
   // Enough workgroups to give each of ~130 multiprocessors one (H100: 132 SMs); smaller devices are
   // filled by the same rule.
   constexpr std::uint64_t min_groups = 128;
-  tile best = *(tiles.end() - 1);
   for (const tile& t : tiles) {  // listed largest first
     const std::uint64_t groups = std::uint64_t{(rows + t.bm - 1) / t.bm} * ((n + t.bn - 1) / t.bn);
     if (groups >= min_groups) return t;
   }
-  return best;
+  return tiles.back();
 }
 
 }  // namespace
@@ -79,21 +86,28 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   std::string_view kind;
   if (force == "old" && can_old) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
+  else if (force == "coopf" && can_coop) kind = "coopf";
   else if (can_coop && force != "reg" && force != "old") kind = "coop";
   else if (can_reg) kind = "reg";
   else if (can_old) kind = "old";
   else return false;
 
   tile t{64, 64};
+  const std::initializer_list<tile> tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64}};
   if (kind == "old") {
     l.shader = mod->old;
   } else if (kind == "reg") {
     l.shader = mod->reg;
-    t = pick_tile({{128, 128}, {64, 128}, {128, 64}, {64, 64}}, a.rows, a.n_tile);
+    // xs and ws: 16 k rows of (BM + 4) and (BN + 4) floats.
+    t = pick_tile(tiles, a.rows, a.n_tile, d.max_shared_memory,
+                  [](tile x) { return 16 * 4 * (x.bm + x.bn + 8); });
     l.spec_constants = {256, t.bm / 16, t.bn / 16};
   } else {
-    l.shader = mod->coop;
-    t = pick_tile({{128, 128}, {64, 128}, {128, 64}, {64, 64}}, a.rows, a.n_tile);
+    const bool split = kind == "coop";
+    l.shader = split ? mod->coop : mod->coopf;
+    // f16 tiles of 40-half rows (two of each with the split), plus 2 KiB of epilogue staging.
+    t = pick_tile(tiles, a.rows, a.n_tile, d.max_shared_memory,
+                  [split](tile x) { return (x.bm + x.bn) * 40 * 2 * (split ? 2 : 1) + 2048; });
     l.spec_constants = {128, t.bm / 32, t.bn / 16};
   }
   const std::uint64_t col_groups = (a.n_tile + t.bn - 1) / t.bn;

@@ -1,0 +1,260 @@
+// GEMM_TILE throughput for prefill: y[T,N] = x[T,K] @ W[N,K].T for the linear layers of Qwen2.5-0.5B /
+// 1.5B / 7B at T prompt tokens, per weight dtype and per GEMM kernel (src/vulkan/kernels/gemm.cpp,
+// forced through OCTO_GEMM_KERNEL). Times are GPU timestamps around the one task (vulkan_options::
+// profile), median over passes. Prints one JSON object per shape (TFLOP/s) and one per model (the
+// sum over a layer's GEMMs times the layer count: prefill tok/s if the GEMMs were all there was).
+//
+//   bench_gemm [--quick] [--models 0.5b,1.5b,7b] [--tokens 128,512] [--dtypes f16,q8_0,q4_k]
+//              [--kernels auto,old,reg,coop] [--passes 20]
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
+#include "octo/error.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+
+namespace ir = octo::ir;
+
+namespace {
+
+struct shape {
+  const char* name;
+  std::int64_t n, k;
+  int count;  // GEMMs of this shape per layer
+};
+struct model {
+  const char* name;
+  int layers;
+  std::vector<shape> shapes;
+};
+
+// Qwen2.5 configs (hidden, intermediate, heads x head_dim, kv heads): q and o are hidden x hidden,
+// k and v are (kv heads * head_dim) x hidden, gate and up intermediate x hidden, down hidden x intermediate.
+const std::vector<model> models = {
+    {"0.5b", 24, {{"q_o", 896, 896, 2}, {"k_v", 128, 896, 2}, {"gate_up", 4864, 896, 2}, {"down", 896, 4864, 1}}},
+    {"1.5b", 28, {{"q_o", 1536, 1536, 2}, {"k_v", 256, 1536, 2}, {"gate_up", 8960, 1536, 2}, {"down", 1536, 8960, 1}}},
+    {"7b", 28, {{"q_o", 3584, 3584, 2}, {"k_v", 512, 3584, 2}, {"gate_up", 18944, 3584, 2}, {"down", 3584, 18944, 1}}},
+    {"tiny", 2, {{"q_o", 80, 256, 2}, {"gate_up", 200, 256, 2}}},
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t p = 0; p < list.size();) {
+    auto q = list.find(',', p);
+    if (q == std::string::npos) q = list.size();
+    if (q > p) out.push_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+ir::dtype parse_dtype(const std::string& s) {
+  std::string upper = s;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (auto d = ir::parse<ir::dtype>(upper)) return *d;
+  throw octo::error("bench_gemm: unknown dtype '" + s + "'");
+}
+
+/// W [N,K] of `dt`: 8 distinct random rows (quantized as a real model's are) repeated over N rows.
+std::vector<std::byte> make_weight(ir::dtype dt, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
+  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dt, k));
+  const std::int64_t distinct = std::min<std::int64_t>(8, n);
+  std::vector<std::byte> rows(row_bytes * static_cast<std::size_t>(distinct));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(k));
+  for (std::int64_t r = 0; r < distinct; ++r) {
+    for (auto& x : v) x = u(rng);
+    auto* dst = rows.data() + row_bytes * static_cast<std::size_t>(r);
+    if (ir::is_block_quantized(dt)) octo::detail::quantize_row(dt, v.data(), reinterpret_cast<std::uint8_t*>(dst), k);
+    else octo::detail::from_f32(dt, v, std::span<std::byte>(dst, row_bytes));
+  }
+  std::vector<std::byte> out(row_bytes * static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r)
+    std::memcpy(out.data() + row_bytes * static_cast<std::size_t>(r),
+                rows.data() + row_bytes * static_cast<std::size_t>(r % distinct), row_bytes);
+  return out;
+}
+
+ir::program make_gemm(ir::dtype dt, std::int64_t t, std::int64_t n, std::int64_t k) {
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {t, k});
+  auto w = p.add_buffer("w", ir::buffer_kind::weight, dt, {n, k});
+  auto y = p.add_buffer("y", ir::buffer_kind::io_output, ir::dtype::f32, {t, n});
+  ir::task tk;
+  tk.op = ir::opcode::gemm_tile;
+  tk.inputs = {x, w};
+  tk.outputs = {y};
+  tk.out_counter = p.add_counter();
+  tk.params.set(ir::param_key::M_tile, t);
+  tk.params.set(ir::param_key::m_off, 0);
+  tk.params.set(ir::param_key::K, k);
+  tk.params.set(ir::param_key::N_tile, n);
+  tk.params.set(ir::param_key::n_off, 0);
+  p.add_task(tk);
+  return p;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+constexpr const char* usage =
+    "usage: bench_gemm [--quick] [--models 0.5b,1.5b,7b] [--tokens 128,512] [--dtypes d,...] [--kernels k,...] [--passes P]\n"
+    "  --quick     the 'tiny' model at T=32, 3 passes (a smoke test for lavapipe)\n"
+    "  --models    Qwen2.5 shapes: 0.5b 1.5b 7b tiny (default 0.5b,1.5b,7b)\n"
+    "  --tokens    prompt lengths T (default 128,512)\n"
+    "  --dtypes    weight dtypes (default f16,q8_0,q4_0,q4_k,q6_k)\n"
+    "  --kernels   auto (the planner's choice), old (64x64), reg (register-blocked SIMT), coop (cooperative\n"
+    "              matrix, f16 high + low parts), coopf (cooperative matrix, plain f16); the coop kernels\n"
+    "              fall back where the device lacks them. Default auto,old\n"
+    "  --passes P  timed passes per case after 2 warm-up passes (default 20; quick 3)\n"
+    "  OCTO_GEMM_TILE=MxN forces the tile (see src/vulkan/kernels/gemm.cpp).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int passes = -1;
+  std::string models_arg = "0.5b,1.5b,7b", tokens_arg = "128,512", dtypes_arg = "f16,q8_0,q4_0,q4_k,q6_k",
+              kernels_arg = "auto,old";
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw octo::error("bench_gemm: " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        std::fputs(usage, stdout);
+        return 0;
+      } else if (a == "--quick") {
+        quick = true;
+      } else if (a == "--passes") {
+        passes = std::max(1, std::atoi(value().c_str()));
+      } else if (a == "--models") {
+        models_arg = value();
+      } else if (a == "--tokens") {
+        tokens_arg = value();
+      } else if (a == "--dtypes") {
+        dtypes_arg = value();
+      } else if (a == "--kernels") {
+        kernels_arg = value();
+      } else {
+        throw octo::error("bench_gemm: unknown argument '" + a + "' (see --help)");
+      }
+    }
+    if (quick) {
+      models_arg = "tiny";
+      tokens_arg = "32";
+      dtypes_arg = "f16,q4_k";
+      kernels_arg = "auto,old,reg";
+    }
+    if (passes < 0) passes = quick ? 3 : 20;
+    std::vector<const model*> chosen;
+    for (const auto& s : split(models_arg)) {
+      const model* m = nullptr;
+      for (const auto& c : models)
+        if (s == c.name) m = &c;
+      if (!m) throw octo::error("bench_gemm: unknown model '" + s + "' (0.5b 1.5b 7b tiny)");
+      chosen.push_back(m);
+    }
+    std::vector<std::int64_t> tokens;
+    for (const auto& s : split(tokens_arg)) {
+      const long long v = std::atoll(s.c_str());
+      if (v < 1) throw octo::error("bench_gemm: --tokens: '" + s + "' is not a positive count");
+      tokens.push_back(v);
+    }
+    std::vector<ir::dtype> dtypes;
+    for (const auto& s : split(dtypes_arg)) dtypes.push_back(parse_dtype(s));
+    std::vector<std::string> kernels = split(kernels_arg);
+    for (const auto& k : kernels)
+      if (k != "auto" && k != "old" && k != "reg" && k != "coop" && k != "coopf")
+        throw octo::error("bench_gemm: unknown kernel '" + k + "' (auto old reg coop coopf)");
+
+    octo::vm::vulkan_options opt;
+    opt.profile = true;
+    octo::vm::vulkan_vm vm(opt);
+    const std::string device = json_escape(vm.device().name);
+    const char* tile_env = std::getenv("OCTO_GEMM_TILE");
+    const std::string tile = tile_env ? json_escape(tile_env) : "auto";
+    std::mt19937_64 rng(42);
+
+    for (const model* m : chosen)
+      for (std::int64_t t : tokens)
+        for (ir::dtype dt : dtypes)
+          for (const auto& kern : kernels) {
+            if (kern == "auto") ::unsetenv("OCTO_GEMM_KERNEL");
+            else ::setenv("OCTO_GEMM_KERNEL", kern.c_str(), 1);
+            double layer_us = 0, layer_flop = 0;
+            bool complete = true;
+            for (const shape& s : m->shapes) {
+              const std::string head = "{\"name\":\"gemm\",\"device\":\"" + device + "\",\"model\":\"" + m->name +
+                                       "\",\"shape\":\"" + s.name + "\",\"dtype\":\"" + std::string(ir::name(dt)) +
+                                       "\",\"kernel\":\"" + kern + "\",\"tile\":\"" + tile + "\",\"T\":" +
+                                       std::to_string(t) + ",\"N\":" + std::to_string(s.n) + ",\"K\":" +
+                                       std::to_string(s.k);
+              if (s.k % ir::layout(dt).block_elems != 0) {
+                std::printf("%s,\"skipped\":\"K is not a multiple of the %d-element block\"}\n", head.c_str(),
+                            ir::layout(dt).block_elems);
+                complete = false;
+                continue;
+              }
+              try {
+                vm.load(make_gemm(dt, t, s.n, s.k));
+                vm.write_bytes("w", make_weight(dt, s.n, s.k, rng));
+                std::vector<float> x(static_cast<std::size_t>(t * s.k));
+                std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+                for (auto& v : x) v = u(rng);
+                vm.write("x", x);
+                for (int i = 0; i < 2; ++i) vm.execute();
+                std::vector<double> us;
+                for (int i = 0; i < passes; ++i) {
+                  vm.execute();
+                  for (const auto& pr : vm.profile())
+                    if (pr.opcode == "GEMM_TILE") us.push_back(pr.microseconds);
+                }
+                if (us.empty()) throw octo::error("no GPU timestamps came back");
+                std::sort(us.begin(), us.end());
+                const double med = us[us.size() / 2];
+                const double flop = 2.0 * double(t) * double(s.n) * double(s.k);
+                layer_us += s.count * med;
+                layer_flop += s.count * flop;
+                std::printf("%s,\"best_us\":%.2f,\"median_us\":%.2f,\"tflop_s\":%.4g}\n", head.c_str(), us.front(), med,
+                            flop / (med * 1e6));
+              } catch (const octo::error& e) {  // one case failing spares the rest
+                std::printf("%s,\"error\":\"%s\"}\n", head.c_str(), json_escape(e.what()).c_str());
+                complete = false;
+              }
+              std::fflush(stdout);
+            }
+            if (complete && layer_us > 0)
+              std::printf("{\"name\":\"gemm_model\",\"device\":\"%s\",\"model\":\"%s\",\"dtype\":\"%s\",\"kernel\":\"%s\","
+                          "\"tile\":\"%s\",\"T\":%lld,\"layers\":%d,\"gemm_ms_per_prompt\":%.4g,\"tflop_s\":%.4g,"
+                          "\"tok_s_gemm_only\":%.5g}\n",
+                          device.c_str(), m->name, std::string(ir::name(dt)).c_str(), kern.c_str(), tile.c_str(),
+                          static_cast<long long>(t), m->layers, layer_us * m->layers / 1e3, layer_flop / (layer_us * 1e6),
+                          double(t) / (layer_us * m->layers / 1e6));
+            std::fflush(stdout);
+          }
+    ::unsetenv("OCTO_GEMM_KERNEL");
+  } catch (const octo::error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,204 @@
+// The tiled GEMM kernels (src/vulkan/kernels/gemm.cpp: gemm_coop, gemm_reg at each of its tiles, the
+// first 64x64 gemm) against a float64 oracle written here: y = x . dequant(W)^T (+ bias), with the CPU
+// dequantizer (tested on its own against independently computed blocks). Shapes cover what a prefill
+// meets at the edges: T and N not multiples of any tile, K from 256 to 4096, bias, m_off/n_off windows
+// into a wider output (ldy > N_tile); everything outside the window must keep its poison bits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
+#include "octo/ir/program.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+#include "gpu_support.hpp"
+
+namespace {
+
+namespace ir = octo::ir;
+
+octo::vm::vulkan_vm& gpu() {
+  static octo::vm::vulkan_vm vm(octo_test::small_options());
+  return vm;
+}
+
+/// Sets an environment variable for one scope (the planner reads it when a program loads).
+struct scoped_env {
+  std::string name;
+  scoped_env(const char* n, const std::string& v) : name(n) {
+    if (v.empty()) ::unsetenv(n);
+    else ::setenv(n, v.c_str(), 1);
+  }
+  ~scoped_env() { ::unsetenv(name.c_str()); }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+};
+
+struct gemm_case {
+  ir::dtype wd;
+  std::int64_t T, K, N;         // x [T,K], W [N,K]
+  std::int64_t ldy;             // y [T, ldy]
+  std::int64_t m_off, m_tile;   // rows written
+  std::int64_t n_off, n_tile;   // columns written
+  bool bias;
+};
+
+/// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle.
+/// The bound on |y - oracle| is rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic.
+void check_gemm(const gemm_case& g, double rel, std::uint64_t seed) {
+  CAPTURE(ir::name(g.wd));
+  CAPTURE(g.T);
+  CAPTURE(g.K);
+  CAPTURE(g.N);
+  CAPTURE(g.m_off);
+  CAPTURE(g.n_off);
+  CAPTURE(g.bias);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {g.T, g.K});
+  auto w = p.add_buffer("w", ir::buffer_kind::weight, g.wd, {g.N, g.K});
+  auto b = p.add_buffer("b", ir::buffer_kind::weight, ir::dtype::f32, {g.N});
+  auto y = p.add_buffer("y", ir::buffer_kind::io_output, ir::dtype::f32, {g.T, g.ldy});
+  ir::task t;
+  t.op = ir::opcode::gemm_tile;
+  t.inputs = {x, w};
+  if (g.bias) t.inputs.push_back(b);
+  t.outputs = {y};
+  t.out_counter = p.add_counter();
+  t.params.set(ir::param_key::M_tile, g.m_tile);
+  t.params.set(ir::param_key::m_off, g.m_off);
+  t.params.set(ir::param_key::K, g.K);
+  t.params.set(ir::param_key::N_tile, g.n_tile);
+  t.params.set(ir::param_key::n_off, g.n_off);
+  p.add_task(t);
+
+  std::vector<float> xv(static_cast<std::size_t>(g.T * g.K)), bv(static_cast<std::size_t>(g.N));
+  for (auto& v : xv) v = u(rng);
+  for (auto& v : bv) v = u(rng);
+  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(g.wd, g.K));
+  std::vector<std::byte> wb(row_bytes * static_cast<std::size_t>(g.N));
+  std::vector<float> wf(static_cast<std::size_t>(g.N * g.K)), row(static_cast<std::size_t>(g.K));
+  for (std::int64_t n = 0; n < g.N; ++n) {
+    for (auto& v : row) v = u(rng);
+    auto* dst = reinterpret_cast<std::uint8_t*>(wb.data()) + row_bytes * static_cast<std::size_t>(n);
+    if (ir::is_block_quantized(g.wd)) octo::detail::quantize_row(g.wd, row.data(), dst, g.K);
+    else octo::detail::from_f32(g.wd, row, std::span<std::byte>(reinterpret_cast<std::byte*>(dst), row_bytes));
+    octo::detail::dequantize_row(g.wd, dst, wf.data() + n * g.K, g.K);  // what the kernel must see
+  }
+
+  auto& vm = gpu();
+  vm.load(p);
+  vm.write("x", xv);
+  vm.write_bytes("w", wb);
+  vm.write("b", bv);
+  vm.write_bytes("y", std::vector<std::byte>(static_cast<std::size_t>(g.T * g.ldy * 4), std::byte{0xff}));
+  vm.execute();
+  octo_test::check_clean(vm);
+  const auto got = vm.read_bytes("y");
+  REQUIRE(got.size() == static_cast<std::size_t>(g.T * g.ldy * 4));
+
+  int bad = 0;
+  for (std::int64_t m = 0; m < g.T; ++m)
+    for (std::int64_t n = 0; n < g.ldy; ++n) {
+      std::uint32_t bits;
+      std::memcpy(&bits, got.data() + 4 * (m * g.ldy + n), 4);
+      const bool inside = m >= g.m_off && m < g.m_off + g.m_tile && n >= g.n_off && n < g.n_off + g.n_tile;
+      if (!inside) {
+        if (bits != 0xffffffffu && ++bad <= 5) {
+          INFO("y[" << m << "," << n << "] outside the window was written");
+          CHECK(bits == 0xffffffffu);
+        }
+        continue;
+      }
+      double want = g.bias ? double(bv[static_cast<std::size_t>(n)]) : 0.0, mag = 0.0;
+      for (std::int64_t k = 0; k < g.K; ++k) {
+        const double prod = double(xv[static_cast<std::size_t>(m * g.K + k)]) * double(wf[static_cast<std::size_t>(n * g.K + k)]);
+        want += prod;
+        mag += std::abs(prod);
+      }
+      float gv;
+      std::memcpy(&gv, &bits, 4);
+      const double bound = rel * mag + 1e-6;
+      const double err = std::abs(double(gv) - want);
+      if (!(err <= bound) && ++bad <= 5) {
+        INFO("y[" << m << "," << n << "] = " << gv << ", oracle " << want << ", bound " << bound);
+        CHECK(err <= bound);
+      }
+    }
+  CHECK(bad == 0);
+}
+
+const ir::dtype all_dtypes[] = {ir::dtype::f32,  ir::dtype::f16,  ir::dtype::bf16, ir::dtype::q8_0, ir::dtype::q4_0,
+                                ir::dtype::q4_1, ir::dtype::q5_0, ir::dtype::q5_1, ir::dtype::q2_k, ir::dtype::q3_k,
+                                ir::dtype::q4_k, ir::dtype::q5_k, ir::dtype::q6_k};
+
+// Error bounds relative to sum |x w|: f32 products and sums (SIMT) leave a few ulps; the cooperative
+// kernel's f16 high + low parts keep ~22 bits of each factor; plain f16 factors (coopf) 11 bits.
+constexpr double rel_f32 = 2e-6, rel_split = 2e-5, rel_f16 = 2e-3;
+
+/// The bound for the planner's own choice ("auto") on this device.
+double auto_rel(ir::dtype wd) { return gpu().device().cooperative_matrix_nv && wd != ir::dtype::f32 ? rel_split : rel_f32; }
+
+std::uint64_t seed() {
+  static const std::uint64_t s = [] {
+    if (const char* e = std::getenv("OCTO_CONFORMANCE_SEED")) return std::uint64_t(std::strtoull(e, nullptr, 10));
+    return std::uint64_t(std::random_device{}());
+  }();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("tiled GEMM: every weight dtype, every kernel, T and N off the tile, a window into a wider output") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  for (const char* kernel : {"", "reg", "old"}) {
+    scoped_env e("OCTO_GEMM_KERNEL", kernel);
+    CAPTURE(std::string(kernel));
+    for (ir::dtype wd : all_dtypes) {
+      const double rel = kernel[0] == 0 ? auto_rel(wd) : rel_f32;
+      // x [37, 256], W [75, 256]: rows [3, 36) and columns [5, 72) of a y with 80 columns.
+      check_gemm({wd, 37, 256, 75, 80, 3, 33, 5, 67, true}, rel, seed() + static_cast<std::uint64_t>(wd));
+    }
+  }
+}
+
+TEST_CASE("tiled GEMM: K from 256 to 4096") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  for (const char* kernel : {"", "reg"}) {
+    scoped_env e("OCTO_GEMM_KERNEL", kernel);
+    CAPTURE(std::string(kernel));
+    for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::q6_k})
+      for (std::int64_t K : {256, 1024, 4096}) {
+        const double rel = kernel[0] == 0 ? auto_rel(wd) : rel_f32;
+        check_gemm({wd, 20, K, 40, 40, 0, 20, 0, 40, false}, rel, seed() + static_cast<std::uint64_t>(K));
+      }
+  }
+}
+
+TEST_CASE("tiled GEMM: each tile of the register-blocked and cooperative kernels (both precisions), edges in both directions") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  for (const char* kernel : {"reg", "coop", "coopf"}) {
+    const std::string k = kernel;
+    if (k != "reg" && !gpu().device().cooperative_matrix_nv) continue;
+    scoped_env e("OCTO_GEMM_KERNEL", kernel);
+    for (const char* tile : {"128x128", "64x128", "128x64", "64x64"}) {
+      scoped_env t("OCTO_GEMM_TILE", tile);
+      CAPTURE(std::string(kernel));
+      CAPTURE(std::string(tile));
+      for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q4_0}) {
+        const double rel = k == "reg" ? rel_f32 : (k == "coop" ? rel_split : rel_f16);
+        // 150 rows and 200 columns (from column 3): a partial tile on both edges for every tile size.
+        check_gemm({wd, 150, 256, 203, 203, 0, 150, 3, 200, wd == ir::dtype::q4_0}, rel,
+                   seed() + static_cast<std::uint64_t>(wd));
+      }
+    }
+  }
+}
