@@ -1,0 +1,240 @@
+// The streaming VM API emulated over CPU reference VMs (one per program): regions and pinned memory are
+// host arrays, placed and shared buffers are copied in before a program runs and out after it.
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+
+#include "octo/error.hpp"
+#include "octo/vm/reference_vm.hpp"
+#include "stream_vm.hpp"
+
+namespace octo::runtime::detail {
+
+namespace {
+
+struct aligned_bytes {
+  std::byte* p = nullptr;
+  std::uint64_t n = 0;
+  explicit aligned_bytes(std::uint64_t bytes) : n(bytes) {
+    p = static_cast<std::byte*>(::operator new(std::size_t(bytes == 0 ? 1 : bytes), std::align_val_t{4096}));
+    std::memset(p, 0, std::size_t(bytes));
+  }
+  ~aligned_bytes() { ::operator delete(p, std::align_val_t{4096}); }
+  aligned_bytes(const aligned_bytes&) = delete;
+  aligned_bytes& operator=(const aligned_bytes&) = delete;
+};
+
+struct region {
+  std::vector<std::byte> bytes;
+  std::uint64_t version = 1;  // bumped by every write into it
+};
+
+struct shared_buffer {
+  std::vector<std::byte> bytes;
+  std::uint64_t version = 1;
+};
+
+struct placed {
+  std::int32_t id = 0;
+  std::string region;
+  std::uint64_t offset = 0, bytes = 0;
+  bool written = false;          // the program writes it (copied back out after a run)
+  std::uint64_t seen = 0;        // region version last copied in
+};
+
+struct shared_use {
+  std::int32_t id = 0;
+  std::string name;
+  bool written = false;
+  std::uint64_t seen = 0;        // shared version last copied in
+};
+
+struct program_state {
+  std::unique_ptr<vm::reference_vm> vm;
+  std::vector<placed> placements;
+  std::vector<shared_use> shared;
+};
+
+class reference_stream_vm final : public stream_vm {
+ public:
+  std::string device_name() const override { return "reference VM (CPU)"; }
+
+  void create_region(std::string_view name, std::uint64_t bytes) override {
+    auto& r = regions_[std::string(name)];
+    r.bytes.assign(std::size_t(bytes), std::byte{0});
+    ++r.version;
+  }
+
+  std::uint32_t add_program(const ir::program& p, std::span<const placement> pl) override {
+    program_state s;
+    s.vm = std::make_unique<vm::reference_vm>(p);
+    const auto& prog = s.vm->program();
+    std::vector<bool> is_written(prog.buffers.size(), false);
+    for (const auto& t : prog.tasks)
+      for (auto o : t.outputs) is_written[std::size_t(o)] = true;
+    std::vector<bool> is_placed(prog.buffers.size(), false);
+    for (const auto& x : pl) {
+      const std::int32_t id = s.vm->buffer_id(x.buffer);
+      const auto it = regions_.find(x.region);
+      if (it == regions_.end()) throw octo::error("octo: placement of '" + x.buffer + "' into unknown region '" + x.region + "'");
+      const auto nb = static_cast<std::uint64_t>(prog.buffers[std::size_t(id)].nbytes());
+      if (x.offset + nb > it->second.bytes.size())
+        throw octo::error("octo: placement of '" + x.buffer + "' runs past the end of region '" + x.region + "'");
+      s.placements.push_back({id, x.region, x.offset, nb, is_written[std::size_t(id)], 0});
+      is_placed[std::size_t(id)] = true;
+    }
+    for (const auto& b : prog.buffers) {
+      const auto id = static_cast<std::int32_t>(&b - prog.buffers.data());
+      if (is_placed[std::size_t(id)]) continue;
+      if (b.kind != ir::buffer_kind::weight && b.kind != ir::buffer_kind::constant && b.kind != ir::buffer_kind::kv_cache)
+        continue;
+      auto [it, fresh] = shared_.try_emplace(b.name.str());
+      if (fresh) it->second.bytes.assign(std::size_t(b.nbytes()), std::byte{0});
+      else if (it->second.bytes.size() != std::size_t(b.nbytes()))
+        throw octo::error("octo: shared buffer '" + b.name.str() + "' has another size in an earlier program");
+      s.shared.push_back({id, b.name.str(), is_written[std::size_t(id)], 0});
+    }
+    programs_.push_back(std::move(s));
+    return static_cast<std::uint32_t>(programs_.size() - 1);
+  }
+
+  void write_bytes(std::uint32_t prog, std::string_view name, std::span<const std::byte> bytes) override {
+    auto& s = at(prog);
+    const std::int32_t id = s.vm->buffer_id(name);
+    for (auto& x : s.placements)
+      if (x.id == id) {
+        check_size(name, x.bytes, bytes.size());
+        auto& r = regions_.at(x.region);
+        std::memcpy(r.bytes.data() + x.offset, bytes.data(), bytes.size());
+        ++r.version;
+        return;
+      }
+    for (auto& u : s.shared)
+      if (u.id == id) {
+        auto& sh = shared_.at(u.name);
+        check_size(name, sh.bytes.size(), bytes.size());
+        sh.bytes.assign(bytes.begin(), bytes.end());
+        ++sh.version;
+        return;
+      }
+    s.vm->write_bytes(id, bytes);
+  }
+
+  std::vector<std::byte> read_bytes(std::uint32_t prog, std::string_view name) override {
+    auto& s = at(prog);
+    const std::int32_t id = s.vm->buffer_id(name);
+    for (auto& x : s.placements)
+      if (x.id == id) {
+        const auto& r = regions_.at(x.region);
+        return {r.bytes.begin() + std::ptrdiff_t(x.offset), r.bytes.begin() + std::ptrdiff_t(x.offset + x.bytes)};
+      }
+    for (auto& u : s.shared)
+      if (u.id == id) return shared_.at(u.name).bytes;
+    const auto b = s.vm->bytes(id);
+    return {b.begin(), b.end()};
+  }
+
+  std::vector<float> read_f32(std::uint32_t prog, std::string_view name) override {
+    const auto b = read_bytes(prog, name);
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+    return f;
+  }
+
+  void set_position(std::int64_t pos, std::int64_t) override { pos_ = pos; }
+
+  pinned_block allocate_pinned(std::uint64_t bytes) override {
+    pinned_.push_back(std::make_unique<aligned_bytes>(bytes));
+    return {static_cast<std::uint32_t>(pinned_.size()), pinned_.back()->p, bytes};
+  }
+
+  std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region_name,
+                             std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) override {
+    if (after_compute > compute_)
+      throw octo::error("octo: upload waits for compute " + std::to_string(after_compute) + ", never submitted");
+    if (src == 0 || src > pinned_.size() || src_offset + bytes > pinned_[src - 1]->n)
+      throw octo::error("octo: upload from a bad pinned range");
+    const auto it = regions_.find(std::string(region_name));
+    if (it == regions_.end() || dst_offset + bytes > it->second.bytes.size())
+      throw octo::error("octo: upload into a bad range of region '" + std::string(region_name) + "'");
+    std::memcpy(it->second.bytes.data() + dst_offset, pinned_[src - 1]->p + src_offset, std::size_t(bytes));
+    ++it->second.version;
+    return ++upload_;
+  }
+
+  std::uint64_t submit(std::uint32_t prog, std::uint64_t after_upload) override {
+    if (after_upload > upload_)
+      throw octo::error("octo: submit waits for upload " + std::to_string(after_upload) + ", never issued");
+    auto& s = at(prog);
+    for (auto& u : s.shared) {
+      const auto& sh = shared_.at(u.name);
+      if (u.seen != sh.version) {
+        s.vm->write_bytes(u.id, sh.bytes);
+        u.seen = sh.version;
+      }
+    }
+    for (auto& x : s.placements) {
+      const auto& r = regions_.at(x.region);
+      if (x.written || x.seen != r.version) {  // unchanged weights keep the VM's converted copy
+        s.vm->write_bytes(x.id, std::span(r.bytes).subspan(std::size_t(x.offset), std::size_t(x.bytes)));
+        x.seen = r.version;
+      }
+    }
+    s.vm->set_position(pos_);
+    s.vm->run();
+    for (auto& u : s.shared)
+      if (u.written) {
+        auto& sh = shared_.at(u.name);
+        const auto b = s.vm->bytes(u.id);
+        sh.bytes.assign(b.begin(), b.end());
+        u.seen = ++sh.version;
+      }
+    for (auto& x : s.placements)
+      if (x.written) {
+        auto& r = regions_.at(x.region);
+        const auto b = s.vm->bytes(x.id);
+        std::memcpy(r.bytes.data() + x.offset, b.data(), b.size());
+        ++r.version;
+      }
+    return ++compute_;
+  }
+
+  void wait_compute(std::uint64_t v) override {
+    if (v > compute_) throw octo::error("octo: waiting for compute " + std::to_string(v) + ", never submitted");
+  }
+  void wait_upload(std::uint64_t v) override {
+    if (v > upload_) throw octo::error("octo: waiting for upload " + std::to_string(v) + ", never issued");
+  }
+  std::uint64_t completed_upload() const override { return upload_; }
+  std::uint64_t memory_in_use() const override {
+    std::uint64_t n = 0;
+    for (const auto& [k, r] : regions_) n += r.bytes.size();
+    for (const auto& [k, b] : shared_) n += b.bytes.size();
+    return n;
+  }
+
+ private:
+  program_state& at(std::uint32_t prog) {
+    if (prog >= programs_.size()) throw octo::error("octo: no program " + std::to_string(prog));
+    return programs_[prog];
+  }
+  static void check_size(std::string_view name, std::uint64_t want, std::uint64_t got) {
+    if (want != got)
+      throw octo::error("octo: buffer '" + std::string(name) + "' holds " + std::to_string(want) + " bytes, got " +
+                        std::to_string(got));
+  }
+
+  std::map<std::string, region, std::less<>> regions_;
+  std::map<std::string, shared_buffer, std::less<>> shared_;
+  std::vector<program_state> programs_;
+  std::vector<std::unique_ptr<aligned_bytes>> pinned_;
+  std::uint64_t compute_ = 0, upload_ = 0;
+  std::int64_t pos_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<stream_vm> make_reference_stream_vm() { return std::make_unique<reference_stream_vm>(); }
+
+}  // namespace octo::runtime::detail

@@ -1,0 +1,92 @@
+// The GGUF weight source: tensors straight from the file's mapping; a layer blob is packed by copying the
+// layer's tensors to 4096-aligned offsets (the layout `octo decompose` writes).
+#include <charconv>
+#include <cstring>
+#include <map>
+
+#include "octo/error.hpp"
+#include "octo/runtime/gguf_model.hpp"
+#include "weight_source.hpp"
+
+namespace octo::runtime::detail {
+
+namespace {
+
+constexpr std::uint64_t blob_alignment = 4096;
+std::uint64_t align_up(std::uint64_t n) { return (n + blob_alignment - 1) / blob_alignment * blob_alignment; }
+
+/// N for "blk.N.<rest>", else -1.
+std::int64_t layer_of(std::string_view name) {
+  if (name.substr(0, 4) != "blk.") return -1;
+  const auto dot = name.find('.', 4);
+  if (dot == std::string_view::npos) return -1;
+  std::int64_t l = -1;
+  const auto r = std::from_chars(name.data() + 4, name.data() + dot, l);
+  if (r.ec != std::errc() || r.ptr != name.data() + dot) return -1;
+  return l;
+}
+
+class gguf_source final : public weight_source {
+ public:
+  gguf_source(const std::filesystem::path& path, std::int64_t ctx) : model_(path, ctx), label_(path.filename().string()) {
+    const auto& f = model_.file();
+    const std::int64_t L = model_.config().layers;
+    blob_bytes_.assign(std::size_t(L), 0);
+    for (const auto& t : f.tensors()) {
+      tensor_desc d;
+      d.ggml_type = t.ggml_type;
+      d.dims = t.dims;
+      d.bytes = t.size;
+      d.layer = layer_of(t.name);
+      if (d.layer >= L) throw octo::error("octo: " + label_ + ": tensor '" + t.name + "' belongs to no layer of " + std::to_string(L));
+      if (d.layer >= 0) {
+        auto& end = blob_bytes_[std::size_t(d.layer)];
+        d.offset = end;
+        end = align_up(end + d.bytes);
+        layer_tensors_.resize(std::size_t(L));
+        layer_tensors_[std::size_t(d.layer)].push_back(t.name);
+      }
+      tensors_.emplace(t.name, std::move(d));
+    }
+  }
+
+  const models::model_config& config() const override { return model_.config(); }
+  const model_file::tokenizer& tokenizer() const override { return model_.tokenizer(); }
+  const std::string& architecture() const override { return model_.architecture(); }
+  std::string label() const override { return label_; }
+  const tensor_desc* find(std::string_view name) const override {
+    const auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+  std::uint64_t layer_blob_bytes(std::int64_t l) const override { return blob_bytes_.at(std::size_t(l)); }
+  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) override {
+    if (dst.size() < layer_blob_bytes(l)) throw octo::error("octo: a staging buffer is too small for layer " + std::to_string(l));
+    std::uint64_t n = 0;
+    for (const auto& name : layer_tensors_.at(std::size_t(l))) {
+      const auto& d = tensors_.find(name)->second;
+      const auto t = model_.file().tensor(name);
+      std::memcpy(dst.data() + d.offset, t.data.data(), t.data.size());
+      n += t.data.size();
+    }
+    return n;
+  }
+  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) override {
+    use(model_.file().tensor(std::string(name)).data);
+  }
+  bool is_directory() const override { return false; }
+
+ private:
+  gguf_model model_;
+  std::string label_;
+  std::map<std::string, tensor_desc, std::less<>> tensors_;
+  std::vector<std::uint64_t> blob_bytes_;
+  std::vector<std::vector<std::string>> layer_tensors_;
+};
+
+}  // namespace
+
+std::unique_ptr<weight_source> open_gguf_source(const std::filesystem::path& gguf, std::int64_t ctx) {
+  return std::make_unique<gguf_source>(gguf, ctx);
+}
+
+}  // namespace octo::runtime::detail
