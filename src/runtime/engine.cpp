@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "octo/error.hpp"
@@ -13,49 +15,104 @@ namespace octo::runtime {
 
 namespace {
 
-// What the engine needs of a VM holding one program.
+// Which program of the model a call is about.
+enum class pass : std::uint8_t { decode, prefill };
+
+// What the engine needs of a VM: the decode program, and a prefill program for T tokens beside it.
 struct runner {
   virtual ~runner() = default;
-  virtual void write_i32(std::string_view name, std::span<const std::int32_t> v) = 0;
-  virtual void write_bytes(std::string_view name, std::span<const std::byte> b) = 0;
+  /// (Re)builds the prefill program; weights it shares with the decode program are not written again.
+  virtual void set_prefill(const gguf_model& model, const ir::program& p) = 0;
+  virtual void write_i32(pass which, std::string_view name, std::span<const std::int32_t> v) = 0;
   virtual void set_position(std::int64_t pos, std::int64_t n_tokens) = 0;
-  virtual void run() = 0;
-  virtual std::vector<float> read_f32(std::string_view name) = 0;
-  virtual std::vector<std::byte> read_bytes(std::string_view name) = 0;
-  std::int32_t read_first_i32(std::string_view name) {
-    const auto b = read_bytes(name);
-    if (b.size() < 4) throw octo::error("octo: buffer '" + std::string(name) + "' is empty");
+  virtual void run(pass which) = 0;
+  /// After the prompt: the decode program must see the KV cache the prefill program wrote.
+  virtual void after_prefill(const std::vector<std::string>& kv_names) = 0;
+  virtual std::vector<float> read_f32(pass which, std::string_view name) = 0;
+  virtual std::int32_t read_first_i32(pass which, std::string_view name) = 0;
+};
+
+// The reference VM holds one program: prefill runs on a second one, whose KV cache is copied over.
+struct reference_runner final : runner {
+  vm::reference_vm decoder;
+  std::unique_ptr<vm::reference_vm> prefiller;
+  reference_runner(const gguf_model& model, ir::program p) : decoder(std::move(p)) {
+    model.for_each_weight(decoder.program(), [&](std::string_view n, std::span<const std::byte> b) { decoder.write_bytes(n, b); });
+  }
+  vm::reference_vm& of(pass which) {
+    if (which == pass::decode) return decoder;
+    if (!prefiller) throw octo::error("octo: internal: no prefill program");
+    return *prefiller;
+  }
+  void set_prefill(const gguf_model& model, const ir::program& p) override {
+    prefiller.reset();  // one at a time: its weights are a second copy
+    prefiller = std::make_unique<vm::reference_vm>(p);
+    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) { prefiller->write_bytes(n, b); });
+  }
+  void write_i32(pass w, std::string_view n, std::span<const std::int32_t> v) override { of(w).write_i32(n, v); }
+  void set_position(std::int64_t pos, std::int64_t) override {
+    decoder.set_position(pos);
+    if (prefiller) prefiller->set_position(pos);
+  }
+  void run(pass w) override { of(w).run(); }
+  void after_prefill(const std::vector<std::string>& kv_names) override {
+    for (const auto& kv : kv_names) {
+      const auto b = prefiller->bytes(prefiller->buffer_id(kv));
+      decoder.write_bytes(kv, b);
+    }
+  }
+  std::vector<float> read_f32(pass w, std::string_view n) override { return of(w).read_f32(n); }
+  std::int32_t read_first_i32(pass w, std::string_view n) override {
+    const auto b = of(w).bytes(of(w).buffer_id(n));
+    if (b.size() < 4) throw octo::error("octo: buffer '" + std::string(n) + "' is empty");
     std::int32_t r = 0;
     std::memcpy(&r, b.data(), 4);
     return r;
   }
 };
 
-struct reference_runner final : runner {
-  vm::reference_vm vm;
-  explicit reference_runner(ir::program p) : vm(std::move(p)) {}
-  void write_i32(std::string_view n, std::span<const std::int32_t> v) override { vm.write_i32(n, v); }
-  void write_bytes(std::string_view n, std::span<const std::byte> b) override { vm.write_bytes(n, b); }
-  void set_position(std::int64_t pos, std::int64_t) override { vm.set_position(pos); }
-  void run() override { vm.run(); }
-  std::vector<float> read_f32(std::string_view n) override { return vm.read_f32(n); }
-  std::vector<std::byte> read_bytes(std::string_view n) override {
-    const auto s = vm.bytes(vm.buffer_id(n));
-    return {s.begin(), s.end()};
-  }
-};
-
+// One Vulkan VM holds both programs: they share the weights and the KV caches by name, so there is one
+// copy of each and nothing to copy after the prompt.
 struct vulkan_runner final : runner {
   vm::vulkan_vm vm;
-  vulkan_runner(const ir::program& p, const vm::vulkan_options& o) : vm(o) { vm.load(p); }
-  void write_i32(std::string_view n, std::span<const std::int32_t> v) override { vm.write_bytes(n, std::as_bytes(v)); }
-  void write_bytes(std::string_view n, std::span<const std::byte> b) override { vm.write_bytes(n, b); }
+  vm::program_id decode_id = 0;
+  std::optional<vm::program_id> prefill_id;
+  std::set<std::string, std::less<>> decode_weights;
+  vulkan_runner(const gguf_model& model, const ir::program& p, const vm::vulkan_options& o) : vm(o) {
+    vm.load(p);
+    decode_id = 0;
+    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) {
+      vm.write_bytes(decode_id, n, b);
+      decode_weights.emplace(n);
+    });
+  }
+  vm::program_id of(pass which) const {
+    if (which == pass::decode) return decode_id;
+    if (!prefill_id) throw octo::error("octo: internal: no prefill program");
+    return *prefill_id;
+  }
+  void set_prefill(const gguf_model& model, const ir::program& p) override {
+    if (prefill_id) vm.remove_program(*prefill_id);
+    prefill_id.reset();
+    prefill_id = vm.add_program(p);
+    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) {
+      if (!decode_weights.count(n)) vm.write_bytes(*prefill_id, n, b);  // shared ones hold their data already
+    });
+  }
+  void write_i32(pass w, std::string_view n, std::span<const std::int32_t> v) override {
+    vm.write_bytes(of(w), n, std::as_bytes(v));
+  }
   void set_position(std::int64_t pos, std::int64_t n) override {
     vm.set_position(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(n));
   }
-  void run() override { vm.execute(); }
-  std::vector<float> read_f32(std::string_view n) override { return vm.read_f32(n); }
-  std::vector<std::byte> read_bytes(std::string_view n) override { return vm.read_bytes(n); }
+  void run(pass w) override { vm.execute(of(w)); }
+  void after_prefill(const std::vector<std::string>&) override {}  // the KV caches are the same buffers
+  std::vector<float> read_f32(pass w, std::string_view n) override { return vm.read_f32(of(w), n); }
+  std::int32_t read_first_i32(pass w, std::string_view n) override {
+    std::int32_t r = 0;
+    vm.read_into(of(w), n, std::as_writable_bytes(std::span<std::int32_t>(&r, 1)));
+    return r;
+  }
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -68,10 +125,9 @@ struct engine::impl {
   engine_options options;
   gguf_model model;
   ir::program decode_prog;
-  std::unique_ptr<runner> decoder;
-  std::unique_ptr<runner> prefiller;  // for prefill_T prompt tokens; rebuilt when another T is needed
-  std::int64_t prefill_T = 0;
-  runner* last_ran = nullptr;  // whose profile() is the last pass's
+  std::unique_ptr<runner> vms;
+  std::int64_t prefill_T = 0;  // tokens of the prefill program built (0: none yet)
+  std::optional<pass> last_ran;  // whose profile() is the last pass's
   std::vector<std::string> kv_names;
   std::int64_t pos = 0;
   std::int64_t vocab = 0;
@@ -83,15 +139,12 @@ struct engine::impl {
     decode_prog = model.decode_program(true);
     for (const auto& b : decode_prog.buffers)
       if (b.kind == ir::buffer_kind::kv_cache) kv_names.push_back(b.name.str());
-    decoder = make_runner(decode_prog);
+    if (options.vm == backend::reference) vms = std::make_unique<reference_runner>(model, decode_prog);
+    else vms = std::make_unique<vulkan_runner>(model, decode_prog, options.vulkan);
   }
 
-  std::unique_ptr<runner> make_runner(const ir::program& p) const {
-    std::unique_ptr<runner> r;
-    if (options.vm == backend::reference) r = std::make_unique<reference_runner>(p);
-    else r = std::make_unique<vulkan_runner>(p, options.vulkan);
-    model.for_each_weight(p, [&](std::string_view name, std::span<const std::byte> bytes) { r->write_bytes(name, bytes); });
-    return r;
+  vulkan_runner* vulkan() const {
+    return options.vm == backend::vulkan ? static_cast<vulkan_runner*>(vms.get()) : nullptr;
   }
 
   void check_token(std::int32_t id) const {
@@ -104,21 +157,21 @@ struct engine::impl {
     if (pos >= model.config().max_ctx)
       throw octo::error("octo: the context of " + std::to_string(model.config().max_ctx) + " tokens is full");
     const std::int32_t t[1] = {id}, p[1] = {static_cast<std::int32_t>(pos)};
-    decoder->write_i32("tokens", t);
-    decoder->write_i32("pos", p);
-    decoder->set_position(pos, 1);
-    decoder->run();
-    last_ran = decoder.get();
+    vms->write_i32(pass::decode, "tokens", t);
+    vms->write_i32(pass::decode, "pos", p);
+    vms->set_position(pos, 1);
+    vms->run(pass::decode);
+    last_ran = pass::decode;
     ++pos;
   }
 
   // The prefill VM for a prompt of n tokens (built, uploaded and recorded here, outside the timed pass).
   std::int64_t prepare_prefill(std::int64_t n) {
     const std::int64_t T = std::min(n, options.prefill_chunk);
-    if (!prefiller || prefill_T != T) {
-      if (last_ran == prefiller.get()) last_ran = nullptr;
-      prefiller.reset();  // one prefill VM at a time: its weights are a second copy
-      prefiller = make_runner(model.prefill_program(T));
+    if (prefill_T != T) {
+      if (last_ran == pass::prefill) last_ran.reset();
+      prefill_T = 0;
+      vms->set_prefill(model, model.prefill_program(T));
       prefill_T = T;
     }
     return T;
@@ -135,16 +188,16 @@ struct engine::impl {
       const bool last = start + T >= n;
       if (last) start = n - T;
       for (std::int64_t t = 0; t < T; ++t) pos_ids[std::size_t(t)] = static_cast<std::int32_t>(start + t);
-      prefiller->write_i32("tokens", ids.subspan(std::size_t(start), std::size_t(T)));
-      prefiller->write_i32("pos", pos_ids);
-      prefiller->set_position(start, T);
-      prefiller->run();
-      last_ran = prefiller.get();
+      vms->write_i32(pass::prefill, "tokens", ids.subspan(std::size_t(start), std::size_t(T)));
+      vms->write_i32(pass::prefill, "pos", pos_ids);
+      vms->set_position(start, T);
+      vms->run(pass::prefill);
+      last_ran = pass::prefill;
       if (last) break;
       start += T;
     }
-    for (const auto& kv : kv_names) decoder->write_bytes(kv, prefiller->read_bytes(kv));
-    auto all = prefiller->read_f32("logits");
+    vms->after_prefill(kv_names);
+    auto all = vms->read_f32(pass::prefill, "logits");
     pos = n;
     return {all.end() - vocab, all.end()};
   }
@@ -158,7 +211,7 @@ struct engine::impl {
                         std::to_string(ctx - pos) + " more (raise --ctx)");
     if (pos == 0) return batched_prefill(ids);
     for (auto id : ids) step(id);
-    return decoder->read_f32("logits");
+    return vms->read_f32(pass::decode, "logits");
   }
 };
 
@@ -171,7 +224,7 @@ engine& engine::operator=(engine&&) noexcept = default;
 const gguf_model& engine::model() const { return impl_->model; }
 std::string engine::device_name() const {
   if (impl_->options.vm == backend::reference) return "reference VM (CPU)";
-  return static_cast<vulkan_runner&>(*impl_->decoder).vm.device().name;
+  return impl_->vulkan()->vm.device().name;
 }
 std::int64_t engine::context() const { return impl_->model.config().max_ctx; }
 std::int64_t engine::position() const { return impl_->pos; }
@@ -181,12 +234,12 @@ std::vector<float> engine::prefill(std::span<const std::int32_t> ids) { return i
 
 std::vector<float> engine::decode(std::int32_t id) {
   impl_->step(id);
-  return impl_->decoder->read_f32("logits");
+  return impl_->vms->read_f32(pass::decode, "logits");
 }
 
 std::int32_t engine::decode_greedy(std::int32_t id) {
   impl_->step(id);
-  return impl_->decoder->read_first_i32("next_token");
+  return impl_->vms->read_first_i32(pass::decode, "next_token");
 }
 
 std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt, std::int64_t n,
@@ -228,19 +281,19 @@ const engine::timing& engine::last_timing() const { return impl_->last; }
 
 vm::vulkan_stats engine::decode_stats() const {
   if (impl_->options.vm != backend::vulkan) return {};
-  return static_cast<vulkan_runner&>(*impl_->decoder).vm.stats();
+  return impl_->vulkan()->vm.stats(impl_->vulkan()->decode_id);
 }
 
 std::uint64_t engine::validation_messages() const {
   if (impl_->options.vm != backend::vulkan) return 0;
-  std::uint64_t n = static_cast<vulkan_runner&>(*impl_->decoder).vm.stats().validation_messages;
-  if (impl_->prefiller) n += static_cast<vulkan_runner&>(*impl_->prefiller).vm.stats().validation_messages;
+  std::uint64_t n = impl_->vulkan()->vm.stats().validation_messages;
   return n;
 }
 
 std::vector<vm::task_profile> engine::profile() const {
-  if (impl_->options.vm != backend::vulkan || !impl_->last_ran) return {};
-  return static_cast<vulkan_runner&>(*impl_->last_ran).vm.profile();
+  auto* v = impl_->vulkan();
+  if (!v || !impl_->last_ran) return {};
+  return v->vm.profile(v->of(*impl_->last_ran));
 }
 
 }  // namespace octo::runtime

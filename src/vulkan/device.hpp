@@ -45,6 +45,8 @@ class device {
   const vk::raii::Queue& compute_queue() const { return compute_queue_; }
   std::uint32_t compute_family() const { return compute_family_; }
   std::optional<std::uint32_t> transfer_family() const { return transfer_family_; }
+  /// The transfer-only queue; only valid when transfer_family() has a value.
+  const vk::raii::Queue& transfer_queue() const { return transfer_queue_; }
   const device_facts& facts() const { return facts_; }
   const vk::PhysicalDeviceProperties& properties() const { return properties_; }
   const vk::PhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }

@@ -89,7 +89,7 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
   if (size == 0) size = 4;
   alignment = std::max<std::uint64_t>(alignment, 256);
   std::uint64_t need = std::bit_ceil(std::max(size, alignment));
-  const bool counted = cls != memory_class::staging;  // the budget is device memory's
+  const bool counted = cls == memory_class::device_local || cls == memory_class::host_visible;  // device memory's
   if (counted && in_use_ + need > budget_)
     throw octo::error("octo: device memory budget exceeded: '" + std::string(name) + "' needs " + mib(size) +
                       " with " + mib(in_use_) + " of the " + mib(budget_) + " budget in use");
@@ -97,7 +97,7 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
   std::uint32_t index = 0;
   std::optional<std::uint64_t> offset;
   for (std::uint32_t i = 0; i < blocks_.size() && !offset; ++i)
-    if (blocks_[i] && blocks_[i]->cls == cls) {
+    if (blocks_[i] && blocks_[i]->buddy && blocks_[i]->cls == cls) {
       offset = blocks_[i]->buddy->allocate(size, alignment);
       if (offset) {
         chosen = blocks_[i].get();
@@ -124,7 +124,9 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
 void device_memory::free(const allocation& a) {
   if (!a || a.block >= blocks_.size() || !blocks_[a.block]) return;
   auto& b = *blocks_[a.block];
-  if (b.cls != memory_class::staging) in_use_ -= b.buddy->allocated_block(a.offset);
+  if (!b.buddy) return free_dedicated(a);
+  if (b.cls == memory_class::device_local || b.cls == memory_class::host_visible)
+    in_use_ -= b.buddy->allocated_block(a.offset);
   b.buddy->free(a.offset);
 }
 
@@ -135,6 +137,11 @@ memory_statistics device_memory::stats() const {
   std::uint64_t free_total = 0;
   for (const auto& b : blocks_) {
     if (!b) continue;
+    if (!b->buddy) {
+      s.block_bytes += b->dedicated_bytes;
+      ++s.blocks;
+      continue;
+    }
     auto bs = b->buddy->stats();
     s.block_bytes += bs.capacity;
     ++s.blocks;
@@ -144,6 +151,66 @@ memory_statistics device_memory::stats() const {
   }
   s.fragmentation = free_total == 0 ? 0.0 : 1.0 - static_cast<double>(s.largest_free) / static_cast<double>(free_total);
   return s;
+}
+
+}  // namespace octo::vm::vulkan
+
+namespace octo::vm::vulkan {
+
+allocation device_memory::allocate_dedicated(std::string_view name, std::uint64_t size, memory_class cls,
+                                             std::span<const std::uint32_t> families) {
+  if (size == 0) throw octo::error("octo: '" + std::string(name) + "' needs at least one byte");
+  const bool counted = cls == memory_class::device_local || cls == memory_class::host_visible;
+  if (counted && in_use_ + size > budget_)
+    throw octo::error("octo: device memory budget exceeded: '" + std::string(name) + "' needs " + mib(size) +
+                      " with " + mib(in_use_) + " of the " + mib(budget_) + " budget in use");
+  if (dev_.max_allocation_size() && size > dev_.max_allocation_size())
+    throw octo::error("octo: '" + std::string(name) + "' needs " + mib(size) +
+                      ", more than the device's largest allocation (" + mib(dev_.max_allocation_size()) + ")");
+  std::vector<std::uint32_t> unique(families.begin(), families.end());
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  auto b = std::make_unique<block>();
+  b->cls = cls;
+  b->dedicated_bytes = size;
+  try {
+    const auto& d = dev_.logical();
+    using U = vk::BufferUsageFlagBits;
+    vk::BufferCreateInfo bci({}, size,
+                             U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst,
+                             unique.size() > 1 ? vk::SharingMode::eConcurrent : vk::SharingMode::eExclusive);
+    if (unique.size() > 1) bci.setQueueFamilyIndices(unique);
+    b->buffer = vk::raii::Buffer(d, bci);
+    auto req = b->buffer.getMemoryRequirements();
+    vk::StructureChain<vk::MemoryAllocateInfo, vk::MemoryAllocateFlagsInfo> mai(
+        vk::MemoryAllocateInfo(req.size, find_type(dev_.memory_properties(), req.memoryTypeBits, cls)),
+        vk::MemoryAllocateFlagsInfo(vk::MemoryAllocateFlagBits::eDeviceAddress));
+    b->memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
+    b->buffer.bindMemory(*b->memory, 0);
+    b->address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b->buffer));
+    if (cls != memory_class::device_local) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
+  } catch (const vk::SystemError& e) {
+    throw octo::error("octo: out of memory allocating " + mib(size) + " for '" + std::string(name) + "' (" +
+                      e.code().message() + ")");
+  }
+  if (counted) in_use_ += size;
+  allocation a;
+  a.block = static_cast<std::uint32_t>(blocks_.size());
+  a.offset = 0;
+  a.size = size;
+  a.address = b->address;
+  a.buffer = *b->buffer;
+  a.mapped = b->mapped;
+  blocks_.push_back(std::move(b));
+  return a;
+}
+
+void device_memory::free_dedicated(const allocation& a) {
+  if (!a || a.block >= blocks_.size() || !blocks_[a.block] || blocks_[a.block]->buddy) return;
+  auto& b = *blocks_[a.block];
+  if (b.cls == memory_class::device_local || b.cls == memory_class::host_visible) in_use_ -= b.dedicated_bytes;
+  if (b.mapped) b.memory.unmapMemory();
+  blocks_[a.block].reset();  // slots are never reused
 }
 
 }  // namespace octo::vm::vulkan

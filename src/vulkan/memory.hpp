@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@ enum class memory_class : std::uint8_t {
   device_local,  // kernels' data; the host reaches it through staging copies
   host_visible,  // mapped and coherent, device-local (BAR) memory first: globals record, metrics, control
   staging,       // mapped host memory (cached if possible) for transfers; not counted in the budget
+  readback,      // like staging, for small IO_OUTPUT buffers kernels write and the host reads (cached reads)
 };
 
 /// A piece of a block. `address` is the device address of its first byte.
@@ -51,6 +53,12 @@ class device_memory {
   /// Throws octo::error naming `name`, its size and the budget when the budget or the device refuses.
   allocation allocate(std::string_view name, std::uint64_t size, memory_class cls, std::uint64_t alignment = 256);
   void free(const allocation& a);
+  /// A VkDeviceMemory block of its own (regions, pinned host memory): exactly `size` bytes, never shared
+  /// with other allocations; with two or more distinct `families` its buffer is shared concurrently
+  /// between them (compute and transfer queues, no ownership transfers). Freed with free_dedicated.
+  allocation allocate_dedicated(std::string_view name, std::uint64_t size, memory_class cls,
+                                std::span<const std::uint32_t> families);
+  void free_dedicated(const allocation& a);
   memory_statistics stats() const;
 
  private:
@@ -60,7 +68,8 @@ class device_memory {
     vk::raii::Buffer buffer{nullptr};
     std::uint64_t address = 0;
     std::byte* mapped = nullptr;
-    std::unique_ptr<octo::detail::buddy_allocator> buddy;
+    std::unique_ptr<octo::detail::buddy_allocator> buddy;  // null for a dedicated block
+    std::uint64_t dedicated_bytes = 0;
   };
   block& new_block(std::string_view name, std::uint64_t size, memory_class cls);
 

@@ -29,9 +29,10 @@ struct engine_options {
 };
 
 /// One model on one VM. The decode program (T = 1, with a GPU argmax) is loaded and recorded once;
-/// each decode step writes the token and its position, sets the VM's position and submits once. The
-/// prefill program for T prompt tokens runs on a second VM of the same kind (a VM holds one program),
-/// whose KV cache is copied into the decode VM's after the prompt.
+/// each decode step writes the token and its position (host-visible memory: a memcpy), sets the VM's
+/// position and submits once. On Vulkan the prefill program for T prompt tokens is a second program on
+/// the same VM, sharing the weights and the KV caches by name (one copy, nothing copied after the
+/// prompt); the reference VM runs it on a second VM and copies the KV cache over.
 /// @code
 ///   octo::runtime::engine e("model.gguf", {});
 ///   auto ids = e.model().tokenizer().encode("Once upon a time", true);
@@ -76,9 +77,10 @@ class engine {
   };
   const timing& last_timing() const;
 
-  /// The decode VM's Vulkan statistics (dispatches, barriers, submits, memory); zeros on the reference VM.
+  /// The decode program's Vulkan statistics (dispatches, barriers, its submits; the VM's memory); zeros
+  /// on the reference VM.
   vm::vulkan_stats decode_stats() const;
-  /// Khronos validation messages reported by the engine's Vulkan VMs so far (0 on the reference VM).
+  /// Khronos validation messages reported by the engine's Vulkan VM so far (0 on the reference VM).
   std::uint64_t validation_messages() const;
   /// Per-task GPU times of the last pass the engine ran (a decode step, or the last prefill chunk), when
   /// engine_options::vulkan.profile (or OCTO_PROFILE=1) is on; empty otherwise and on the reference VM.

@@ -79,12 +79,23 @@ struct layer_metrics {
   bool has_nan = false, has_inf = false;
 };
 
+using program_id = std::uint32_t;
+
+/// Put buffer `buffer` of a program `offset` bytes into region `region` instead of its own allocation.
+struct buffer_placement {
+  std::string buffer;
+  std::string region;
+  std::uint64_t offset = 0;  // a multiple of 16 (kernels load vec4s)
+};
+
 struct vulkan_stats {
   std::uint64_t dispatches = 0;        // recorded: kernels of tasks plus the VM's own (regulator, messages)
   std::uint64_t task_dispatches = 0;   // of which tasks
   std::uint64_t barriers = 0;          // compute -> compute barriers in the recorded command buffer
-  std::uint64_t recordings = 0;        // command buffers recorded since boot (one per load)
-  std::uint64_t submits = 0;           // vkQueueSubmit calls by execute()
+  // VM-wide: dispatches / task_dispatches / barriers are program 0's; stats(id) gives one program's.
+  std::uint64_t recordings = 0;        // command buffers recorded since boot (one per load / add_program)
+  std::uint64_t submits = 0;           // program submits (execute() and submit())
+  std::uint64_t transfers = 0;         // staging copies (host <-> device), each its own submit + wait
   std::uint64_t validation_messages = 0;
   std::uint64_t memory_in_use = 0, memory_budget = 0, memory_blocks = 0, memory_block_bytes = 0;
   std::uint64_t largest_free_block = 0;
@@ -105,8 +116,8 @@ class vulkan_vm {
   void boot(const vulkan_options& options = {});
   bool booted() const;
 
-  /// Validates `p` (refusing what octo::ir::validate rejects), places its buffers and records the one
-  /// command buffer. Buffers named R0..R31 are the instance's registers; weights and constants go to
+  /// Validates `p` (refusing what octo::ir::validate rejects), removes every program (and shared
+  /// buffer) loaded before, places its buffers and records its command buffer: it becomes program 0. Buffers named R0..R31 are the instance's registers; weights and constants go to
   /// the heap, KV caches to globals, other activations and IO to scratch in the register arena.
   void load(const ir::program& p);
   /// Chained instances: program i runs as instance i; after each, the regulator observes its R30 and
@@ -122,6 +133,62 @@ class vulkan_vm {
   void write_register(std::uint32_t instance, std::uint32_t reg, std::span<const float> values);
   std::vector<float> read_register(std::uint32_t instance, std::uint32_t reg, std::size_t count);
 
+  // ---- several programs on one VM (weights and KV caches shared by name) ----------------------------
+  /// Adds a program beside the loaded ones (load() clears them all first, add_program does not). Its
+  /// command buffer is recorded once, here. Buffers of kind WEIGHT, CONST and KV_CACHE are shared by
+  /// name with programs added earlier (same kind and byte size required, else octo::error); other
+  /// buffers are the program's own, except those listed in `placements`, which live in the named
+  /// region (and are never shared). It runs as instance 0 (registers of instance 0).
+  program_id add_program(const ir::program& p, std::span<const buffer_placement> placements = {});
+  /// Frees a program's own buffers and command buffer; shared buffers stay while another program uses
+  /// them. Its id is not reused.
+  void remove_program(program_id id);
+  std::size_t program_count() const;  // live programs
+
+  /// By-name IO on one program's buffers (weights are shared, so writing them once is enough).
+  void write_bytes(program_id id, std::string_view buffer, std::span<const std::byte> bytes);
+  std::vector<std::byte> read_bytes(program_id id, std::string_view buffer);
+  std::vector<float> read_f32(program_id id, std::string_view buffer);
+  /// The first dst.size() bytes of a buffer (a memcpy for host-visible IO buffers: no staging copy).
+  void read_into(program_id id, std::string_view buffer, std::span<std::byte> dst);
+  /// One submit of that program's command buffer, then waits (like execute()).
+  void execute(program_id id);
+  /// One program's dispatches, barriers, recordings (1) and submits, with the VM-wide memory figures.
+  vulkan_stats stats(program_id id) const;
+  /// Per-task GPU times of that program's last run (profiling on).
+  std::vector<task_profile> profile(program_id id) const;
+
+  // ---- streaming: regions, pinned host memory, asynchronous uploads and submits --------------------
+  /// Device-local memory the caller lays out itself (streamed layer slots, hidden-state ping-pong).
+  /// Usable by compute and by uploads on the transfer queue (concurrent sharing). Zeroed.
+  void create_region(std::string_view name, std::uint64_t bytes);
+  std::uint64_t region_bytes(std::string_view name) const;
+
+  /// Persistently mapped host memory usable as a copy source, start aligned to 4096 bytes (O_DIRECT).
+  struct pinned {
+    std::uint32_t id = 0;
+    std::byte* data = nullptr;
+    std::uint64_t bytes = 0;
+  };
+  pinned allocate_pinned(std::uint64_t bytes);
+  /// Waits for every upload submitted so far, then frees it.
+  void free_pinned(std::uint32_t id);
+  /// Copies `bytes` from pinned `src` (+src_offset) into region `region` (+dst_offset) on the transfer
+  /// queue (the compute queue when the device has none), after the compute timeline reaches
+  /// `after_compute` (0: no wait). Returns the transfer-timeline value signalled when the copy is done.
+  std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,
+                             std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute = 0);
+  /// Submits program `id` after the transfer timeline reaches `after_upload` (0: no wait); does not
+  /// wait on the host. Returns the compute-timeline value signalled when it finishes. Programs
+  /// submitted this way run in submission order on the compute queue. Host IO by name (write, read,
+  /// set_position) first waits for every submitted program.
+  std::uint64_t submit(program_id id, std::uint64_t after_upload = 0);
+  /// Host waits (with the VM's timeout -> octo::error naming what was waited for).
+  void wait_compute(std::uint64_t value);
+  void wait_upload(std::uint64_t value);
+  std::uint64_t completed_compute() const;  // the compute timeline's current value
+  std::uint64_t completed_upload() const;   // the transfer timeline's current value
+
   /// Position of the pass's first token (and its token count), read by kernels from globals.
   void set_position(std::uint32_t pos, std::uint32_t n_tokens = 1);
   /// One vkQueueSubmit of the recorded command buffer; waits with the timeout (octo::error past it).
@@ -133,7 +200,8 @@ class vulkan_vm {
   float scale_factor(std::uint32_t instance) const;
   vulkan_stats stats() const;
   vulkan_device_facts device() const;
-  /// Per-task GPU times of the last execute, in recording order; empty unless profiling is on.
+  /// Per-task GPU times of the last program run (execute or submit), in recording order; empty unless
+  /// profiling is on.
   std::vector<task_profile> profile() const;
 
   void shutdown();
