@@ -3,7 +3,7 @@
 # tools/build_for_device.sh in .carry/bin/, the tokenizer in .carry/qwen2-tokenizer and the Vulkan
 # loader packages in .gl/. Each step writes into $OUT; a failing step is logged and the next one runs.
 #
-#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv decode decode7b
+#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv decode decode7b kernels
 #                                            (default: env conformance dispatch gemv decode)
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
 #   BENCH_SHAPES / BENCH_TYPES override the decode step's models (e.g. BENCH_TYPES=q4_k ... decode7b).
@@ -57,6 +57,11 @@ for step in "${steps[@]}"; do
     gemv)
       if [ "$quick" = 1 ]; then run_step gemv 120 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --quick
       else run_step gemv 200 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --bandwidth-gbs "$bw" --chain-mib 256 --passes 100; fi ;;
+    kernels)
+      # Decode-step kernels besides the GEMVs (benchmarks/kernels): attention over kv lengths, norms,
+      # RoPE, argmax over the vocabulary... KERNELS_ARGS overrides the arguments.
+      if [ "$quick" = 1 ]; then run_step kernels 120 "$OUT/kernels.jsonl" "$bin/bench_kernels" --quick
+      else run_step kernels 200 "$OUT/kernels.jsonl" "$bin/bench_kernels" ${KERNELS_ARGS:-}; fi ;;
     decode|decode7b)
       shapes="0.5b,1.5b" types="f16,q8_0,q4_k" args="" limit=420
       [ "$step" = decode7b ] && shapes="7b" limit=560

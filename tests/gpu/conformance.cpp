@@ -589,6 +589,108 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
   }
 }
 
+TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths, GQA 1/2/7, head_dims, partials)") {
+  // The kernel splits a row's keys over groups (subgroups; the whole workgroup in the fallback) in
+  // blocks of the group's width and merges the groups at the end: kv lengths of 1, below, at and past
+  // a block, not a multiple of any width, caches large enough for the most groups; GQA ratios 1, 2, 7;
+  // head_dim 64 and 128 (16-byte K loads), 20 and 17 (the scalar paths); causal prefill rows; positions
+  // from globals; every cache dtype; the same attention split in three partials and merged.
+  struct shape {
+    std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
+    int causal;
+    std::uint32_t position;
+  };
+  const shape shapes[] = {
+      {1, 14, 2, 64, 700, 0, 40, 39, 1, 600},    // Qwen2.5-0.5B decode at position 640
+      {1, 12, 2, 128, 300, 0, 257, 256, 1, 0},   // 1.5B layout, 257 keys
+      {1, 2, 2, 64, 50, 0, 33, 32, 1, 0},        // GQA ratio 1, one key past a block
+      {1, 7, 1, 128, 4096, 0, 1, 0, 1, 0},       // one key in a large cache: most groups see nothing
+      {1, 4, 2, 64, 100, 5, 7, 11, 1, 3},        // window from kv_start 5
+      {5, 14, 2, 64, 120, 0, 100, 95, 1, 0},     // prefill rows see 96 .. 100 keys
+      {6, 4, 2, 128, 64, 0, 6, 0, 1, 0},         // prefill from position 0: rows see 1 .. 6 keys
+      {2, 4, 4, 20, 90, 0, 77, 0, 0, 0},         // head_dim 20: scalar loads for 16-bit K
+      {2, 2, 1, 17, 40, 0, 39, 0, 0, 0},         // odd head_dim
+  };
+  for (bool fallback : {false, true}) {
+    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    CAPTURE(fallback);
+    for (const auto& s : shapes) {
+      for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16}) {
+        CAPTURE(s.T);
+        CAPTURE(s.heads);
+        CAPTURE(s.kv_heads);
+        CAPTURE(s.hd);
+        CAPTURE(s.kv_len);
+        CAPTURE(s.position);
+        CAPTURE(octo::ir::name(kd));
+        case_builder c;
+        auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
+        auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+        auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+        auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+        c.range[q] = {-2.0f, 2.0f};
+        c.range[k] = {-2.0f, 2.0f};
+        auto base = [&](std::int64_t start, std::int64_t len) {
+          return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
+                         {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                         {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
+        };
+        c.task(opcode::attention_tile, {q, k, v}, {o}, base(s.kv_start, s.kv_len));
+        std::vector<std::int32_t> parts;
+        std::vector<octo::ir::wait> waits;
+        const std::int64_t b1 = s.kv_len / 3, b2 = 2 * s.kv_len / 3;
+        const std::int64_t starts[] = {s.kv_start, s.kv_start + b1, s.kv_start + b2};
+        const std::int64_t lens[] = {b1, b2 - b1, s.kv_len - b2};
+        for (int i = 0; i < 3; ++i) {
+          const char* names[] = {"part0", "part1", "part2"};
+          auto pbuf = c.buf(names[i], buffer_kind::io_output, dtype::f32, {s.T, s.heads, s.hd + 2});
+          auto pl = base(starts[i], lens[i]);
+          pl.set(param_key::partial, 1);
+          waits.push_back({c.task(opcode::attention_tile, {q, k, v}, {pbuf}, pl), 1});
+          parts.push_back(pbuf);
+        }
+        auto o2 = c.buf("o_split", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+        c.task(opcode::attention_combine, parts, {o2}, {}, waits);
+        run_case(c, {2e-5, 1e-4}, s.position);
+      }
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
+TEST_CASE("conformance: SAMPLE_ARGMAX over a vocabulary row (vector loads, ties, NaN, -inf)") {
+  // 151936 logits (the 16-byte path of a large workgroup) and 151935 (the scalar path). Row 0: random
+  // with the maximum tied at a late and an early index; row 1: NaNs everywhere but two equal values; row
+  // 2: all -inf but one NaN (index 0 wins: the lowest non-NaN); row 3: NaN only (0).
+  for (std::int64_t V : {151936, 151935}) {
+    CAPTURE(V);
+    case_builder c;
+    auto x = c.buf("logits", buffer_kind::io_input, dtype::f32, {4, V});
+    auto y = c.buf("ids", buffer_kind::io_output, dtype::i32, {4});
+    std::mt19937_64 rng(seed());
+    std::uniform_real_distribution<float> u(-30.0f, 30.0f);
+    const auto at = [&](std::int64_t r, std::int64_t i) { return static_cast<std::size_t>(r * V + i); };
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> v(static_cast<std::size_t>(4 * V));
+    for (std::int64_t i = 0; i < V; ++i) {
+      v[at(0, i)] = u(rng);
+      v[at(1, i)] = nan;
+      v[at(2, i)] = -inf;
+      v[at(3, i)] = nan;
+    }
+    v[at(0, V - 3)] = 31.0f;
+    v[at(0, 4099)] = 31.0f;
+    v[at(1, 70001)] = -5.0f;
+    v[at(1, 150000)] = -5.0f;
+    v[at(2, 1)] = nan;
+    std::vector<std::byte> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    c.init[x] = b;
+    c.task(opcode::sample_argmax, {x}, {y}, {});
+    run_case(c, {0, 0});
+  }
+}
+
 TEST_CASE("conformance: NOP records nothing and the program still runs") {
   case_builder c;
   auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {8});

@@ -1,5 +1,6 @@
-// Planners for ATTENTION_TILE (shaders/attention.comp: one workgroup per query row and head, online
-// softmax; partial = 1 for split-K decode) and ATTENTION_COMBINE (shaders/attention_combine.comp).
+// Planners for ATTENTION_TILE (shaders/attention.comp: one workgroup per query row and head, its
+// subgroups each taking a share of the keys with their own online softmax, merged once at the end;
+// partial = 1 for split-K decode) and ATTENTION_COMBINE (shaders/attention_combine.comp).
 #include "vulkan/kernels/planner_support.hpp"
 
 namespace octo::vm::vulkan::kernels {
@@ -34,18 +35,42 @@ kernel_launch plan_attention(const task_context& c) {
               std::to_string(slots) + " slots");
   require(c, o.numel() == (partial ? T * nh * (hd + 2) : T * row),
           partial ? "output is not [T, n_heads, head_dim + 2]" : "output numel differs from q's");
-  const std::uint32_t wg = workgroup_size(c.device, 64);
-  const std::uint32_t hd_max = (hd + wg - 1) / wg * wg;
+  const std::uint32_t rows_heads = u32(c, T * nh, "rows x heads");
+  // Coarse spec constants (head_dim rounded to 32, two group counts) keep the number of pipelines
+  // small: each is compiled once per shape (slow on CPU drivers).
+  const std::uint32_t hd_max = (hd + 31) / 32 * 32;
+  const bool sg = use_subgroups(c.device);
+  std::uint32_t wg = 0, lanes = 0;
+  if (sg) {
+    // Groups of one subgroup each. Decode has few rows, so the parallelism must come from the keys:
+    // 32 groups (a 4096-slot cache is 4 blocks of keys per group). Prefill rows fill the device alone,
+    // and a small cache has few blocks: 4 groups. Each group's accumulator takes hd_max floats of shared
+    // memory.
+    lanes = std::max<std::uint32_t>(1, c.device.subgroup_size);
+    require(c, std::has_single_bit(lanes), "the device's subgroup size is not a power of two");
+    const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);
+    std::uint64_t groups = rows_heads >= 512 || max_keys <= std::uint64_t{8} * lanes ? 4 : 32;
+    const std::uint32_t shared_budget = std::min<std::uint32_t>(c.device.max_shared_memory, 32768) - 2048 - 4 * hd_max;
+    while (groups > 1 && (groups * (hd_max + 2) * 4 + groups * lanes * 4 > shared_budget ||
+                          groups * lanes > c.device.max_workgroup_size_x))
+      groups /= 2;
+    wg = static_cast<std::uint32_t>(groups) * lanes;
+    require(c, wg <= c.device.max_workgroup_size_x, "the device's subgroup is larger than its largest workgroup");
+  } else {
+    wg = workgroup_size(c.device, 64);  // the fallback: one group of the whole workgroup
+    lanes = wg;
+  }
+  const auto dt_code = [](const tensor_ref& t) { return static_cast<std::uint32_t>(t.dtype()); };
+  const bool vec_k = k.address % 16 == 0 && (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
+  const bool vec_v = v.address % 16 == 0 && hd % 4 == 0;
   kernel_launch l;
-  l.shader = use_subgroups(c.device) ? "attention" : "attention_nosg";
-  l.spec_constants = {wg, hd_max};
-  l.groups = grid(static_cast<std::uint64_t>(T) * nh);
+  l.shader = sg ? "attention" : "attention_nosg";
+  l.spec_constants = {wg, hd_max, lanes, dt_code(k), dt_code(v), vec_k ? 1u : 0u, vec_v ? 1u : 0u};
+  l.groups = grid(rows_heads);
   l.push_constants = push_builder{}
                          .addr(q.address).addr(k.address).addr(v.address).addr(o.address).addr(c.globals_address)
                          .u32(u32(c, T, "tokens")).u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len)
-                         .u32(causal).u32(q_pos).u32(partial)
-                         .u32(static_cast<std::uint32_t>(k.dtype())).u32(static_cast<std::uint32_t>(v.dtype()))
-                         .u32(u32(c, slots, "slots"))
+                         .u32(causal).u32(q_pos).u32(partial).u32(u32(c, slots, "slots"))
                          .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
                          .take();
   return l;

@@ -1,5 +1,6 @@
 // Planners for the row-wise kernels: RMSNORM / LAYERNORM (shaders/norm.comp), SOFTMAX
-// (shaders/softmax.comp) and SAMPLE_ARGMAX (shaders/argmax.comp): one workgroup per row.
+// (shaders/softmax.comp) and SAMPLE_ARGMAX (shaders/argmax.comp): one workgroup per row, up to 1024
+// invocations for vocabulary-sized rows.
 #include "vulkan/kernels/planner_support.hpp"
 
 namespace octo::vm::vulkan::kernels {
@@ -51,7 +52,8 @@ kernel_launch plan_softmax(const task_context& c) {
   require(c, dim > 0 && x.numel() % dim == 0, "input numel is not a multiple of dim");
   require(c, y.numel() == x.numel(), "output numel differs from the input's");
   const std::uint32_t rows = u32(c, x.numel() / dim, "rows");
-  const std::uint32_t wg = workgroup_size(c.device, dim >= 256 ? 256 : 64);
+  // A vocabulary-sized row (sampling) is one workgroup's three passes: as large a workgroup as allowed.
+  const std::uint32_t wg = workgroup_size(c.device, dim >= 16384 ? 1024 : dim >= 256 ? 256 : 64);
   kernel_launch l;
   l.shader = "softmax";
   l.spec_constants = {wg};
@@ -69,10 +71,12 @@ kernel_launch plan_argmax(const task_context& c) {
   const std::int64_t v = x.buf->shape.back();
   const std::int64_t rows = x.numel() / v;
   require(c, y.numel() == rows, "output numel differs from the number of logit rows");
-  const std::uint32_t wg = workgroup_size(c.device, 256);
+  // A vocabulary row is ~152k logits read by one workgroup: make it as large as the device allows.
+  const std::uint32_t wg = workgroup_size(c.device, v >= 16384 ? 1024 : 256);
+  const bool vec = v % 4 == 0 && x.address % 16 == 0;
   kernel_launch l;
   l.shader = "argmax";
-  l.spec_constants = {wg};
+  l.spec_constants = {wg, vec ? 1u : 0u};
   l.groups = grid(static_cast<std::uint64_t>(rows));
   l.push_constants = push_builder{}.addr(x.address).addr(y.address).u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows")).take();
   return l;
