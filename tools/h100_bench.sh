@@ -3,7 +3,7 @@
 # tools/build_for_device.sh in .carry/bin/, the tokenizer in .carry/qwen2-tokenizer and the Vulkan
 # loader packages in .gl/. Each step writes into $OUT; a failing step is logged and the next one runs.
 #
-#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv decode decode7b kernels
+#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv gemm decode decode7b kernels
 #                                            (default: env conformance dispatch gemv decode)
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
 #   BENCH_SHAPES / BENCH_TYPES override the decode step's models (e.g. BENCH_TYPES=q4_k ... decode7b).
@@ -57,6 +57,11 @@ for step in "${steps[@]}"; do
     gemv)
       if [ "$quick" = 1 ]; then run_step gemv 120 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --quick
       else run_step gemv 200 "$OUT/gemv.jsonl" "$bin/bench_gemv_bandwidth" --bandwidth-gbs "$bw" --chain-mib 256 --passes 100; fi ;;
+    gemm)
+      # GEMM_TILE for prefill (benchmarks/gemm): the planner's kernel beside the first 64x64 one.
+      # GEMM_ARGS overrides the arguments (e.g. "--models 7b --kernels reg,coop").
+      if [ "$quick" = 1 ]; then run_step gemm 120 "$OUT/gemm.jsonl" "$bin/bench_gemm" --quick
+      else run_step gemm 200 "$OUT/gemm.jsonl" "$bin/bench_gemm" ${GEMM_ARGS:-}; fi ;;
     kernels)
       # Decode-step kernels besides the GEMVs (benchmarks/kernels): attention over kv lengths, norms,
       # RoPE, argmax over the vocabulary... KERNELS_ARGS overrides the arguments.
@@ -70,7 +75,7 @@ for step in "${steps[@]}"; do
       run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
         --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
         --decode-args "$args" ;;
-    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv decode decode7b)" | tee -a "$log" >&2 ;;
+    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b)" | tee -a "$log" >&2 ;;
   esac
 done
 echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Random-weight Qwen2.5-shaped Hugging Face checkpoints for benchmarks (no internet needed).
 
-Writes MODEL_DIR/{config.json, model.safetensors, tokenizer files}: config.json from transformers'
-Qwen2Config when it can be imported (else the same keys by hand), weights N(0, 0.02) in float16 (norms
-1, biases 0) generated on the GPU by torch when present, else by numpy, streamed tensor by tensor
-into one safetensors file so a 7B model never sits whole in host memory.
+Writes MODEL_DIR/{config.json, model.safetensors (or shards of at most --shard-gb GB and
+model.safetensors.index.json), tokenizer files}: config.json from transformers' Qwen2Config when it can
+be imported (else the same keys by hand), weights N(0, 0.02) in float16 (norms 1, biases 0) generated
+on the GPU by torch when present, else by numpy, else by plain Python (a tiled pattern), streamed
+tensor by tensor into the shards so a 7B model never sits whole in host memory (one tensor at a time).
 
-  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR     (SHAPE: 0.5b, 1.5b, 7b, tiny)
+  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]   (SHAPE: 0.5b, 1.5b, 7b, tiny)
 """
 import argparse
 import json
@@ -91,51 +92,79 @@ class generator:
                 self.pattern = struct.pack("<65536e", *[r.gauss(0.0, 0.02) for _ in range(65536)])
 
     def make(self, shape, kind):
-        """Little-endian float16 bytes."""
+        """Little-endian float16 bytes (a bytes-like object)."""
         if self.torch is not None:
             t = self.torch
             if kind == "w":
                 x = t.randn(shape, generator=self.gen, device=self.dev, dtype=t.float16) * 0.02
             else:
                 x = (t.ones if kind == "one" else t.zeros)(shape, device=self.dev, dtype=t.float16)
-            return x.contiguous().view(t.uint8).cpu().numpy().tobytes()
+            # A flat uint8 view, copied to the host once; numpy's buffer goes to f.write without another copy.
+            return memoryview(x.contiguous().view(-1).view(t.uint8).cpu().numpy())
         np = self.np
         if np is None:
             n = 1
             for d in shape:
                 n *= d
             if kind != "w":
-                return struct.pack("<e", 1.0 if kind == "one" else 0.0) * n
+                return memoryview(struct.pack("<e", 1.0 if kind == "one" else 0.0) * n)
             reps = -(-2 * n // len(self.pattern))
-            return (self.pattern * reps)[:2 * n]
+            return memoryview((self.pattern * reps)[:2 * n])
         if kind == "w":
             x = (self.rng.standard_normal(shape, dtype=np.float32) * 0.02).astype("<f2")
         else:
             x = (np.ones if kind == "one" else np.zeros)(shape, dtype="<f2")
-        return x.tobytes()
+        return memoryview(x.reshape(-1).view(np.uint8))
 
 
-def write_safetensors(path, shape, seed):
+def nbytes(dims):
+    n = 2
+    for d in dims:
+        n *= d
+    return n
+
+
+def write_safetensors(out_dir, shape, seed, shard_bytes):
+    """Writes the shards (tensors in order, a new shard when the next tensor would pass shard_bytes);
+    returns the total bytes of weights."""
     items = tensors(shape)
-    header, offset = {"__metadata__": {"format": "pt"}}, 0
-    for name, dims, _ in items:
-        n = 2
-        for d in dims:
-            n *= d
-        header[name] = {"dtype": "F16", "shape": list(dims), "data_offsets": [offset, offset + n]}
-        offset += n
-    blob = json.dumps(header, separators=(",", ":")).encode()
-    blob += b" " * (-len(blob) % 8)
+    shards, cur, size = [], [], 0
+    for item in items:
+        if cur and size + nbytes(item[1]) > shard_bytes:
+            shards.append(cur)
+            cur, size = [], 0
+        cur.append(item)
+        size += nbytes(item[1])
+    shards.append(cur)
+    names = ["model.safetensors"] if len(shards) == 1 else \
+        [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
+    for old in os.listdir(out_dir):  # shards of an earlier run with another layout
+        if old.startswith("model") and (old.endswith(".safetensors") or old.endswith(".index.json")):
+            os.remove(os.path.join(out_dir, old))
     gen = generator(seed)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(blob)))
-        f.write(blob)
-        for name, dims, kind in items:
-            data = gen.make(dims, kind)
-            if len(data) != header[name]["data_offsets"][1] - header[name]["data_offsets"][0]:
-                sys.exit(f"make_bench_models: internal error: {name} has {len(data)} bytes")
-            f.write(data)
-    return offset
+    weight_map, total = {}, 0
+    for file_name, shard in zip(names, shards):
+        header, offset = {"__metadata__": {"format": "pt"}}, 0
+        for name, dims, _ in shard:
+            header[name] = {"dtype": "F16", "shape": list(dims), "data_offsets": [offset, offset + nbytes(dims)]}
+            offset += nbytes(dims)
+            weight_map[name] = file_name
+        blob = json.dumps(header, separators=(",", ":")).encode()
+        blob += b" " * (-len(blob) % 8)
+        with open(os.path.join(out_dir, file_name), "wb") as f:
+            f.write(struct.pack("<Q", len(blob)))
+            f.write(blob)
+            for name, dims, kind in shard:
+                data = gen.make(dims, kind)
+                if data.nbytes != nbytes(dims):
+                    sys.exit(f"make_bench_models: internal error: {name} has {data.nbytes} bytes")
+                f.write(data)
+                del data
+        total += offset
+    if len(shards) > 1:
+        with open(os.path.join(out_dir, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1)
+    return total, len(shards)
 
 
 def main():
@@ -144,7 +173,10 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--tokenizer", required=True, help="folder with the Qwen2 tokenizer (vocab.json + merges.txt)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shard-gb", type=float, default=4.0, help="largest shard in GB (default 4)")
     a = ap.parse_args()
+    if a.shard_gb <= 0:
+        sys.exit("make_bench_models: --shard-gb must be positive")
     if not (os.path.isfile(os.path.join(a.tokenizer, "vocab.json")) and os.path.isfile(os.path.join(a.tokenizer, "merges.txt"))) \
             and not os.path.isfile(os.path.join(a.tokenizer, "tokenizer.json")):
         sys.exit(f"make_bench_models: {a.tokenizer}: no tokenizer.json and no vocab.json + merges.txt")
@@ -155,8 +187,9 @@ def main():
             shutil.copyfile(src, os.path.join(a.out_dir, f))
     with open(os.path.join(a.out_dir, "config.json"), "w") as f:
         json.dump(config_dict(a.shape), f, indent=2)
-    n = write_safetensors(os.path.join(a.out_dir, "model.safetensors"), a.shape, a.seed)
-    print(f"make_bench_models: {a.out_dir}: Qwen2.5-{a.shape} shape, {n / 1e9:.2f} GB of float16 weights")
+    n, shards = write_safetensors(a.out_dir, a.shape, a.seed, int(a.shard_gb * 1e9))
+    print(f"make_bench_models: {a.out_dir}: Qwen2.5-{a.shape} shape, {n / 1e9:.2f} GB of float16 weights "
+          f"in {shards} shard(s)")
 
 
 if __name__ == "__main__":

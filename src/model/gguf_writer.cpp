@@ -1,9 +1,12 @@
-// GGUF v3 writer: header, metadata, tensor directory, then each tensor's bytes at an aligned offset.
+// GGUF v3 writer: header, metadata, tensor directory, then each tensor's bytes at an aligned offset;
+// in memory (to_bytes) or streamed to PATH.tmp and renamed (gguf_stream).
 #include "octo/model_file/gguf_writer.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <system_error>
 #include <type_traits>
 
 #include "octo/error.hpp"
@@ -81,9 +84,9 @@ void gguf_writer::add(tensor t) {
   tensors_.push_back(std::move(t));
 }
 
-void gguf_writer::add_tensor(std::string name, ir::dtype type, std::vector<std::int64_t> dims,
-                             std::span<const std::byte> data) {
-  const std::uint32_t g = to_ggml_type(type);
+namespace {
+// The byte size of a tensor of `type` and `dims`, after checking its rows are whole blocks.
+std::uint64_t checked_size(const std::string& name, ir::dtype type, const std::vector<std::int64_t>& dims) {
   std::int64_t n = 1;
   for (auto d : dims) n *= d;
   const auto l = ir::layout(type);
@@ -91,20 +94,35 @@ void gguf_writer::add_tensor(std::string name, ir::dtype type, std::vector<std::
     throw octo::error("GGUF writer: tensor '" + name + "' row length " + std::to_string(dims[0]) +
                       " is not a multiple of " + std::string(ir::name(type)) + "'s block of " +
                       std::to_string(l.block_elems));
-  const auto want = ir::nbytes(type, n);
-  if (std::int64_t(data.size()) != want)
+  return std::uint64_t(ir::nbytes(type, n));
+}
+}  // namespace
+
+void gguf_writer::add_tensor(std::string name, ir::dtype type, std::vector<std::int64_t> dims,
+                             std::span<const std::byte> data) {
+  const std::uint32_t g = to_ggml_type(type);
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  const auto want = checked_size(name, type, dims);
+  if (data.size() != want)
     throw octo::error("GGUF writer: tensor '" + name + "' has " + std::to_string(data.size()) + " bytes, " +
                       std::string(ir::name(type)) + " of " + std::to_string(n) + " elements needs " +
                       std::to_string(want));
-  add({std::move(name), g, std::move(dims), std::vector<std::byte>(data.begin(), data.end())});
+  add({std::move(name), g, std::move(dims), std::vector<std::byte>(data.begin(), data.end()), want, true});
+}
+
+void gguf_writer::declare_tensor(std::string name, ir::dtype type, std::vector<std::int64_t> dims) {
+  const std::uint32_t g = to_ggml_type(type);
+  const auto size = checked_size(name, type, dims);
+  add({std::move(name), g, std::move(dims), {}, size, false});
 }
 
 void gguf_writer::add_tensor_raw(std::string name, std::uint32_t ggml_type, std::vector<std::int64_t> dims,
                                  std::span<const std::byte> data) {
-  add({std::move(name), ggml_type, std::move(dims), std::vector<std::byte>(data.begin(), data.end())});
+  add({std::move(name), ggml_type, std::move(dims), std::vector<std::byte>(data.begin(), data.end()), data.size(), true});
 }
 
-std::vector<std::byte> gguf_writer::to_bytes() const {
+std::vector<std::byte> gguf_writer::header_bytes() const {
   byte_sink s;
   s.out.push_back(std::byte{'G'});
   s.out.push_back(std::byte{'G'});
@@ -125,10 +143,25 @@ std::vector<std::byte> gguf_writer::to_bytes() const {
     for (auto d : t.dims) s.le<std::uint64_t>(std::uint64_t(d));
     s.le<std::uint32_t>(t.ggml_type);
     s.le<std::uint64_t>(offset);
-    offset += (t.data.size() + alignment_ - 1) / alignment_ * alignment_;
+    offset += padded(t.size);
   }
   s.pad_to(alignment_);
+  return s.out;
+}
+
+std::uint64_t gguf_writer::data_offset() const { return header_bytes().size(); }
+
+std::uint64_t gguf_writer::file_size() const {
+  std::uint64_t n = data_offset();
+  for (const auto& t : tensors_) n += padded(t.size);
+  return n;
+}
+
+std::vector<std::byte> gguf_writer::to_bytes() const {
+  byte_sink s;
+  s.out = header_bytes();
   for (const auto& t : tensors_) {
+    if (!t.held) throw octo::error("GGUF writer: tensor '" + t.name + "' was declared but has no data in memory");
     s.out.insert(s.out.end(), t.data.begin(), t.data.end());
     s.pad_to(alignment_);
   }
@@ -136,12 +169,119 @@ std::vector<std::byte> gguf_writer::to_bytes() const {
 }
 
 void gguf_writer::write(const std::filesystem::path& path) const {
-  const auto bytes = to_bytes();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw octo::error(path.string() + ": cannot open for writing");
-  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  f.close();
-  if (!f) throw octo::error(path.string() + ": write failed");
+  for (const auto& t : tensors_)
+    if (!t.held) throw octo::error("GGUF writer: tensor '" + t.name + "' was declared but has no data in memory");
+  stream_to(path).finish();
+}
+
+gguf_stream gguf_writer::stream_to(const std::filesystem::path& path) const { return gguf_stream(*this, path); }
+
+// ---- gguf_stream ------------------------------------------------------------------------------------
+
+gguf_stream::gguf_stream(const gguf_writer& w, std::filesystem::path path)
+    : w_(&w), path_(std::move(path)), tmp_(path_.string() + ".tmp") {
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (!f_) throw octo::error(tmp_.string() + ": cannot open for writing: " + std::strerror(errno));
+  try {
+    const auto header = w.header_bytes();
+    put(header.data(), header.size());
+    settle();
+  } catch (...) {
+    abandon();
+    throw;
+  }
+}
+
+gguf_stream::gguf_stream(gguf_stream&& o) noexcept
+    : w_(o.w_), f_(o.f_), path_(std::move(o.path_)), tmp_(std::move(o.tmp_)), index_(o.index_),
+      in_tensor_(o.in_tensor_), written_(o.written_), finished_(o.finished_) {
+  o.f_ = nullptr;
+  o.finished_ = true;
+}
+
+gguf_stream::~gguf_stream() {
+  if (!finished_) abandon();
+}
+
+void gguf_stream::abandon() noexcept {
+  if (f_) std::fclose(f_);
+  f_ = nullptr;
+  std::error_code ec;
+  std::filesystem::remove(tmp_, ec);  // best effort: the error that brought us here matters more
+  finished_ = true;
+}
+
+void gguf_stream::put(const void* p, std::size_t n) {
+  if (n == 0) return;
+  if (!f_) throw octo::error(path_.string() + ": the GGUF stream is closed");
+  if (std::fwrite(p, 1, n, f_) != n) {
+    const std::string why = std::strerror(errno);
+    abandon();
+    throw octo::error(tmp_.string() + ": write failed: " + why);
+  }
+  written_ += n;
+}
+
+std::uint64_t gguf_stream::remaining_in_tensor() const {
+  if (index_ >= w_->tensors_.size()) return 0;
+  return w_->tensors_[index_].size - in_tensor_;
+}
+
+void gguf_stream::settle() {
+  static const std::byte zeros[64] = {};
+  while (index_ < w_->tensors_.size()) {
+    const auto& t = w_->tensors_[index_];
+    if (t.held && in_tensor_ == 0) {
+      put(t.data.data(), t.data.size());
+      in_tensor_ = t.size;
+    }
+    if (in_tensor_ < t.size) return;
+    for (std::uint64_t pad = w_->padded(t.size) - t.size; pad > 0;) {
+      const auto n = std::min<std::uint64_t>(pad, sizeof zeros);
+      put(zeros, n);
+      pad -= n;
+    }
+    ++index_;
+    in_tensor_ = 0;
+  }
+}
+
+void gguf_stream::write(std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    if (finished_ || index_ >= w_->tensors_.size())
+      throw octo::error(path_.string() + ": " + std::to_string(bytes.size()) + " bytes beyond the last tensor");
+    const auto n = std::min<std::uint64_t>(bytes.size(), remaining_in_tensor());
+    put(bytes.data(), n);
+    in_tensor_ += n;
+    bytes = bytes.subspan(n);
+    settle();
+  }
+}
+
+void gguf_stream::finish() {
+  if (finished_) throw octo::error(path_.string() + ": the GGUF stream was already finished or abandoned");
+  if (index_ < w_->tensors_.size()) {
+    const auto& t = w_->tensors_[index_];
+    const std::string msg = path_.string() + ": tensor '" + t.name + "' got " + std::to_string(in_tensor_) + " of " +
+                            std::to_string(t.size) + " bytes";
+    abandon();
+    throw octo::error(msg);
+  }
+  const bool ok = std::fflush(f_) == 0;
+  const std::string why = std::strerror(errno);
+  const bool closed = std::fclose(f_) == 0;
+  f_ = nullptr;
+  if (!ok || !closed) {
+    abandon();
+    throw octo::error(tmp_.string() + ": write failed: " + why);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) {
+    abandon();
+    throw octo::error(path_.string() + ": cannot rename " + tmp_.filename().string() + " into place: " + ec.message());
+  }
+  finished_ = true;
 }
 
 }  // namespace octo::model_file

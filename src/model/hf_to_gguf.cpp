@@ -1,14 +1,21 @@
 // Hugging Face → GGUF conversion for llama / qwen2 / qwen3: config.json to llama.cpp's metadata keys,
 // safetensors to llama.cpp's tensor names (shapes checked, llama q/k permuted), the tokenizer to
-// tokenizer.ggml.*, weights encoded with quant_blocks.
+// tokenizer.ggml.*, weights encoded with quant_blocks (llama.cpp's type mixtures) and streamed to the
+// file tensor by tensor.
 #include "octo/model_file/hf_to_gguf.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -193,20 +200,6 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
   return out;
 }
 
-// llama.cpp's LlamaModel.permute: within each head, rows (j * head_dim/2 + i) move to (i * 2 + j), turning
-// Hugging Face's rotate-half RoPE layout into GGML's interleaved pairs.
-std::vector<float> permute_rows(const std::vector<float>& w, std::int64_t rows, std::int64_t cols, std::int64_t heads) {
-  std::vector<float> out(w.size());
-  const std::int64_t hd = rows / heads, half = hd / 2;
-  for (std::int64_t h = 0; h < heads; ++h)
-    for (std::int64_t j = 0; j < 2; ++j)
-      for (std::int64_t i = 0; i < half; ++i) {
-        const std::int64_t src = h * hd + j * half + i, dst = h * hd + i * 2 + j;
-        std::copy_n(w.begin() + src * cols, cols, out.begin() + dst * cols);
-      }
-  return out;
-}
-
 std::uint32_t file_type_of(ir::dtype t) {
   switch (t) {
     case ir::dtype::f32: return 0;
@@ -226,33 +219,161 @@ std::uint32_t file_type_of(ir::dtype t) {
   }
 }
 
-class converter {
- public:
-  converter(const safetensors_model& st, const hf_convert_options& o, gguf_writer& w) : st_(st), o_(o), w_(w) {}
+// ---- which type each tensor gets ----------------------------------------------------------------
 
-  // Adds HF tensor `hf` as GGUF `name`, checking its row-major shape; `heads` > 0 permutes rows.
-  void add(const std::string& hf, const std::string& name, std::vector<std::int64_t> shape, std::int64_t heads = 0) {
+// What a 2-D matrix is, as far as llama.cpp's type rule cares.
+enum class role { head, embedding, attn_v, ffn_down, other };
+
+// llama.cpp's layer pick for the "_M" mixtures: the first and last eighth of the layers, and every
+// third layer between them, get more bits.
+bool use_more_bits(std::int64_t layer, std::int64_t layers) {
+  return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
+}
+
+// llama.cpp's replacement for a type whose blocks do not tile a row of `cols`; F16 as the last resort.
+ir::dtype fit_row(ir::dtype t, std::int64_t cols) {
+  if (cols % ir::layout(t).block_elems == 0) return t;
+  switch (t) {
+    case ir::dtype::q4_k: t = ir::dtype::q5_0; break;
+    case ir::dtype::q5_k: t = ir::dtype::q5_1; break;
+    case ir::dtype::q6_k: t = ir::dtype::q8_0; break;
+    case ir::dtype::q2_k:
+    case ir::dtype::q3_k: t = ir::dtype::q4_0; break;  // llama.cpp: IQ4_NL, a 4.5-bit 32-block type
+    default: t = ir::dtype::f16; break;
+  }
+  return cols % ir::layout(t).block_elems == 0 ? t : ir::dtype::f16;
+}
+
+ir::dtype matrix_type(const hf_convert_options& o, role r, std::int64_t layer, std::int64_t layers, std::int64_t cols) {
+  ir::dtype t = o.type;
+  if (o.mix == weight_mix::k_medium) {
+    if (r == role::head) t = cols % ir::layout(o.type).block_elems != 0 ? ir::dtype::q8_0 : ir::dtype::q6_k;
+    else if ((r == role::attn_v || r == role::ffn_down) && use_more_bits(layer, layers)) t = ir::dtype::q6_k;
+  }
+  return fit_row(t, cols);
+}
+
+// ---- streaming conversion -----------------------------------------------------------------------
+
+// One tensor to write: where it comes from and what it becomes.
+struct planned_tensor {
+  const safetensors_tensor* src = nullptr;
+  std::string name;
+  std::vector<std::int64_t> shape;  // row-major (HF order)
+  ir::dtype type = ir::dtype::f32;
+  std::int64_t heads = 0;  // > 0: llama's q/k row permutation over this many heads
+  std::int64_t rows() const { return shape.size() == 2 ? shape[0] : 1; }
+  std::int64_t cols() const { return shape.back(); }
+};
+
+// llama.cpp's LlamaModel.permute: within each head, HF row (j * hd/2 + i) becomes row (i * 2 + j),
+// turning Hugging Face's rotate-half RoPE layout into GGML's interleaved pairs. Returns the HF row that
+// lands at GGUF row `r`.
+std::int64_t source_row(std::int64_t r, std::int64_t rows, std::int64_t heads) {
+  if (heads <= 0) return r;
+  const std::int64_t hd = rows / heads, h = r / hd, pos = r % hd;
+  return h * hd + (pos % 2) * (hd / 2) + pos / 2;
+}
+
+void row_to_f32(const safetensors_tensor& t, std::int64_t row, std::int64_t cols, float* out) {
+  const std::byte* base = t.data.data();
+  switch (*t.type) {
+    case ir::dtype::f32:
+      std::memcpy(out, base + row * cols * 4, std::size_t(cols) * 4);
+      break;
+    case ir::dtype::f16: {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(base + row * cols * 2);
+      for (std::int64_t c = 0; c < cols; ++c) out[c] = detail::qb_load_f16(p + 2 * c);
+      break;
+    }
+    case ir::dtype::bf16: {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(base + row * cols * 2);
+      for (std::int64_t c = 0; c < cols; ++c) out[c] = detail::bf16_to_f32(detail::qb_load_u16(p + 2 * c));
+      break;
+    }
+    default: throw error("convert: tensor '" + t.name + "' has unsupported dtype " + t.dtype_name);
+  }
+}
+
+// Lets the kernel drop source pages once converted: the mapping is read-only and file-backed, so a
+// page touched again is simply faulted back in from the page cache, and a 15 GB checkpoint never
+// accumulates in the converter's resident set.
+void release_pages(const std::byte* p, std::size_t n) {
+  if (n == 0) return;
+  const auto page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(p) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advice only: failure is harmless
+}
+
+// Converts rows [r0, r1) of `p` into `out` (the rows' bytes in the file's type).
+void convert_rows(const planned_tensor& p, std::int64_t r0, std::int64_t r1, std::uint8_t* out) {
+  const std::int64_t cols = p.cols(), row_bytes = ir::nbytes(p.type, cols);
+  std::vector<float> row(static_cast<std::size_t>(cols));
+  for (std::int64_t r = r0; r < r1; ++r) {
+    row_to_f32(*p.src, source_row(r, p.rows(), p.heads), cols, row.data());
+    detail::quantize_row(p.type, row.data(), out + (r - r0) * row_bytes, cols);
+  }
+}
+
+// Writes `p`'s bytes to `s` in chunks of rows (about 64 MiB of output each), the rows of a chunk
+// split among `threads` workers.
+void stream_tensor(const planned_tensor& p, gguf_stream& s, unsigned threads, std::vector<std::uint8_t>& buf) {
+  const std::int64_t rows = p.rows(), row_bytes = ir::nbytes(p.type, p.cols());
+  const std::int64_t chunk_rows = std::max<std::int64_t>(1, (std::int64_t(64) << 20) / std::max<std::int64_t>(row_bytes, 1));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const std::int64_t r1 = std::min(rows, r0 + chunk_rows), n = r1 - r0;
+    buf.resize(std::size_t(n * row_bytes));
+    const std::int64_t workers = std::min<std::int64_t>(threads, std::max<std::int64_t>(1, n * p.cols() / 65536));
+    if (workers <= 1) {
+      convert_rows(p, r0, r1, buf.data());
+    } else {
+      std::vector<std::thread> pool;
+      std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+      for (std::int64_t w = 0; w < workers; ++w) {
+        const std::int64_t a = r0 + n * w / workers, b = r0 + n * (w + 1) / workers;
+        pool.emplace_back([&, a, b, w] {
+          try {
+            convert_rows(p, a, b, buf.data() + (a - r0) * row_bytes);
+          } catch (...) {
+            errors[std::size_t(w)] = std::current_exception();
+          }
+        });
+      }
+      for (auto& t : pool) t.join();
+      for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    }
+    s.write(std::as_bytes(std::span(buf.data(), buf.size())));
+    if (p.heads == 0) {  // unpermuted rows are contiguous in the source
+      const auto src_row = std::size_t(p.src->data.size() / std::size_t(rows));
+      release_pages(p.src->data.data() + std::size_t(r0) * src_row, std::size_t(n) * src_row);
+    }
+  }
+  release_pages(p.src->data.data(), p.src->data.size());
+}
+
+class planner {
+ public:
+  planner(const safetensors_model& st, const hf_convert_options& o, std::int64_t layers)
+      : st_(st), o_(o), layers_(layers) {}
+
+  // Plans HF tensor `hf` as GGUF `name`, checking its row-major shape; `heads` > 0 permutes rows.
+  void add(const std::string& hf, const std::string& name, std::vector<std::int64_t> shape, std::int64_t heads = 0,
+           role r = role::other, std::int64_t layer = -1) {
     const safetensors_tensor& t = st_.get(hf);
     used_.insert(hf);
     if (t.shape != shape)
       throw error("convert: tensor '" + hf + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(shape));
     if (!t.type)
       throw error("convert: tensor '" + hf + "' has unsupported dtype " + t.dtype_name + " (F32, F16, BF16 are read)");
-    std::vector<float> v = to_f32(t);
-    const std::int64_t cols = shape.back(), rows = t.elements() / std::max<std::int64_t>(cols, 1);
-    if (heads > 0) v = permute_rows(v, rows, cols, heads);
-    ir::dtype type = ir::dtype::f32;
-    if (shape.size() == 2) {
-      type = o_.type;
-      if (cols % ir::layout(type).block_elems != 0) type = ir::dtype::f16;
-    }
-    std::vector<std::byte> bytes(std::size_t(ir::nbytes(type, t.elements())));
-    for (std::int64_t r = 0; r < rows; ++r)
-      detail::quantize_row(type, v.data() + r * cols,
-                           reinterpret_cast<std::uint8_t*>(bytes.data()) + r * ir::nbytes(type, cols), cols);
-    std::vector<std::int64_t> dims(shape.rbegin(), shape.rend());
-    if (o_.log) o_.log(name + " " + shape_text(dims) + " " + std::string(ir::name(type)));
-    w_.add_tensor(name, type, std::move(dims), bytes);
+    planned_tensor p;
+    p.src = &t;
+    p.name = name;
+    p.shape = std::move(shape);
+    p.heads = heads;
+    p.type = p.shape.size() == 2 ? matrix_type(o_, r, layer, layers_, p.cols()) : ir::dtype::f32;
+    plan_.push_back(std::move(p));
   }
 
   void check_all_used() const {
@@ -261,12 +382,14 @@ class converter {
         throw error("convert: unexpected tensor '" + n + "' (not part of this architecture's layout)");
   }
   void skip(const std::string& hf) { used_.insert(hf); }
+  const std::vector<planned_tensor>& plan() const { return plan_; }
 
  private:
   const safetensors_model& st_;
   const hf_convert_options& o_;
-  gguf_writer& w_;
+  std::int64_t layers_;
   std::set<std::string> used_;
+  std::vector<planned_tensor> plan_;
 };
 
 }  // namespace
@@ -282,14 +405,33 @@ ir::dtype parse_weight_type(std::string_view s) {
   auto it = types.find(l);
   if (it == types.end())
     throw error("unknown weight type '" + std::string(s) +
-                "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k)");
+                "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m)");
   return it->second;
+}
+
+weight_scheme parse_weight_scheme(std::string_view s) {
+  std::string l(s);
+  for (auto& c : l) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "q4_k_m") return {ir::dtype::q4_k, weight_mix::k_medium};
+  if (l == "q5_k_m") return {ir::dtype::q5_k, weight_mix::k_medium};
+  return {parse_weight_type(s), weight_mix::pure};
+}
+
+std::uint32_t gguf_file_type(ir::dtype type, weight_mix mix) {
+  if (mix == weight_mix::k_medium) {
+    if (type == ir::dtype::q4_k) return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    if (type == ir::dtype::q5_k) return 17;  // LLAMA_FTYPE_MOSTLY_Q5_K_M
+    throw error("convert: the _M mixture exists for q4_k and q5_k only, not " + std::string(ir::name(type)));
+  }
+  return file_type_of(type);
 }
 
 hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& out, const hf_convert_options& o) {
   if (!fs::is_directory(folder)) throw error("convert: '" + folder.string() + "' is not a folder");
   if (!ir::is_block_quantized(o.type) && o.type != ir::dtype::f32 && o.type != ir::dtype::f16 && o.type != ir::dtype::bf16)
     throw error("convert: " + std::string(ir::name(o.type)) + " is not a weight type");
+  const std::uint32_t file_type = gguf_file_type(o.type, o.mix);
+  if (fs::is_directory(out)) throw error("convert: the output '" + out.string() + "' is a folder");
   const hf_config h = read_config(folder);
   const vocabulary v = read_tokenizer(folder, h);
   const safetensors_model st = safetensors_model::open(folder);
@@ -301,7 +443,7 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
   if (name.empty()) name = fs::absolute(folder).lexically_normal().parent_path().filename().string();
   w.set_string("general.architecture", a);
   w.set_string("general.name", name);
-  w.set_u32("general.file_type", file_type_of(o.type));
+  w.set_u32("general.file_type", file_type);
   w.set_u32("general.quantization_version", 2);
   w.set_u32(a + ".block_count", std::uint32_t(h.layers));
   w.set_u32(a + ".context_length", std::uint32_t(h.ctx));
@@ -336,12 +478,14 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
   if (spm) w.set_bool("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
   if (!v.chat_template.empty()) w.set_string("tokenizer.chat_template", v.chat_template);
 
-  converter c(st, o, w);
+  planner c(st, o, h.layers);
   const std::int64_t d = h.hidden, hd = h.head_dim, q_rows = h.heads * hd, kv_rows = h.kv_heads * hd;
   const bool permute = a == "llama";
   // Tied checkpoints saved by safetensors' deduplication may keep only lm_head.weight.
   const bool embed_in_head = h.tied && !st.find("model.embed_tokens.weight") && st.find("lm_head.weight");
-  c.add(embed_in_head ? "lm_head.weight" : "model.embed_tokens.weight", "token_embd.weight", {h.vocab, d});
+  // Tied, the embedding is also the output head, and llama.cpp gives it the head's type.
+  c.add(embed_in_head ? "lm_head.weight" : "model.embed_tokens.weight", "token_embd.weight", {h.vocab, d}, 0,
+        h.tied ? role::head : role::embedding);
   for (std::int64_t l = 0; l < h.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".", b = "blk." + std::to_string(l) + ".";
     c.add(p + "input_layernorm.weight", b + "attn_norm.weight", {d});
@@ -349,7 +493,7 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
     if (h.qkv_bias) c.add(p + "self_attn.q_proj.bias", b + "attn_q.bias", {q_rows}, permute ? h.heads : 0);
     c.add(p + "self_attn.k_proj.weight", b + "attn_k.weight", {kv_rows, d}, permute ? h.kv_heads : 0);
     if (h.qkv_bias) c.add(p + "self_attn.k_proj.bias", b + "attn_k.bias", {kv_rows}, permute ? h.kv_heads : 0);
-    c.add(p + "self_attn.v_proj.weight", b + "attn_v.weight", {kv_rows, d});
+    c.add(p + "self_attn.v_proj.weight", b + "attn_v.weight", {kv_rows, d}, 0, role::attn_v, l);
     if (h.qkv_bias) c.add(p + "self_attn.v_proj.bias", b + "attn_v.bias", {kv_rows});
     c.add(p + "self_attn.o_proj.weight", b + "attn_output.weight", {d, q_rows});
     if (a == "qwen3") {
@@ -359,21 +503,40 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
     c.add(p + "post_attention_layernorm.weight", b + "ffn_norm.weight", {d});
     c.add(p + "mlp.gate_proj.weight", b + "ffn_gate.weight", {h.ffn, d});
     c.add(p + "mlp.up_proj.weight", b + "ffn_up.weight", {h.ffn, d});
-    c.add(p + "mlp.down_proj.weight", b + "ffn_down.weight", {d, h.ffn});
+    c.add(p + "mlp.down_proj.weight", b + "ffn_down.weight", {d, h.ffn}, 0, role::ffn_down, l);
   }
   c.add("model.norm.weight", "output_norm.weight", {d});
   if (h.tied) {
     if (st.find("lm_head.weight")) c.skip("lm_head.weight");  // the embedding itself, or a saved copy
   } else {
-    c.add("lm_head.weight", "output.weight", {h.vocab, d});
+    c.add("lm_head.weight", "output.weight", {h.vocab, d}, 0, role::head);
   }
   c.check_all_used();
-  w.write(out);
-  hf_convert_summary s;
-  s.architecture = a;
-  s.tensors = std::int64_t(w.tensor_count());
-  s.file_bytes = fs::file_size(out);
-  return s;
+
+  // Everything is known before a byte of data is read: declare the tensors, write the header with
+  // their offsets, then stream each tensor's data.
+  for (const auto& p : c.plan()) w.declare_tensor(p.name, p.type, std::vector<std::int64_t>(p.shape.rbegin(), p.shape.rend()));
+  unsigned threads = o.threads;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
+  const std::uint64_t total = w.file_size();
+  gguf_stream s = w.stream_to(out);
+  std::vector<std::uint8_t> buf;
+  for (std::size_t i = 0; i < c.plan().size(); ++i) {
+    const auto& p = c.plan()[i];
+    if (o.log) {
+      std::vector<std::int64_t> dims(p.shape.rbegin(), p.shape.rend());
+      o.log(p.name + " " + shape_text(dims) + " " + std::string(ir::name(p.type)));
+    }
+    stream_tensor(p, s, threads, buf);
+    if (o.progress) o.progress({i, c.plan().size(), p.name, p.type, s.bytes_written(), total});
+  }
+  s.finish();
+  hf_convert_summary sum;
+  sum.architecture = a;
+  sum.tensors = std::int64_t(w.tensor_count());
+  sum.file_bytes = fs::file_size(out);
+  sum.file_type = file_type;
+  return sum;
 }
 
 }  // namespace octo::model_file

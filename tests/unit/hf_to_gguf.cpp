@@ -2,9 +2,15 @@
 // LlamaForCausalLM, F32, tied) and tiny-qwen (Qwen2, F16): metadata, tensor names and shapes, values
 // read straight from the safetensors bytes by this test's own parser, llama's q/k permutation by an
 // index formula written here, and token ids from Hugging Face `tokenizers` (tests/data/ref_models/
-// tokenizer_ids.json, made by tools/make_reference_models.py). Plus the converter's error messages.
+// tokenizer_ids.json, made by tools/make_reference_models.py). Plus the converter's error messages,
+// llama.cpp's Q4_K_M / Q5_K_M type mixtures (expected types listed here from llama.cpp's rule),
+// quantized values within each format's error bound of the source, the streamed file against the
+// in-memory writer, the .tmp/rename behaviour, and reference-VM logits of quantized tiny-qwen files.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,12 +21,15 @@
 #include <nlohmann/json.hpp>
 
 #include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
 #include "octo/model_file/gguf.hpp"
+#include "octo/model_file/gguf_writer.hpp"
 #include "octo/model_file/hf_to_gguf.hpp"
 #include "octo/model_file/safetensors.hpp"
 #include "octo/model_file/tokenizer.hpp"
 #include "octo/model_file/vocabulary.hpp"
+#include "octo/runtime/engine.hpp"
 
 namespace fs = std::filesystem;
 using namespace octo;
@@ -402,4 +411,329 @@ TEST_CASE("sharded checkpoints (model.safetensors.index.json) with F16 and BF16 
   CHECK(error_of(dir, out).find("cannot open") != std::string::npos);
   fs::remove(out);
   fs::remove_all(dir);
+}
+
+namespace {
+
+hf_convert_options scheme_options(const char* type) {
+  hf_convert_options o;
+  const auto w = parse_weight_scheme(type);
+  o.type = w.type;
+  o.mix = w.mix;
+  return o;
+}
+
+// Every tensor's type name, by tensor name.
+std::map<std::string, std::string> types_of(const gguf_file& f) {
+  std::map<std::string, std::string> out;
+  for (const auto& t : f.tensors()) out[t.name] = std::string(ggml_type_name(t.ggml_type));
+  return out;
+}
+
+// The expected mixture, written from llama.cpp's llama_tensor_get_type for Q4_K_M / Q5_K_M (no imatrix,
+// dense model): the output head, or the tied token embedding that serves as it, Q6_K (Q8_0 when its
+// rows are not whole 256-blocks); attn_v and ffn_down Q6_K in the layers listed in `more`; every other
+// matrix the base type; norms and biases F32. A type whose blocks do not tile the row falls back:
+// Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0.
+std::map<std::string, std::string> expected_mix(const std::string& base, std::int64_t layers, const std::set<std::int64_t>& more,
+                                                std::int64_t hidden, std::int64_t q_cols, std::int64_t ffn, bool tied,
+                                                bool qkv_bias, bool qk_norm) {
+  auto fit = [](std::string t, std::int64_t cols) {
+    if (cols % 256 == 0) return t;
+    if (t == "Q4_K") return std::string("Q5_0");
+    if (t == "Q5_K") return std::string("Q5_1");
+    if (t == "Q6_K") return std::string("Q8_0");
+    return t;
+  };
+  const std::string head = hidden % 256 == 0 ? "Q6_K" : "Q8_0";
+  std::map<std::string, std::string> e;
+  e["token_embd.weight"] = tied ? head : fit(base, hidden);
+  if (!tied) e["output.weight"] = head;
+  e["output_norm.weight"] = "F32";
+  for (std::int64_t l = 0; l < layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    const bool m = more.contains(l);
+    e[b + "attn_norm.weight"] = e[b + "ffn_norm.weight"] = "F32";
+    e[b + "attn_q.weight"] = e[b + "attn_k.weight"] = fit(base, hidden);
+    e[b + "attn_v.weight"] = fit(m ? "Q6_K" : base, hidden);
+    e[b + "attn_output.weight"] = fit(base, q_cols);
+    e[b + "ffn_gate.weight"] = e[b + "ffn_up.weight"] = fit(base, hidden);
+    e[b + "ffn_down.weight"] = fit(m ? "Q6_K" : base, ffn);
+    if (qkv_bias) e[b + "attn_q.bias"] = e[b + "attn_k.bias"] = e[b + "attn_v.bias"] = "F32";
+    if (qk_norm) e[b + "attn_q_norm.weight"] = e[b + "attn_k_norm.weight"] = "F32";
+  }
+  return e;
+}
+
+std::string slurp_bytes(const fs::path& p) { return slurp(p); }
+
+}  // namespace
+
+TEST_CASE("Q4_K_M on tiny-qwen (rows of 256): llama.cpp's mixture, file type 15") {
+  const auto out = temp_path("tq_q4_k_m.gguf");
+  const auto sum = convert_hf_to_gguf(tiny_qwen, out, scheme_options("Q4_K_M"));
+  const auto f = gguf_file::open(out);
+  fs::remove(out);
+  CHECK(sum.file_type == 15);
+  CHECK(f.get_u32("general.file_type") == 15);
+  // 6 layers: llama.cpp's use_more_bits picks layers 2 and 5 (i >= 7*6/8 = 5, or (i - 6/8) % 3 == 2).
+  CHECK(types_of(f) == expected_mix("Q4_K", 6, {2, 5}, 256, 256, 512, true, true, false));
+}
+
+TEST_CASE("Q4_K_M and Q5_K_M where rows are not whole 256-blocks: llama.cpp's fallbacks") {
+  SUBCASE("qwen2 reference model (hidden 64, FFN 128, 2 layers, tied)") {
+    const auto out = temp_path("q2_q4_k_m.gguf");
+    convert_hf_to_gguf(ref_models / "qwen2", out, scheme_options("q4_k_m"));
+    const auto f = gguf_file::open(out);
+    fs::remove(out);
+    // 2 layers: layer 1 (>= 7*2/8 = 1) gets more bits, layer 0 not.
+    CHECK(types_of(f) == expected_mix("Q4_K", 2, {1}, 64, 64, 128, true, true, false));
+    CHECK(types_of(f)["token_embd.weight"] == "Q8_0");
+    CHECK(types_of(f)["blk.0.attn_q.weight"] == "Q5_0");
+  }
+  SUBCASE("qwen3 reference model (untied, attn_output rows of 128): Q4_K_M and Q5_K_M") {
+    const auto out = temp_path("q3_mix.gguf");
+    convert_hf_to_gguf(ref_models / "qwen3", out, scheme_options("q4_k_m"));
+    {
+      const auto f = gguf_file::open(out);
+      CHECK(types_of(f) == expected_mix("Q4_K", 2, {1}, 64, 128, 128, false, false, true));
+      CHECK(types_of(f)["output.weight"] == "Q8_0");
+      CHECK(types_of(f)["token_embd.weight"] == "Q5_0");
+    }
+    const auto sum = convert_hf_to_gguf(ref_models / "qwen3", out, scheme_options("q5_k_m"));
+    CHECK(sum.file_type == 17);
+    const auto f = gguf_file::open(out);
+    fs::remove(out);
+    CHECK(f.get_u32("general.file_type") == 17);
+    CHECK(types_of(f) == expected_mix("Q5_K", 2, {1}, 64, 128, 128, false, false, true));
+    CHECK(types_of(f)["blk.0.ffn_up.weight"] == "Q5_1");
+  }
+  SUBCASE("pure types fall back the same way") {
+    const auto out = temp_path("q2_pure.gguf");
+    convert_hf_to_gguf(ref_models / "qwen2", out, options(ir::dtype::q6_k));
+    const auto f = gguf_file::open(out);
+    fs::remove(out);
+    for (const auto& [name, type] : types_of(f)) {
+      CAPTURE(name);
+      CHECK(type == (f.tensor(name).dims.size() == 2 ? "Q8_0" : "F32"));
+    }
+  }
+  CHECK_THROWS_WITH_AS(parse_weight_scheme("q6_k_m"), doctest::Contains("unknown weight type 'q6_k_m'"), octo::error);
+  CHECK(parse_weight_scheme("Q5_K_M").type == ir::dtype::q5_k);
+  CHECK(parse_weight_scheme("q8_0").mix == weight_mix::pure);
+}
+
+TEST_CASE("quantized tensors decode to within each format's error bound of the source floats") {
+  const auto out = temp_path("bounds.gguf");
+  // One sub-block's values; `got` decoded by the reader path (quant_blocks' dequantize_row).
+  struct check_stats {
+    std::size_t values = 0, over = 0;
+    double sum_err = 0, sum_step = 0;
+  };
+  auto compare = [](const std::vector<float>& got, const std::vector<float>& want, std::size_t block, std::size_t sub,
+                    const std::function<double(double sub_range, double sub_amax, double block_max_range,
+                                               double block_max_amax, double block_max_neg_min)>& bound) {
+    REQUIRE(got.size() == want.size());
+    check_stats st;
+    for (std::size_t b0 = 0; b0 < want.size(); b0 += block) {
+      double max_range = 0, max_amax = 0, max_neg_min = 0;
+      for (std::size_t s0 = b0; s0 < b0 + block; s0 += sub) {
+        double lo = 0, hi = 0, amax = 0;
+        for (std::size_t i = s0; i < s0 + sub; ++i) {
+          lo = std::min(lo, double(want[i]));
+          hi = std::max(hi, double(want[i]));
+          amax = std::max(amax, std::abs(double(want[i])));
+        }
+        max_range = std::max(max_range, hi - lo);
+        max_amax = std::max(max_amax, amax);
+        max_neg_min = std::max(max_neg_min, -lo);
+      }
+      for (std::size_t s0 = b0; s0 < b0 + block; s0 += sub) {
+        double lo = 0, hi = 0, amax = 0;
+        for (std::size_t i = s0; i < s0 + sub; ++i) {
+          lo = std::min(lo, double(want[i]));
+          hi = std::max(hi, double(want[i]));
+          amax = std::max(amax, std::abs(double(want[i])));
+        }
+        const double lim = bound(hi - lo, amax, max_range, max_amax, max_neg_min) * 1.002 + 1e-7;
+        for (std::size_t i = s0; i < s0 + sub; ++i) {
+          const double err = std::abs(double(got[i]) - double(want[i]));
+          ++st.values;
+          st.sum_err += err;
+          st.sum_step += lim;
+          if (err > lim) ++st.over;
+        }
+      }
+    }
+    return st;
+  };
+
+  SUBCASE("Q4_K and Q6_K (tiny-qwen Q4_K_M)") {
+    convert_hf_to_gguf(tiny_qwen, out, scheme_options("q4_k_m"));
+    const auto f = gguf_file::open(out);
+    const auto src = tiny_qwen / "model.safetensors";
+    REQUIRE(f.tensor("blk.0.ffn_up.weight").type == ir::dtype::q4_k);
+    // Q4_K: 8 sub-blocks of 32 share 6-bit scales and mins of f16 super-scales d = max step / 63 and
+    // dmin = max(-min) / 63. A value is off by at most one step of its sub-block's grid (range / 15),
+    // plus the 6-bit rounding of its scale over 15 steps (7.5 d) and of its min (dmin / 2).
+    const auto q4 = compare(to_f32(f.tensor("blk.0.ffn_up.weight")), source_values(src, "model.layers.0.mlp.up_proj.weight"),
+                            256, 32, [](double range, double, double max_range, double, double max_neg_min) {
+                              return range / 15 + 7.5 * (max_range / 15) / 63 + max_neg_min / 63 / 2;
+                            });
+    CHECK(q4.values == 512 * 256);
+    CHECK(q4.over == 0);
+    CHECK(q4.sum_err / q4.values < 0.5 * q4.sum_step / q4.values);  // typical errors well inside the bound
+    // Q6_K: 16 sub-blocks of 16, signed 8-bit scales of an f16 super-scale d = max(amax / 32) / 127,
+    // codes -32..31: one step (amax / 32) plus the scale's rounding over 32 steps (16 d).
+    REQUIRE(f.tensor("blk.2.ffn_down.weight").type == ir::dtype::q6_k);
+    const auto q6 = compare(to_f32(f.tensor("blk.2.ffn_down.weight")), source_values(src, "model.layers.2.mlp.down_proj.weight"),
+                            256, 16, [](double, double amax, double, double max_amax, double) {
+                              return amax / 32 + 16 * (max_amax / 32) / 127;
+                            });
+    CHECK(q6.values == 256 * 512);
+    CHECK(q6.over == 0);
+    CHECK(q6.sum_err / q6.values < 0.5 * q6.sum_step / q6.values);
+    // The tied embedding as Q6_K too.
+    REQUIRE(f.tensor("token_embd.weight").type == ir::dtype::q6_k);
+    const auto e6 = compare(to_f32(f.tensor("token_embd.weight")), source_values(src, "model.embed_tokens.weight"), 256, 16,
+                            [](double, double amax, double, double max_amax, double) { return amax / 32 + 16 * (max_amax / 32) / 127; });
+    CHECK(e6.over == 0);
+  }
+  SUBCASE("Q5_0 and Q8_0 (qwen2 reference model Q4_K_M, rows of 64)") {
+    convert_hf_to_gguf(ref_models / "qwen2", out, scheme_options("q4_k_m"));
+    const auto f = gguf_file::open(out);
+    const auto src = ref_models / "qwen2" / "model.safetensors";
+    REQUIRE(f.tensor("blk.0.attn_q.weight").type == ir::dtype::q5_0);
+    // Q5_0: blocks of 32, d = amax / 16, codes 0..31 around 16: at most one step (the clamp at +15 d).
+    const auto q5 = compare(to_f32(f.tensor("blk.0.attn_q.weight")), source_values(src, "model.layers.0.self_attn.q_proj.weight"),
+                            32, 32, [](double, double amax, double, double, double) { return amax / 16; });
+    CHECK(q5.values == 64 * 64);
+    CHECK(q5.over == 0);
+    CHECK(q5.sum_err / q5.values < 0.5 * q5.sum_step / q5.values);
+    // Q8_0: d = amax / 127, round to nearest: half a step.
+    REQUIRE(f.tensor("token_embd.weight").type == ir::dtype::q8_0);
+    const auto q8 = compare(to_f32(f.tensor("token_embd.weight")), source_values(src, "model.embed_tokens.weight"), 32, 32,
+                            [](double, double amax, double, double, double) { return amax / 127 / 2; });
+    CHECK(q8.over == 0);
+  }
+  fs::remove(out);
+}
+
+TEST_CASE("the streamed file equals the in-memory writer's bytes for the same tensors and metadata") {
+  const auto out = temp_path("stream_vs_memory.gguf");
+  convert_hf_to_gguf(tiny_qwen, out, scheme_options("q4_k_m"));
+  const std::string file = slurp_bytes(out);
+  const auto f = gguf_file::open(out);
+  gguf_writer w;
+  for (const auto& kv : f.metadata()) w.set(kv.key, kv.value);
+  for (const auto& t : f.tensors()) {
+    const auto v = f.tensor(t.name);
+    w.add_tensor(t.name, v.type, t.dims, v.data);
+  }
+  const auto bytes = w.to_bytes();
+  CHECK(bytes.size() == file.size());
+  CHECK(std::memcmp(bytes.data(), file.data(), std::min(bytes.size(), file.size())) == 0);
+  // The layout as GGUF defines it: each tensor's data at the next multiple of 32 after the previous one.
+  std::uint64_t offset = 0;
+  for (const auto& t : f.tensors()) {
+    CAPTURE(t.name);
+    CHECK(t.offset == offset);
+    offset += (t.size + 31) / 32 * 32;
+  }
+  CHECK(file.size() % 32 == 0);
+  fs::remove(out);
+}
+
+TEST_CASE("conversion writes OUT.tmp and renames it; a failure leaves the old file and no .tmp") {
+  const auto out = temp_path("atomic.gguf");
+  const fs::path tmp = out.string() + ".tmp";
+  std::ofstream(out) << "old contents";
+  // A failure halfway (here: the progress callback throws at the 10th tensor, after data was written).
+  auto o = options(ir::dtype::q8_0);
+  bool saw_tmp = false;
+  o.progress = [&](const hf_convert_progress& p) {
+    saw_tmp = saw_tmp || fs::exists(tmp);
+    CHECK(p.count == 1 + 6 * 12 + 1);
+    CHECK(p.bytes_written <= p.file_bytes);
+    if (p.index == 9) throw octo::error("stop here");
+  };
+  CHECK_THROWS_WITH_AS(convert_hf_to_gguf(tiny_qwen, out, o), "stop here", octo::error);
+  CHECK(saw_tmp);
+  CHECK_FALSE(fs::exists(tmp));
+  CHECK(slurp(out) == "old contents");
+  // A bad input fails before anything is written.
+  CHECK(error_of(ref_models / "nowhere", out).find("is not a folder") != std::string::npos);
+  CHECK(slurp(out) == "old contents");
+  // Success replaces the file; the last progress report is the whole file.
+  std::uint64_t last = 0, total = 0;
+  o.progress = [&](const hf_convert_progress& p) { last = p.bytes_written, total = p.file_bytes; };
+  const auto sum = convert_hf_to_gguf(tiny_qwen, out, o);
+  CHECK_FALSE(fs::exists(tmp));
+  CHECK(sum.file_bytes == fs::file_size(out));
+  CHECK(last == total);
+  CHECK(total == fs::file_size(out));
+  CHECK(gguf_file::open(out).tensors().size() == 1 + 6 * 12 + 1);
+  // One thread or several: the same bytes.
+  const std::string many = slurp(out);
+  o.threads = 1;
+  convert_hf_to_gguf(tiny_qwen, out, o);
+  CHECK(slurp(out) == many);
+  fs::remove(out);
+}
+
+TEST_CASE("quantized tiny-qwen on the reference VM: logits near the F32 file's, the same sums answered") {
+  // The first 10 sums of reference.json: last-position logits of each prompt, and the greedy answer up
+  // to the end-of-answer token 201 (after it the model starts a new random line, where near-ties decide).
+  const json ref = json::parse(slurp(tiny_qwen / "reference.json"));
+  struct result {
+    std::vector<std::vector<float>> logits;
+    std::vector<std::vector<std::int32_t>> answers;
+  };
+  auto run = [&](const char* type) {
+    const auto out = temp_path(std::string("vm_") + type + ".gguf");
+    convert_hf_to_gguf(tiny_qwen, out, scheme_options(type));
+    runtime::engine_options eo;
+    eo.vm = runtime::backend::reference;
+    eo.ctx = 64;
+    runtime::engine e(out, eo);
+    fs::remove(out);
+    result r;
+    for (int t = 0; t < 10; ++t) {
+      e.reset();
+      auto logits = e.prefill(ref["tests"][t]["prompt_ids"].get<std::vector<std::int32_t>>());
+      r.logits.push_back(logits);
+      std::vector<std::int32_t> answer;
+      while (answer.size() < 8 && (answer.empty() || answer.back() != 201)) {
+        answer.push_back(runtime::argmax(logits));
+        logits = e.decode(answer.back());
+      }
+      r.answers.push_back(answer);
+    }
+    return r;
+  };
+  const auto f32 = run("f32");
+  for (int t = 0; t < 10; ++t) {  // the F32 file reproduces PyTorch's answers
+    const auto want = ref["tests"][t]["greedy_ids"].get<std::vector<std::int32_t>>();
+    CHECK(std::vector<std::int32_t>(want.begin(), want.begin() + std::ptrdiff_t(f32.answers[std::size_t(t)].size())) ==
+          f32.answers[std::size_t(t)]);
+  }
+  // Tolerances on the mean relative L2: weight errors of ~0.2% (Q8_0) to ~3% (Q4_K) of each block's
+  // range, through six layers; the file with more bits must not be worse.
+  double previous = 0;
+  for (const auto& [type_name, tol] : {std::pair{"q8_0", 0.005}, std::pair{"q5_k_m", 0.02}, std::pair{"q4_k_m", 0.04}}) {
+    const std::string type = type_name;
+    CAPTURE(type);
+    const auto q = run(type_name);
+    double err = 0;
+    int same = 0;
+    for (std::size_t t = 0; t < 10; ++t) {
+      err += test::rel_l2(q.logits[t], f32.logits[t]) / 10;
+      same += q.answers[t] == f32.answers[t];
+    }
+    MESSAGE(type << ": mean relative L2 of the logits against F32 " << err << ", " << same << "/10 answers equal");
+    CHECK(err < tol);
+    CHECK(err > previous);
+    previous = err;
+    CHECK(same >= 9);
+  }
 }

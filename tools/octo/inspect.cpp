@@ -1,5 +1,6 @@
 // octo inspect: a GGUF file's header, metadata (long arrays abbreviated) and tensor table.
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "commands.hpp"
@@ -12,7 +13,8 @@ constexpr const char* inspect_help =
     "usage: octo inspect FILE.gguf [--all]\n"
     "\n"
     "Prints the GGUF version, alignment, every metadata entry (arrays show their first items unless\n"
-    "--all) and the tensor table: name, type, dimensions (ne0 first), offset and size.\n";
+    "--all), the tensor table: name, type, dimensions (ne0 first), offset and size, and the number\n"
+    "of tensors and bytes of each type.\n";
 
 std::string scalar_text(const model_file::gguf_value& v) {
   using model_file::gguf_type;
@@ -86,6 +88,7 @@ int inspect_main(std::span<const std::string_view> args) {
     std::printf("  %-45s %s\n", kv.key.c_str(), value_text(kv.value, all).c_str());
   std::printf("\n  %-40s %-6s %-24s %12s %12s\n", "tensor", "type", "dims", "offset", "bytes");
   std::uint64_t total = 0;
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> by_type;  // type -> (tensors, bytes)
   for (const auto& t : f.tensors()) {
     std::string dims;
     for (std::size_t i = 0; i < t.dims.size(); ++i) {
@@ -99,7 +102,14 @@ int inspect_main(std::span<const std::string_view> args) {
                 type.empty() ? unknown : std::string(type).c_str(), dims.c_str(),
                 static_cast<unsigned long long>(t.offset), static_cast<unsigned long long>(t.size));
     total += t.size;
+    auto& [count, bytes] = by_type[type.empty() ? std::string(unknown) : std::string(type)];
+    ++count;
+    bytes += t.size;
   }
+  std::printf("\n  %-8s %8s %16s %8s\n", "type", "tensors", "bytes", "share");
+  for (const auto& [type, cb] : by_type)
+    std::printf("  %-8s %8zu %16llu %7.1f%%\n", type.c_str(), cb.first, static_cast<unsigned long long>(cb.second),
+                total ? 100.0 * double(cb.second) / double(total) : 0.0);
   std::printf("\n  %zu tensors, %llu bytes of tensor data\n", f.tensors().size(), static_cast<unsigned long long>(total));
   return 0;
 }
