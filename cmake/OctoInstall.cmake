@@ -29,4 +29,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
 # The find modules octoConfig.cmake uses for a static core's private dependencies travel with it.
 install(FILES ${PROJECT_BINARY_DIR}/octoConfig.cmake ${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/Findocto_pcre2.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/Findocto_zstd.cmake
   DESTINATION ${OCTO_INSTALL_CMAKEDIR})

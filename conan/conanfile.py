@@ -96,3 +96,5 @@ class OctoConan(ConanFile):
                 # static core carries it into the consumer's link line. (The Vulkan loader is dlopen'ed
                 # and the SPIR-V is embedded: nothing of Vulkan is linked.)
                 core.system_libs.insert(0, "pcre2-8")
+                # zstd likewise (compressed layer files of decomposed models); xxHash is header-only.
+                core.system_libs.insert(1, "zstd")

@@ -9,6 +9,7 @@ namespace octo::tool {
 
 int convert_main(std::span<const std::string_view> args);
 int inspect_main(std::span<const std::string_view> args);
+int decompose_main(std::span<const std::string_view> args);
 
 // True when `args` asks for help (-h / --help anywhere).
 inline bool wants_help(std::span<const std::string_view> args) {

@@ -20,6 +20,7 @@ struct command {
 constexpr command commands[] = {
     {"convert", "convert a Hugging Face checkpoint folder (safetensors) to GGUF", octo::tool::convert_main},
     {"inspect", "print a GGUF file's metadata and tensor table", octo::tool::inspect_main},
+    {"decompose", "split a GGUF into per-layer files + manifest for layer streaming", octo::tool::decompose_main},
 };
 
 void usage(std::FILE* to) {

@@ -4,8 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -86,6 +84,7 @@ class aligned_buffer {
  private:
   std::byte* p_ = nullptr;
   std::uint64_t n_ = 0;
+  std::uint64_t al_ = io_alignment;
 };
 
 }  // namespace octo::stream

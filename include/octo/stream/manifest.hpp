@@ -109,7 +109,9 @@ class manifest {
   const stored_config& config() const { return config_; }
   const source_info& source() const { return source_; }
   std::uint64_t tensor_alignment() const { return tensor_alignment_; }
-  std::string_view meta_gguf() const { return meta_name_; }  // "meta.gguf": metadata, tokenizer, no tensors
+  std::string_view meta_gguf() const { return meta_.name; }  // "meta.gguf": metadata, tokenizer, no tensors
+  /// meta.gguf's entry (its sizes and checksum; it holds no tensors and is not a multiple of 4096).
+  const file_entry& meta_file() const { return meta_; }
 
   std::span<const file_entry> files() const { return files_; }
   std::span<const tensor_entry> tensors() const { return tensors_; }
@@ -134,8 +136,9 @@ class manifest {
 
   // ---- building (used by decompose) ---------------------------------------------------------------
   manifest() = default;
+  /// Checks consistency (octo::error otherwise); file_entry::tensors is rebuilt from the tensors.
   manifest(std::filesystem::path dir, stored_config config, source_info source, std::uint64_t tensor_alignment,
-           std::vector<file_entry> files, std::vector<tensor_entry> tensors);
+           file_entry meta, std::vector<file_entry> files, std::vector<tensor_entry> tensors);
 
  private:
   void index();  // checks consistency and builds the lookup tables; octo::error on problems
@@ -145,7 +148,7 @@ class manifest {
   stored_config config_;
   source_info source_;
   std::uint64_t tensor_alignment_ = io_alignment;
-  std::string meta_name_ = "meta.gguf";
+  file_entry meta_;
   std::vector<file_entry> files_;
   std::vector<tensor_entry> tensors_;
   std::vector<std::size_t> layer_files_;
