@@ -131,6 +131,7 @@ struct vulkan_vm::impl {
   vk::raii::Fence transfer_fence{nullptr};
   vk::raii::Semaphore compute_timeline{nullptr}, transfer_timeline{nullptr};
   std::uint64_t compute_value = 0, transfer_value = 0;  // last values submitted to signal
+  std::uint64_t compute_seen = 0;  // a compute value the host has seen reached (skips redundant waits)
   std::vector<upload_slot> upload_slots;
 
   allocation registers, metrics, control, globals, staging;
@@ -167,7 +168,7 @@ struct vulkan_vm::impl {
     transfer_fence = nullptr;
     compute_timeline = nullptr;
     transfer_timeline = nullptr;
-    compute_value = transfer_value = 0;
+    compute_value = transfer_value = compute_seen = 0;
     pipes.reset();
     shared.clear();
     regions.clear();
@@ -240,7 +241,9 @@ struct vulkan_vm::impl {
     if (v > compute_value)
       throw octo::error("octo: wait_compute(" + std::to_string(v) + "): only " + std::to_string(compute_value) +
                         " program runs were submitted");
+    if (v <= compute_seen) return;
     wait_timeline(compute_timeline, v, "program run " + std::to_string(v) + " (compute timeline)");
+    compute_seen = v;
   }
   void wait_upload(std::uint64_t v) {
     need_timeline("wait_upload");
@@ -256,8 +259,10 @@ struct vulkan_vm::impl {
       wait(fence, "the previous execute");
       pending = false;
     }
-    if (dev && timeline() && compute_value > 0)
+    if (dev && timeline() && compute_value > compute_seen) {
       wait_timeline(compute_timeline, compute_value, "the submitted programs (compute timeline)");
+      compute_seen = compute_value;
+    }
   }
 
   // ---- host <-> device (staging) --------------------------------------------------------------------
@@ -831,6 +836,7 @@ struct vulkan_vm::impl {
       finish_pending();  // host-visible memory written before this pass must not race an older one
       const auto v = submit(id, 0);
       wait_timeline(compute_timeline, v, "execute");
+      compute_seen = v;
       return;
     }
     finish_pending();
