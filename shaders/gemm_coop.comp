@@ -39,11 +39,13 @@ shared float16_t bs_[BN * SK];  // W tile, [n][k]: B = W^T read column-major
 #ifdef OCTO_COOP_SPLIT
 shared float16_t al_[BM * SK];  // low parts
 shared float16_t bl_[BN * SK];
-#define PUT(arr, lo, o, v)              \
-  {                                     \
-    float16_t h_ = float16_t(v);        \
-    arr[o] = h_;                        \
-    lo[o] = float16_t((v) - float(h_)); \
+// hi keeps the top 11 significant bits by masking (exact in f16 for |v| >= 2^-14); lo = v - hi is
+// exact in f32. Masking rather than v - float(float16_t(v)): a driver may fold that round trip to v.
+#define PUT(arr, lo, o, v)                                                \
+  {                                                                       \
+    float hi_ = uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u);        \
+    arr[o] = float16_t(hi_);                                              \
+    lo[o] = float16_t((v) - hi_);                                         \
   }
 #else
 #define PUT(arr, lo, o, v) arr[o] = float16_t(v);

@@ -1,14 +1,18 @@
 // GEMM_TILE / GEMV_TILE over many rows (prefill): picks one of three tiled kernels and its tile.
+//   gemm_reg_<dt>   shaders/gemm_reg.comp: SIMT, 256 invocations each holding 4x8 or 8x4 (or 4x4)
+//                   sums, f32 throughout: the default wherever it fits.
+//   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel, kept for devices with < 17 KiB of shared
+//                   memory, and as the baseline of benchmarks/gemm.
 //   gemm_coop_<dt>  shaders/gemm_coop.comp: tensor cores (VK_NV_cooperative_matrix, subgroup size 32),
 //                   each factor split into f16 high + low parts (about f32 precision), f32 sums.
-//   gemm_coopf_<dt> the same with plain f16 factors (llama.cpp's precision): only when asked for.
-//   gemm_reg_<dt>   shaders/gemm_reg.comp: SIMT, 256 invocations each holding 4x4 .. 8x8 sums.
-//   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel, kept for devices with < 17 KiB of shared
-//                   memory or < 256 invocations, and as the baseline of benchmarks/gemm.
+//   gemm_coopf_<dt> the same with plain f16 factors (llama.cpp's precision: ~1e-3 relative error).
+// Measured on an H200 (benchmarks/results/2026-11-21-h100-gemm): gemm_reg 20-36 TFLOP/s on Qwen2.5
+// 1.5B/7B shapes at T=512, gemm_coop about the same, gemm_coopf 60-98. The cooperative kernels change
+// the arithmetic (f16 factors), so they run only when asked for (OCTO_GEMM_KERNEL=coop|coopf).
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all three; OCTO_GEMM_KERNEL=
-// old|reg|coop|coopf forces one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+// old|reg|coop|coopf picks one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -55,9 +59,9 @@ tile pick_tile(std::initializer_list<tile> all, std::uint32_t rows, std::uint32_
   if (!forced.empty() && std::sscanf(forced.c_str(), "%ux%u", &fm, &fn) == 2)
     for (const tile& t : tiles)
       if (t.bm == fm && t.bn == fn) return t;
-  // Enough workgroups to give each of ~130 multiprocessors one (H100: 132 SMs); smaller devices are
-  // filled by the same rule.
-  constexpr std::uint64_t min_groups = 128;
+  // Half a workgroup per multiprocessor of a large GPU (H100/H200: 132 SMs) is still better served by
+  // the larger tile (measured: 1.5B q_proj at T=512, 96 groups of 128x64 beat 192 of 64x64).
+  constexpr std::uint64_t min_groups = 64;
   for (const tile& t : tiles) {  // listed largest first
     const std::uint64_t groups = std::uint64_t{(rows + t.bm - 1) / t.bm} * ((n + t.bn - 1) / t.bn);
     if (groups >= min_groups) return t;
@@ -87,13 +91,15 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   if (force == "old" && can_old) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
   else if (force == "coopf" && can_coop) kind = "coopf";
-  else if (can_coop && force != "reg" && force != "old") kind = "coop";
+  else if (force == "coop" && can_coop) kind = "coop";
   else if (can_reg) kind = "reg";
   else if (can_old) kind = "old";
   else return false;
 
   tile t{64, 64};
-  const std::initializer_list<tile> tiles{{128, 128}, {64, 128}, {128, 64}, {64, 64}};
+  // 128x128 is left out: gemm_reg spills its 64 sums per invocation there (10x slower on the H200),
+  // and gemm_coopf ran it at 2/3 of the speed of 128x64.
+  const std::initializer_list<tile> tiles{{128, 64}, {64, 128}, {64, 64}};
   if (kind == "old") {
     l.shader = mod->old;
   } else if (kind == "reg") {
