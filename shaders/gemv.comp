@@ -16,6 +16,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint NR = 2;     // output columns per workgroup
 layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
 layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned x / W: unit loads
+// Block formats: x goes through shared memory in tiles of XT floats per row, loaded coalesced once per
+// workgroup, instead of each invocation's scattered vec4 loads of its chunk's x elements.
+layout(constant_id = 4) const bool XS = false;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -28,6 +31,17 @@ float acc[NR * RB];
 #ifdef GEMV_BLOCK
 uint wrow[NR];  // byte offset of each weight row of the workgroup (clamped to the tile)
 uint xrow[RB];  // vec4 index of each x row (clamped to the rows present)
+// The x tile: XT floats per row (a multiple of 256), one padding vec4 after every 2^XPAD vec4s so the
+// chunk loops' 16-byte reads of a quarter subgroup fall in distinct banks.
+#if GEMV_BLOCK == 17 || GEMV_BLOCK == 18 || GEMV_BLOCK == 19
+const uint XPAD = 4u;
+#else
+const uint XPAD = 3u;
+#endif
+const uint XT = 4096u >> (RB - 1u - (RB >> 2));  // 4096, 2048, 1024, 1024 floats for 1..4 rows
+const uint XROW = XT / 4u + (XT / 4u >> XPAD);
+shared vec4 xsh[uint(XS) * RB * XROW + 1u];
+uint xk0 = 0u;  // first element of the current tile
 #include "common/gemv_chunks.glsl"
 #endif
 
@@ -46,8 +60,25 @@ void main() {
   if (VEC) {
     [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = (pc.n_off + min(nb + c, pc.n_tile - 1u)) * pc.w_row_bytes;
     [[unroll]] for (uint r = 0u; r < RB; ++r) xrow[r] = ((pc.row0 + rb + min(r, nrows - 1u)) * pc.K) >> 2;
-    uint chunks = (pc.K >> (GEMV_BLOCK >= 15 ? 8 : 5)) * CPB;
-    for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
+    const uint BE = GEMV_BLOCK >= 15 ? 256u : 32u;
+    if (XS) {
+      for (uint k0 = 0u; k0 < pc.K; k0 += XT) {
+        uint kn4 = min(XT, pc.K - k0) >> 2;
+        barrier();  // the previous tile is consumed
+        v4_buf xb = v4_buf(pc.x);
+        for (uint v = tid; v < RB * kn4; v += WG) {
+          uint r = v / kn4, q = v - r * kn4;
+          xsh[r * XROW + q + (q >> XPAD)] = xb.d[xrow[r] + (k0 >> 2) + q];
+        }
+        barrier();
+        xk0 = k0;
+        uint c0 = k0 / BE * CPB, c1 = c0 + (kn4 << 2) / BE * CPB;
+        for (uint c = c0 + tid; c < c1; c += WG) gemv_chunk(c);
+      }
+    } else {
+      uint chunks = pc.K / BE * CPB;
+      for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
+    }
   } else
 #endif
   if (VEC) {

@@ -9,8 +9,9 @@
 // mantissa of a float whose exponent makes the mantissa's unit 1 (2^23 + q or 2^15 + q) and subtracts
 // that power of two, which is exact: one logic op and one add per element, no conversion.
 //
-// Expects from the includer: NR, RB, pc (x, w, K), and the private arrays acc[NR*RB], wrow[NR] (byte
-// offset of each weight row) and xrow[RB] (vec4 index of each x row).
+// Expects from the includer: NR, RB, XS, pc (x, w, K), the private arrays acc[NR*RB], wrow[NR] (byte
+// offset of each weight row) and xrow[RB] (vec4 index of each x row), and the x tile (xsh, XROW, XPAD,
+// xk0) when XS.
 #ifndef OCTO_GEMV_CHUNKS_GLSL
 #define OCTO_GEMV_CHUNKS_GLSL
 
@@ -36,7 +37,14 @@ uvec4 load16_even(u32_buf b, uint off) {
   return uvec4((a.x >> 16) | (a.y << 16), (a.y >> 16) | (a.z << 16), (a.z >> 16) | (a.w << 16), (a.w >> 16) | (e << 16));
 }
 
-vec4 xload(uint r, uint e) { return v4_buf(pc.x).d[xrow[r] + (e >> 2)]; }
+// Elements e..e+3 of x row r (e a multiple of 4): from the shared tile (XS) or from memory.
+vec4 xload(uint r, uint e) {
+  if (XS) {
+    uint q = (e - xk0) >> 2;
+    return xsh[r * XROW + q + (q >> XPAD)];
+  }
+  return v4_buf(pc.x).d[xrow[r] + (e >> 2)];
+}
 
 // ---- Q4_K / Q5_K: 8 chunks per block. Chunk c: 64-element group j = c/2, half h = c%2: the 16 quant
 // bytes qs[32j + 16h ..] hold elements 64j+16h+i (low nibbles, sub-block 2j) and 64j+32+16h+i (high

@@ -35,8 +35,9 @@ constexpr chunk_format chunk_formats[] = {
     {ir::dtype::q5_1, 1, false}, {ir::dtype::q4_k, 8, true},  {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false},
 };
 
-/// A tuning knob from the environment (OCTO_GEMV_NR, OCTO_GEMV_WG): a power of two in [1, hi], or 0
-/// when unset. Lets one device run compare shapes without a rebuild.
+/// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
+/// width, for one x row): a power of two in [1, hi], or 0 when unset. Lets one device run compare
+/// shapes without a rebuild.
 std::uint32_t knob(const task_context& c, const char* name, std::uint32_t hi) {
   const char* v = std::getenv(name);
   if (!v || !*v) return 0;
@@ -114,6 +115,7 @@ kernel_launch plan_gemv(const task_context& c) {
                      u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
   if (plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
+  const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   bool unit_loads = vec;
   for (const auto& f : chunk_formats) {
     if (f.dtype != w.dtype()) continue;
@@ -125,12 +127,14 @@ kernel_launch plan_gemv(const task_context& c) {
     // each x load; RB = up to 4 x rows share each weight load. The workgroup is no wider than a row has
     // chunks (short rows would leave invocations idle), and at least 32 wide.
     const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
-    const std::uint32_t nr_c = knob(c, "OCTO_GEMV_NR", 8) ? knob(c, "OCTO_GEMV_NR", 8) : 4;
-    const std::uint32_t wg_max = knob(c, "OCTO_GEMV_WG", 1024) ? knob(c, "OCTO_GEMV_WG", 1024) : 128;
-    const std::uint32_t wg_c = workgroup_size(c.device, std::min(wg_max, std::max<std::uint32_t>(32, chunks)));
+    const std::uint32_t nr_c = nr_knob ? nr_knob : 4;
+    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
-    l.spec_constants = {wg_c, nr_c, rb_c, 1u};
+    // x through shared memory in tiles (XS) unless OCTO_GEMV_XS=0 (a tuning switch).
+    const char* xs_env = std::getenv("OCTO_GEMV_XS");
+    const bool xs = !(xs_env && std::string_view(xs_env) == "0");
+    l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u};
     l.groups = grid((n_tile + nr_c - 1) / nr_c, (rows + rb_c - 1) / rb_c);
     l.push_constants = push_builder{}
                            .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
@@ -139,10 +143,11 @@ kernel_launch plan_gemv(const task_context& c) {
                            .take();
     return l;
   }
-  l.spec_constants = {wg, nr, rb, unit_loads ? 1u : 0u};
+  const std::uint32_t nr_g = nr_knob && rb == 1 ? nr_knob : nr;
+  l.spec_constants = {wg_knob && rb == 1 ? workgroup_size(c.device, wg_knob) : wg, nr_g, rb, unit_loads ? 1u : 0u};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
-  l.groups = grid((n_tile + nr - 1) / nr, static_cast<std::uint32_t>(row_groups));
+  l.groups = grid((n_tile + nr_g - 1) / nr_g, static_cast<std::uint32_t>(row_groups));
   l.push_constants = push_builder{}
                          .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
                          .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
