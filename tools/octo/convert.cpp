@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include <csignal>
+#include <cstring>
+
 #include <unistd.h>
 
 #include "commands.hpp"
@@ -32,7 +35,16 @@ constexpr const char* convert_help =
     "  --threads N   conversion threads (default: all hardware threads)\n"
     "  --quiet       no progress line on stderr\n"
     "  --verbose     print each tensor as it is written\n";
+
+// OUT.gguf.tmp, for the signal handler: an interrupted or timed-out conversion (SIGINT, SIGTERM)
+// removes its partial file as a failing one does. Only async-signal-safe calls in the handler.
+char tmp_path[4096];
+extern "C" void remove_tmp_and_die(int sig) {
+  if (tmp_path[0] != '\0') ::unlink(tmp_path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
 }
+}  // namespace
 
 int convert_main(std::span<const std::string_view> args) {
   if (wants_help(args)) {
@@ -89,7 +101,15 @@ int convert_main(std::span<const std::string_view> args) {
                    double(p.file_bytes) / 1e6, s, tty && !done ? "" : "\n");
     };
   }
+  const std::string tmp = positional[1] + ".tmp";
+  if (tmp.size() < sizeof tmp_path) {
+    std::memcpy(tmp_path, tmp.c_str(), tmp.size() + 1);
+    std::signal(SIGINT, remove_tmp_and_die);
+    std::signal(SIGTERM, remove_tmp_and_die);
+  }
   const auto s = model_file::convert_hf_to_gguf(positional[0], positional[1], o);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   std::printf("wrote %s: %s, file type %u, %lld tensors, %llu bytes in %.1f s\n", positional[1].c_str(),
               s.architecture.c_str(), s.file_type, static_cast<long long>(s.tensors),
               static_cast<unsigned long long>(s.file_bytes),
