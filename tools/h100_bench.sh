@@ -3,11 +3,18 @@
 # tools/build_for_device.sh in .carry/bin/, the tokenizer in .carry/qwen2-tokenizer and the Vulkan
 # loader packages in .gl/. Each step writes into $OUT; a failing step is logged and the next one runs.
 #
-#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv gemm decode decode7b kernels
+#   bash tools/h100_bench.sh [STEP...]      STEP: env conformance dispatch gemv gemm decode decode7b
+#                                            convert7b kernels
 #                                            (default: env conformance dispatch gemv decode)
+#   decode:    Qwen2.5-0.5B and 1.5B shapes x F16, Q8_0, Q4_K_M (512-token prefill, 128 decode)
+#   decode7b:  the 7B shape x the same types; the 15 GB checkpoint stays in BENCH_SCRATCH, so a later
+#              call on the same (still warm) machine reuses it: split as
+#              BENCH_TYPES=f16 ... decode7b, then BENCH_TYPES=q8_0,q4_k_m ... decode7b
+#   convert7b: the 7B checkpoint converted to each type without benchmarking (times, peak RSS)
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
-#   BENCH_SHAPES / BENCH_TYPES override the decode step's models (e.g. BENCH_TYPES=q4_k ... decode7b).
-#   One device call has 600 s: run "env conformance dispatch gemv" and "decode" as two calls if needed.
+#   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b).
+#   One device call has 600 s: run "env conformance dispatch gemv", "decode" and "decode7b" as separate
+#   calls. Results: decode.jsonl (bench_decode), decode-convert.jsonl (octo convert time, peak RSS).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,15 +74,17 @@ for step in "${steps[@]}"; do
       # RoPE, argmax over the vocabulary... KERNELS_ARGS overrides the arguments.
       if [ "$quick" = 1 ]; then run_step kernels 120 "$OUT/kernels.jsonl" "$bin/bench_kernels" --quick
       else run_step kernels 200 "$OUT/kernels.jsonl" "$bin/bench_kernels" ${KERNELS_ARGS:-}; fi ;;
-    decode|decode7b)
-      shapes="0.5b,1.5b" types="f16,q8_0,q4_k" args="" limit=420
-      [ "$step" = decode7b ] && shapes="7b" limit=560
+    decode|decode7b|convert7b)
+      shapes="0.5b,1.5b" types="f16,q8_0,q4_k_m" args="" limit=420 extra=()
+      [ "$step" != decode ] && shapes="7b" limit=570 extra=(--keep-hf)
+      [ "$step" = convert7b ] && extra+=(--no-bench)
       shapes=${BENCH_SHAPES:-$shapes} types=${BENCH_TYPES:-$types}
-      if [ "$quick" = 1 ]; then shapes="tiny" types="f16,q8_0" args="--prompt-tokens 16 --decode-tokens 8 --repeat 1" limit=300; fi
+      if [ "$quick" = 1 ]; then shapes="tiny" types="f16,q8_0,q4_k_m" args="--prompt-tokens 16 --decode-tokens 8 --repeat 1" limit=300; fi
+      { df -h "$(dirname "$scratch")"; free -g; } >> "$log" 2>&1
       run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
         --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
-        --decode-args "$args" ;;
-    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b)" | tee -a "$log" >&2 ;;
+        --convert-log "$OUT/decode-convert.jsonl" --decode-args "$args" "${extra[@]}" ;;
+    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels)" | tee -a "$log" >&2 ;;
   esac
 done
 echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2
