@@ -51,6 +51,30 @@ expect_error "not one of vulkan, reference" --model "$model" --vm cuda
 expect_error "raise --ctx" --model "$model" --vm reference --ctx 4 --prompt "Once upon a time there was a little girl"
 expect_error "cannot write" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
 
+expect_error "--vram-budget: 'abc' is not a size" --model "$model" --vram-budget abc
+expect_error "out of range" --model "$model" --ring 0
+expect_error "below the minimum" --model "$model" --vm reference --vram-budget 1KiB
+
+# Streaming with the smallest budget the plan accepts (every layer streamed, read from the mapping each
+# pass, ring of 1): the same tokens as the resident run.
+minimum=$("$exe" --model "$model" --vm reference --vram-budget 1KiB --ring 1 2>&1 | sed -n 's/.* = \([0-9]*\) bytes .*/\1/p')
+if [ -z "$minimum" ]; then
+  echo "FAIL: no minimum in the budget error"
+  failures=$((failures + 1))
+else
+  "$exe" --model "$model" --vm reference -n 8 --json >"$tmp/resident.jsonl" 2>/dev/null
+  "$exe" --model "$model" --vm reference -n 8 --json --vram-budget "$minimum" --ring 1 >"$tmp/streamed.jsonl" 2>"$tmp/err"
+  if ! grep -q "0 of [0-9]* layers resident" "$tmp/err" || ! grep -q '^streaming: ' "$tmp/err" ||
+     [ "$(grep -v summary "$tmp/resident.jsonl")" != "$(grep -v summary "$tmp/streamed.jsonl")" ] ||
+     [ "$(grep -c '"id"' "$tmp/streamed.jsonl")" -lt 8 ]; then
+    echo "FAIL: streamed run differs from the resident one or printed no plan:"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  else
+    echo "ok: --vram-budget $minimum (every layer streamed) gives the resident run's tokens"
+  fi
+fi
+
 # A good run: 8 JSON token records and a summary; logits [512] float32 in a v1.0 .npy whose argmax is
 # stories260K's first golden token after BOS (403).
 if ! "$exe" --model "$model" --vm reference -n 8 --json --dump-logits "$tmp/l.npy" >"$tmp/out" 2>"$tmp/err"; then

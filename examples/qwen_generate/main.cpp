@@ -1,5 +1,6 @@
-// qwen_generate: streams the continuation of a prompt (or a ChatML chat turn) from a GGUF model, on the
-// best Vulkan device or on the CPU reference VM. Every bad option or file gives one line and exit 1.
+// qwen_generate: streams the continuation of a prompt (or a ChatML chat turn) from a GGUF model or a
+// decomposed directory, on the best Vulkan device or on the CPU reference VM, all layers resident or
+// streamed under a VRAM budget. Every bad option or file gives one line and exit 1.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <octo/error.hpp>
@@ -20,12 +22,15 @@
 #include <octo/model_file/tokenizer.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
+#include <octo/runtime/residency_plan.hpp>
+#include <octo/runtime/streaming_engine.hpp>
 
 namespace {
 
-constexpr const char* usage = R"(usage: qwen_generate --model FILE.gguf [options]
-Generates text from a GGUF model (architectures llama, qwen2, qwen3).
-  --model FILE          the GGUF model file (required)
+constexpr const char* usage = R"(usage: qwen_generate --model FILE.gguf|DIR [options]
+Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a directory made by
+`octo decompose`.
+  --model FILE|DIR      the GGUF model file or decomposed directory (required)
   --prompt TEXT         the prompt (default: empty, i.e. BOS only where the model has one)
   --chat                wrap the prompt as a ChatML user turn (instruct models)
   -n, --n-predict N     tokens to generate (default 128)
@@ -38,6 +43,11 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3).
   --vm vulkan|reference the Vulkan VM (default) or the CPU reference VM
   --device NAME         Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)
   --prefill-chunk N     most prompt tokens per batched prefill pass (default 128)
+  --vram-budget SIZE    stream layers that do not fit SIZE of device memory (e.g. 4GiB, 512MiB):
+                        weights, KV cache, activations and the ring; prints the residency plan
+  --ram-budget SIZE     pinned host memory keeping streamed layers warm (default 0: read each pass)
+  --ring N              device slots streamed layers cycle through (default 2)
+                        (a directory model, or any of these three, runs the streaming engine)
   --ignore-eos          keep generating after an end-of-generation token
   --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
   --json                one JSON object per generated token, then a summary object
@@ -49,6 +59,9 @@ struct options {
   std::string model, prompt, dump_logits, device;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
+  std::uint64_t vram_budget = 0, ram_budget = 0;
+  std::uint32_t ring = 2;
+  bool streaming = false;
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
   octo::runtime::backend vm = octo::runtime::backend::vulkan;
@@ -111,6 +124,16 @@ options parse(int argc, char** argv) {
       o.ctx = parse_int(a, value(), 1, std::int64_t(1) << 24);
     } else if (a == "--prefill-chunk") {
       o.prefill_chunk = parse_int(a, value(), 1, 65536);
+    } else if (a == "--vram-budget") {
+      o.vram_budget = octo::runtime::parse_bytes(std::string(value()), "--vram-budget");
+      o.streaming = true;
+    } else if (a == "--ram-budget") {
+      const auto v = value();
+      o.ram_budget = v == "0" ? 0 : octo::runtime::parse_bytes(std::string(v), "--ram-budget");
+      o.streaming = true;
+    } else if (a == "--ring") {
+      o.ring = static_cast<std::uint32_t>(parse_int(a, value(), 1, 64));
+      o.streaming = true;
     } else if (a == "--vm") {
       const auto v = value();
       if (v == "vulkan") o.vm = octo::runtime::backend::vulkan;
@@ -132,6 +155,7 @@ options parse(int argc, char** argv) {
     }
   }
   if (!have_model || o.model.empty()) bad("--model FILE.gguf is required (see --help)");
+  if (std::filesystem::is_directory(o.model)) o.streaming = true;
   if (o.sampling.temperature < 0.0f) bad("--temperature must be >= 0");
   if (!(o.sampling.top_p > 0.0f && o.sampling.top_p <= 1.0f)) bad("--top-p must be in (0, 1]");
   if (o.sampling.repeat_penalty <= 0.0f) bad("--repeat-penalty must be > 0");
@@ -167,18 +191,16 @@ std::string one_line(std::string s) {
   return s;
 }
 
-int run(const options& o) {
-  if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
-  if (!o.dump_logits.empty() && !std::ofstream(o.dump_logits, std::ios::binary))  // fail before any output
-    bad("--dump-logits: cannot write '" + o.dump_logits + "'");
-  octo::runtime::engine_options eo;
-  eo.vm = o.vm;
-  eo.ctx = o.ctx;
-  eo.prefill_chunk = o.prefill_chunk;
-  eo.vulkan.device = o.device;
-  octo::runtime::engine e(o.model, eo);
-  const auto& tok = e.model().tokenizer();
+const octo::model_file::tokenizer& tokenizer_of(const octo::runtime::engine& e) { return e.model().tokenizer(); }
+const octo::model_file::tokenizer& tokenizer_of(const octo::runtime::streaming_engine& e) { return e.tokenizer(); }
+const octo::models::model_config& config_of(const octo::runtime::engine& e) { return e.model().config(); }
+const octo::models::model_config& config_of(const octo::runtime::streaming_engine& e) { return e.config(); }
+const std::string& arch_of(const octo::runtime::engine& e) { return e.model().architecture(); }
+const std::string& arch_of(const octo::runtime::streaming_engine& e) { return e.architecture(); }
 
+template <class Engine>
+int run_with(const options& o, Engine& e) {
+  const auto& tok = tokenizer_of(e);
   std::vector<std::int32_t> prompt;
   if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
   else prompt = tok.encode(o.prompt, true, false);
@@ -226,19 +248,60 @@ int run(const options& o) {
                 static_cast<long long>(t.prompt_tokens), prefill_tps, static_cast<long long>(t.decode_tokens),
                 decode_tps, ms_per_token);
   std::cerr << line << e.device_name() << "\n";
+  if constexpr (std::is_same_v<Engine, octo::runtime::streaming_engine>) {
+    const auto& s = e.stats();
+    std::cerr << "streaming: " << s.passes << " passes, " << s.layer_uploads << " layer uploads ("
+              << octo::runtime::format_bytes(s.bytes_uploaded) << "), "
+              << octo::runtime::format_bytes(e.streamed_bytes_per_token()) << " per token, RAM tier " << s.ram_hits
+              << " hits / " << s.ram_misses << " misses, " << octo::runtime::format_bytes(s.bytes_from_source)
+              << " read from the model\n";
+  }
   if (o.verbose) {
-    const auto& c = e.model().config();
-    std::cerr << e.model().architecture() << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
+    const auto& c = config_of(e);
+    std::cerr << arch_of(e) << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
               << ", heads " << c.heads << "/" << c.kv_heads << " x " << c.head_dim << ", ffn " << c.ffn << ", ctx "
               << c.max_ctx << ", weights " << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
               << "\n";
-    if (o.vm == octo::runtime::backend::vulkan) {
-      const auto s = e.decode_stats();
-      std::cerr << "decode program: " << s.task_dispatches << " task dispatches, " << s.barriers << " barriers, "
-                << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
+    if constexpr (std::is_same_v<Engine, octo::runtime::engine>) {
+      if (o.vm == octo::runtime::backend::vulkan) {
+        const auto s = e.decode_stats();
+        std::cerr << "decode program: " << s.task_dispatches << " task dispatches, " << s.barriers << " barriers, "
+                  << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
+      }
     }
   }
   return 0;
+}
+
+
+int run(const options& o) {
+  if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
+  if (!o.dump_logits.empty() && !std::ofstream(o.dump_logits, std::ios::binary))  // fail before any output
+    bad("--dump-logits: cannot write '" + o.dump_logits + "'");
+  if (o.streaming) {
+    octo::runtime::streaming_options so;
+    so.vm = o.vm;
+    so.ctx = o.ctx;
+    so.prefill_chunk = o.prefill_chunk;
+    so.vulkan.device = o.device;
+    so.vram_budget = o.vram_budget;
+    so.ram_budget = o.ram_budget;
+    so.ring_depth = o.ring;
+    so.progress = [](std::string_view line) {
+      std::string l(line);
+      while (!l.empty() && l.back() == '\n') l.pop_back();
+      std::cerr << l << "\n";
+    };
+    octo::runtime::streaming_engine e(o.model, so);
+    return run_with(o, e);
+  }
+  octo::runtime::engine_options eo;
+  eo.vm = o.vm;
+  eo.ctx = o.ctx;
+  eo.prefill_chunk = o.prefill_chunk;
+  eo.vulkan.device = o.device;
+  octo::runtime::engine e(o.model, eo);
+  return run_with(o, e);
 }
 
 }  // namespace

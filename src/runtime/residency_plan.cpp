@@ -166,7 +166,7 @@ residency_plan plan_residency(const residency_inputs& in) {
     std::uint32_t depth = 0;
     const std::uint64_t minimum = pl.cost(0, slot, depth);
     throw octo::error("octo: the VRAM budget of " + format_bytes(in.vram_budget) + " is below the minimum of " +
-                      format_bytes(minimum) + " (embedding " + format_bytes(in.embed_bytes) + " + head " +
+                      format_bytes(minimum) + " = " + std::to_string(minimum) + " bytes (embedding " + format_bytes(in.embed_bytes) + " + head " +
                       format_bytes(in.head_bytes) + " + KV cache " + format_bytes(in.kv_bytes) + " + activations " +
                       format_bytes(in.activation_bytes) + " + ring " + std::to_string(depth) + " x " +
                       format_bytes(slot) + "); raise --vram-budget, lower --ctx or --ring");

@@ -47,6 +47,7 @@ class stream_vm {
   virtual void wait_upload(std::uint64_t value) = 0;
   virtual std::uint64_t completed_upload() const = 0;
   virtual std::uint64_t memory_in_use() const = 0;
+  virtual std::uint64_t validation_messages() const = 0;
 };
 
 /// The CPU reference VM, one per program, with regions, placements, shared weights / KV caches and

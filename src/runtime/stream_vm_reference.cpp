@@ -207,6 +207,7 @@ class reference_stream_vm final : public stream_vm {
     if (v > upload_) throw octo::error("octo: waiting for upload " + std::to_string(v) + ", never issued");
   }
   std::uint64_t completed_upload() const override { return upload_; }
+  std::uint64_t validation_messages() const override { return 0; }
   std::uint64_t memory_in_use() const override {
     std::uint64_t n = 0;
     for (const auto& [k, r] : regions_) n += r.bytes.size();

@@ -579,6 +579,7 @@ std::int64_t streaming_engine::context() const { return impl_->cfg.max_ctx; }
 std::int64_t streaming_engine::position() const { return impl_->pos; }
 std::uint64_t streaming_engine::streamed_bytes_per_token() const { return impl_->plan.streamed_bytes_per_pass; }
 void streaming_engine::reset() { impl_->pos = 0; }
+std::uint64_t streaming_engine::validation_messages() const { return impl_->vm->validation_messages(); }
 const engine::timing& streaming_engine::last_timing() const { return impl_->last; }
 const streaming_stats& streaming_engine::stats() const { return impl_->st; }
 void streaming_engine::reset_stats() {

@@ -90,6 +90,8 @@ class streaming_engine {
   /// Counters since construction or the last reset_stats().
   const streaming_stats& stats() const;
   void reset_stats();
+  /// Khronos validation messages the VM reported so far (0 on the reference backend).
+  std::uint64_t validation_messages() const;
   /// Builds the prefill programs for prompts of `n` tokens now (outside a timed pass).
   void prepare_prefill(std::int64_t n);
 
