@@ -258,9 +258,11 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
     std::int64_t K, R;
     bool bias;
   };
-  for (bool fallback : {false, true}) {
-    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
-    CAPTURE(fallback);
+  // Modes: subgroup reduction, shared-memory reduction, and x through shared-memory tiles (OCTO_GEMV_XS=1).
+  for (int mode : {0, 1, 2}) {
+    if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    if (mode == 2) ::setenv("OCTO_GEMV_XS", "1", 1);
+    CAPTURE(mode);
     for (dtype wd : weight_dtypes) {
       const std::int64_t blk = octo::ir::layout(wd).block_elems;
       const std::int64_t k_odd = blk == 256 ? 1280 : 1120;  // 1120 = 35 blocks of 32, not a multiple of 256
@@ -286,6 +288,7 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+    ::unsetenv("OCTO_GEMV_XS");
   }
 }
 

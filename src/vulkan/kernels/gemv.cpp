@@ -131,9 +131,10 @@ kernel_launch plan_gemv(const task_context& c) {
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
-    // x through shared memory in tiles (XS) unless OCTO_GEMV_XS=0 (a tuning switch).
+    // x through shared memory in tiles (XS) only with OCTO_GEMV_XS=1: on the H200 it was 1.3-4x slower
+    // than each invocation loading its chunk's x (benchmarks/results/2026-11-21-h100-gemv).
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
-    const bool xs = !(xs_env && std::string_view(xs_env) == "0");
+    const bool xs = xs_env && std::string_view(xs_env) == "1";
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u};
     l.groups = grid((n_tile + nr_c - 1) / nr_c, (rows + rb_c - 1) / rb_c);
     l.push_constants = push_builder{}
