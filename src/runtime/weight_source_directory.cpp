@@ -1,12 +1,92 @@
-// Placeholder until the decomposed-directory storage (src/stream) is committed: a directory model is
-// refused with one line; GGUF models stream.
+// The decomposed-directory weight source: config from the manifest, tokenizer from meta.gguf, layer blobs
+// are the layer files themselves (read by octo::stream::layer_reader: O_DIRECT, zstd, checksums).
+#include <map>
+
 #include "octo/error.hpp"
+#include "octo/model_file/gguf.hpp"
+#include "octo/model_file/vocabulary.hpp"
+#include "octo/runtime/decomposed.hpp"
+#include "octo/stream/layer_reader.hpp"
+#include "octo/stream/manifest.hpp"
 #include "weight_source.hpp"
 
 namespace octo::runtime::detail {
 
-std::unique_ptr<weight_source> open_directory_source(const std::filesystem::path& dir, std::int64_t) {
-  throw octo::error("octo: '" + dir.string() + "': decomposed directories need octo's stream storage, not in this build");
+namespace {
+
+class directory_source final : public weight_source {
+ public:
+  directory_source(const std::filesystem::path& dir, std::int64_t ctx)
+      : m_(stream::manifest::load(dir)), label_(dir.filename().empty() ? dir.parent_path().filename().string()
+                                                                         : dir.filename().string()) {
+    config_ = config_from_manifest(m_, ctx);
+    arch_ = m_.config().architecture;
+    const auto meta = dir / std::string(m_.meta_gguf());
+    try {
+      tokenizer_ = std::make_unique<model_file::tokenizer>(
+          model_file::load_gguf_vocabulary(model_file::gguf_file::open(meta)));
+    } catch (const octo::error& e) {
+      throw octo::error("octo: " + label_ + ": tokenizer from " + std::string(m_.meta_gguf()) + ": " + e.what());
+    }
+    if (tokenizer_->size() > config_.vocab)
+      throw octo::error("octo: " + label_ + ": the tokenizer has more tokens than the embedding has rows");
+    for (const auto& t : m_.tensors()) {
+      const auto& f = m_.file_of(t);
+      tensor_desc d;
+      d.ggml_type = t.ggml_type;
+      d.dims = t.dims;
+      d.bytes = t.bytes;
+      d.layer = f.role == stream::file_role::layer ? f.layer : -1;
+      d.offset = t.offset;
+      tensors_.emplace(t.name, std::move(d));
+    }
+    worker_ = std::make_unique<stream::layer_reader>(m_);
+    main_ = std::make_unique<stream::layer_reader>(m_);
+  }
+
+  const models::model_config& config() const override { return config_; }
+  const model_file::tokenizer& tokenizer() const override { return *tokenizer_; }
+  const std::string& architecture() const override { return arch_; }
+  std::string label() const override { return label_; }
+  const tensor_desc* find(std::string_view name) const override {
+    const auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+  std::uint64_t layer_blob_bytes(std::int64_t l) const override { return m_.layer_file(l).raw_bytes; }
+  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) override {
+    const auto before = worker_->bytes_read();
+    worker_->read_layer(l, dst);
+    return worker_->bytes_read() - before;
+  }
+  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) override {
+    const auto* t = m_.find_tensor(name);
+    if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
+    const auto& f = m_.file_of(*t);
+    if (cached_file_ != &f) {  // resident tensors come file by file: read each file once
+      cached_ = stream::aligned_buffer(stream::layer_reader::buffer_bytes(f));
+      main_->read(f, cached_.span());
+      cached_file_ = &f;
+    }
+    use(cached_.span().subspan(std::size_t(t->offset), std::size_t(t->bytes)));
+  }
+  bool is_directory() const override { return true; }
+
+ private:
+  stream::manifest m_;
+  std::string label_;
+  models::model_config config_;
+  std::string arch_;
+  std::unique_ptr<model_file::tokenizer> tokenizer_;
+  std::map<std::string, tensor_desc, std::less<>> tensors_;
+  std::unique_ptr<stream::layer_reader> worker_, main_;
+  stream::aligned_buffer cached_;
+  const stream::file_entry* cached_file_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<weight_source> open_directory_source(const std::filesystem::path& dir, std::int64_t ctx) {
+  return std::make_unique<directory_source>(dir, ctx);
 }
 
 }  // namespace octo::runtime::detail

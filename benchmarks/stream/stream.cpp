@@ -1,0 +1,286 @@
+// Layer streaming under a VRAM budget: prefill of a random prompt (512 ids by default, one pass, so each
+// streamed layer is uploaded once) and greedy decode through octo::runtime::streaming_engine, beside the
+// measured pinned host->device bandwidth (allocate_pinned + upload_async on the transfer queue) and the
+// source's read bandwidth (O_DIRECT). Prints one JSON object.
+//
+//   bench_stream --model FILE.gguf|DIR [--vram-budget 4GiB] [--tier ram|disk] [--ring 2] [--prompt-tokens 512]
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/error.hpp"
+#include "octo/ir/enums.hpp"
+#include "octo/runtime/residency_plan.hpp"
+#include "octo/runtime/streaming_engine.hpp"
+#include "octo/stream/layer_reader.hpp"
+#include "octo/stream/manifest.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: bench_stream --model FILE.gguf|DIR [options]\n"
+    "  --vram-budget SIZE   device memory for weights, KV cache, activations, ring (default 4GiB)\n"
+    "  --tier ram|disk      ram: every streamed layer kept in pinned RAM (filled by the warm-up run);\n"
+    "                       disk: no RAM tier, every pass reads the layers from the source (default ram)\n"
+    "  --ring N             ring slots (default 2)\n"
+    "  --prompt-tokens N    random prompt ids, prefilled in one pass (default 512)\n"
+    "  --decode-tokens N    greedy tokens after the prompt (default 32)\n"
+    "  --ctx N              KV positions (default: prompt + decode rounded up to 256)\n"
+    "  --repeat R           timed runs after one warm-up run; the best of each phase (default 2)\n"
+    "  --no-baseline        skip the all-resident run (compute time without streaming)\n"
+    "  --bandwidth-mib N    bytes per measured upload / read (default 256)\n"
+    "  --name TEXT          a label copied into the JSON\n"
+    "  --device NAME        Vulkan device index or name substring\n";
+
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+std::int64_t positive(const std::string& opt, const char* v) {
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (end == v || *end != 0 || x <= 0) throw octo::error("bench_stream: " + opt + " needs a positive integer, not '" + v + "'");
+  return x;
+}
+
+/// Pinned host -> device bandwidth: `bytes` from one pinned block into a region, repeated, on the
+/// transfer queue; the best of 5 rounds of 4 uploads (GB/s, 1e9 bytes).
+double pinned_upload_gbs(const octo::vm::vulkan_options& vo, std::uint64_t bytes) {
+  octo::vm::vulkan_vm vm(vo);
+  vm.create_region("bandwidth", bytes);
+  const auto p = vm.allocate_pinned(bytes);
+  std::memset(p.data, 1, std::size_t(bytes));
+  std::uint64_t v = vm.upload_async(p.id, 0, "bandwidth", 0, bytes, 0);  // warm-up
+  vm.wait_upload(v);
+  double best = 0.0;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < 4; ++i) v = vm.upload_async(p.id, 0, "bandwidth", 0, bytes, 0);
+    vm.wait_upload(v);
+    best = std::max(best, 4.0 * double(bytes) / seconds_since(t0) / 1e9);
+  }
+  vm.free_pinned(p.id);
+  return best;
+}
+
+/// Read bandwidth of `path` with O_DIRECT (buffered where refused): up to `limit` bytes in 8 MiB preads.
+double direct_read_gbs(const std::filesystem::path& path, std::uint64_t limit, bool& direct) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
+  direct = fd >= 0;
+  if (fd < 0) fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw octo::error("bench_stream: cannot open '" + path.string() + "': " + std::strerror(errno));
+  constexpr std::uint64_t chunk = std::uint64_t(8) << 20;
+  octo::stream::aligned_buffer buf(chunk);
+  const std::uint64_t size = std::filesystem::file_size(path);
+  const std::uint64_t n = std::min(limit, size) / 4096 * 4096;
+  const auto t0 = clock_type::now();
+  std::uint64_t done = 0;
+  while (done < n) {
+    const auto want = std::size_t(std::min(chunk, n - done));
+    const ssize_t r = ::pread(fd, buf.data(), want, off_t(done));
+    if (r < 0 && errno == EINVAL && direct) {  // filesystem refuses O_DIRECT
+      ::close(fd);
+      fd = ::open(path.c_str(), O_RDONLY);
+      direct = false;
+      continue;
+    }
+    if (r <= 0) break;
+    done += std::uint64_t(r);
+  }
+  const double s = seconds_since(t0);
+  ::close(fd);
+  return done > 0 && s > 0 ? double(done) / s / 1e9 : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model, label, device, tier = "ram";
+  std::uint64_t vram_budget = std::uint64_t(4) << 30;
+  std::int64_t prompt_tokens = 512, decode_tokens = 32, ctx = 0, repeat = 2, ring = 2, bw_mib = 256;
+  bool baseline = true;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const auto value = [&]() -> const char* {
+        if (i + 1 >= argc) throw octo::error("bench_stream: " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        std::fputs(usage, stdout);
+        return 0;
+      } else if (a == "--model" || a == "-m") {
+        model = value();
+      } else if (a == "--vram-budget") {
+        vram_budget = octo::runtime::parse_bytes(value(), "bench_stream: --vram-budget");
+      } else if (a == "--tier") {
+        tier = value();
+        if (tier != "ram" && tier != "disk") throw octo::error("bench_stream: --tier must be ram or disk");
+      } else if (a == "--ring") {
+        ring = positive(a, value());
+      } else if (a == "--prompt-tokens") {
+        prompt_tokens = positive(a, value());
+      } else if (a == "--decode-tokens") {
+        decode_tokens = positive(a, value());
+      } else if (a == "--ctx") {
+        ctx = positive(a, value());
+      } else if (a == "--repeat") {
+        repeat = positive(a, value());
+      } else if (a == "--no-baseline") {
+        baseline = false;
+      } else if (a == "--bandwidth-mib") {
+        bw_mib = positive(a, value());
+      } else if (a == "--name") {
+        label = value();
+      } else if (a == "--device") {
+        device = value();
+      } else {
+        throw octo::error("bench_stream: unknown argument '" + a + "' (see --help)");
+      }
+    }
+    if (model.empty()) throw octo::error("bench_stream: --model FILE.gguf|DIR is required (see --help)");
+    if (!std::filesystem::exists(model)) throw octo::error("bench_stream: --model: no such file or directory '" + model + "'");
+    if (ctx == 0) ctx = (prompt_tokens + decode_tokens + 255) / 256 * 256;
+    const bool is_dir = std::filesystem::is_directory(model);
+
+    octo::vm::vulkan_options vo;
+    vo.device = device;
+    const std::uint64_t bw_bytes = std::uint64_t(bw_mib) << 20;
+    const double pcie_gbs = pinned_upload_gbs(vo, bw_bytes);
+
+    std::mt19937_64 rng(1234);
+    std::vector<std::int32_t> prompt(static_cast<std::size_t>(prompt_tokens));
+    octo::runtime::sampling_params greedy;
+    const auto keep_going = [](std::int32_t) { return true; };  // random weights: ignore end-of-generation
+
+    octo::runtime::streaming_options so;
+    so.ctx = ctx;
+    so.prefill_chunk = prompt_tokens;
+    so.ring_depth = static_cast<std::uint32_t>(ring);
+    so.vulkan = vo;
+    so.progress = [](std::string_view line) { std::fprintf(stderr, "%.*s\n", int(line.size()), line.data()); };
+
+    struct phase {
+      double prefill_ms = 0, decode_ms = 0;
+      std::int64_t decoded = 0;
+    };
+    const auto measure = [&](octo::runtime::streaming_engine& e, octo::runtime::streaming_stats* warm_stats) {
+      std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(e.config().vocab - 1));
+      for (auto& id : prompt) id = pick(rng);
+      phase best;
+      for (std::int64_t r = 0; r <= repeat; ++r) {  // run 0 warms pipelines, clocks and the RAM tier
+        e.reset();
+        if (r == 1) e.reset_stats();
+        e.generate(prompt, decode_tokens, greedy, keep_going);
+        const auto& t = e.last_timing();
+        if (r == 0) continue;
+        if (best.prefill_ms == 0 || t.prefill_ms < best.prefill_ms) best.prefill_ms = t.prefill_ms;
+        if (best.decode_ms == 0 || t.decode_ms < best.decode_ms) best.decode_ms = t.decode_ms;
+        best.decoded = t.decode_tokens;
+      }
+      if (warm_stats) *warm_stats = e.stats();
+      return best;
+    };
+
+    // Compute alone: every layer resident (the same chain of programs, no uploads), when it fits.
+    double resident_ms_per_token = -1, resident_prefill_ms = -1;
+    if (baseline) {
+      try {
+        auto bo = so;
+        bo.vram_budget = 0;  // all resident
+        octo::runtime::streaming_engine e(model, bo);
+        const auto b = measure(e, nullptr);
+        resident_ms_per_token = b.decoded > 0 ? b.decode_ms / double(b.decoded) : -1;
+        resident_prefill_ms = b.prefill_ms;
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "bench_stream: no all-resident baseline: %s\n", ex.what());
+      }
+    }
+
+    so.vram_budget = vram_budget;
+    so.ram_budget = tier == "ram" ? std::numeric_limits<std::uint64_t>::max() / 2 : 0;
+    octo::runtime::streaming_engine e(model, so);
+    octo::runtime::streaming_stats st;
+    const auto s = measure(e, &st);
+    const auto& plan = e.plan();
+    const auto& c = e.config();
+
+    // Source read bandwidth: the first layer file (directory) or the GGUF itself, O_DIRECT.
+    bool direct = false;
+    double disk_gbs = 0.0;
+    if (is_dir) {
+      const auto m = octo::stream::manifest::load(model);
+      disk_gbs = direct_read_gbs(m.path_of(m.layer_file(c.layers / 2)), bw_bytes * 4, direct);
+    } else {
+      disk_gbs = direct_read_gbs(model, bw_bytes * 4, direct);
+    }
+
+    const double bytes_per_token = double(e.streamed_bytes_per_token());
+    const double ms_per_token = s.decoded > 0 ? s.decode_ms / double(s.decoded) : 0.0;
+    const double decode_tps = ms_per_token > 0 ? 1000.0 / ms_per_token : 0.0;
+    const double prefill_tps = s.prefill_ms > 0 ? double(prompt_tokens) * 1000.0 / s.prefill_ms : 0.0;
+    const double stream_gbs = ms_per_token > 0 ? bytes_per_token / (ms_per_token * 1e6) : 0.0;
+    // The decode bound of issue 8: bytes per token over min(PCIe, disk) (disk only when it is the source).
+    const double bound_gbs = tier == "disk" ? std::min(pcie_gbs, disk_gbs) : pcie_gbs;
+    const double bound_tps = bytes_per_token > 0 && bound_gbs > 0 ? bound_gbs * 1e9 / bytes_per_token : 0.0;
+    const double upload_ms = pcie_gbs > 0 ? bytes_per_token / (pcie_gbs * 1e6) : 0.0;
+    // Upload time hidden behind compute: 1 - (streaming time - compute time) / upload time.
+    double hidden = -1;
+    if (resident_ms_per_token > 0 && upload_ms > 0)
+      hidden = std::clamp(1.0 - (ms_per_token - resident_ms_per_token) / upload_ms, 0.0, 1.0);
+    const double passes = st.passes > 0 ? double(st.passes) : 1.0;
+
+    std::printf(
+        "{\"name\":\"stream\",\"model\":\"%s\",\"label\":\"%s\",\"device\":\"%s\",\"source\":\"%s\",\"tier\":\"%s\","
+        "\"weight_dtype\":\"%s\",\"layers\":%lld,\"hidden\":%lld,\"vram_budget\":%llu,\"ring\":%u,"
+        "\"resident_layers\":%lld,\"streamed_layers\":%lld,\"slot_bytes\":%llu,\"plan_total_bytes\":%llu,"
+        "\"prompt_tokens\":%lld,\"prefill_ms\":%.2f,\"prefill_tok_s\":%.1f,\"decode_tokens\":%lld,"
+        "\"decode_ms\":%.2f,\"decode_tok_s\":%.3f,\"ms_per_token\":%.3f,\"streamed_bytes_per_token\":%.0f,"
+        "\"stream_gb_s\":%.3f,\"pinned_h2d_gb_s\":%.3f,\"disk_read_gb_s\":%.3f,\"disk_direct_io\":%s,"
+        "\"fraction_of_pcie\":%.4f,\"fraction_of_disk\":%.4f,\"bound_gb_s\":%.3f,\"bound_tok_s\":%.3f,"
+        "\"fraction_of_bound\":%.4f,\"resident_ms_per_token\":%.3f,\"resident_prefill_ms\":%.2f,"
+        "\"upload_ms_per_token\":%.3f,\"hidden_fraction\":%.4f,\"ram_hits\":%llu,\"ram_misses\":%llu,"
+        "\"bytes_from_source\":%llu,\"fetch_wait_ms_per_pass\":%.3f,\"upload_wait_ms_per_pass\":%.3f,"
+        "\"compute_wait_ms_per_pass\":%.3f}\n",
+        json_escape(std::filesystem::path(model).filename().string()).c_str(), json_escape(label).c_str(),
+        json_escape(e.device_name()).c_str(), is_dir ? "directory" : "gguf", tier.c_str(),
+        std::string(octo::ir::name(c.weight_dtype)).c_str(), static_cast<long long>(c.layers),
+        static_cast<long long>(c.hidden), static_cast<unsigned long long>(vram_budget), plan.ring_depth,
+        static_cast<long long>(plan.resident_layers), static_cast<long long>(plan.streamed_layers),
+        static_cast<unsigned long long>(plan.slot_bytes), static_cast<unsigned long long>(plan.total_bytes),
+        static_cast<long long>(prompt_tokens), s.prefill_ms, prefill_tps, static_cast<long long>(s.decoded),
+        s.decode_ms, decode_tps, ms_per_token, bytes_per_token, stream_gbs, pcie_gbs, disk_gbs,
+        direct ? "true" : "false", pcie_gbs > 0 ? stream_gbs / pcie_gbs : 0.0,
+        disk_gbs > 0 ? stream_gbs / disk_gbs : 0.0, bound_gbs, bound_tps, bound_tps > 0 ? decode_tps / bound_tps : 0.0,
+        resident_ms_per_token, resident_prefill_ms, upload_ms, hidden, static_cast<unsigned long long>(st.ram_hits),
+        static_cast<unsigned long long>(st.ram_misses), static_cast<unsigned long long>(st.bytes_from_source),
+        st.fetch_wait_ms / passes, st.upload_wait_ms / passes, st.compute_wait_ms / passes);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "%s\n", ex.what());
+    return 1;
+  }
+  return 0;
+}
