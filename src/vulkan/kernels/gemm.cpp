@@ -1,21 +1,25 @@
 // GEMM_TILE / GEMV_TILE over many rows (prefill): picks one of three tiled kernels and its tile.
 //   gemm_reg_<dt>   shaders/gemm_reg.comp: SIMT, 256 invocations each holding 4x8 or 8x4 (or 4x4)
-//                   sums, f32 throughout: the default wherever it fits.
-//   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel, kept for devices with < 17 KiB of shared
-//                   memory, and as the baseline of benchmarks/gemm.
+//                   sums, f32 throughout: the default for large grids (many rows and columns).
+//   gemm_<dt>       shaders/gemm.comp: the first 64x64 kernel (4x4 sums, 32 of K per step): the
+//                   default for small grids, where half as many K steps matter more than the FMAs.
 //   gemm_coop_<dt>  shaders/gemm_coop.comp: tensor cores (VK_NV_cooperative_matrix, subgroup size 32),
 //                   each factor split into f16 high + low parts (about f32 precision), f32 sums.
 //   gemm_coopf_<dt> the same with plain f16 factors (llama.cpp's precision: ~1e-3 relative error).
-// Measured on an H200 (benchmarks/results/2026-11-21-h100-gemm): gemm_reg 20-36 TFLOP/s on Qwen2.5
-// 1.5B/7B shapes at T=512, gemm_coop about the same, gemm_coopf 60-98. The cooperative kernels change
-// the arithmetic (f16 factors), so they run only when asked for (OCTO_GEMM_KERNEL=coop|coopf).
+// Measured on an H200 (benchmarks/results/2026-11-21-h100-gemm): gemm_reg 1.1-1.3x gemm's speed when
+// the 128x64 grid has 200+ workgroups (7B shapes at T=512: 25-31 TFLOP/s), 0.7-1.0x below that;
+// gemm_coop about gemm_reg's speed; gemm_coopf 2.5-3.2x gemm's (60-98 TFLOP/s at T=512). The
+// cooperative kernels change the arithmetic (f16 factors), so they run only when asked for
+// (OCTO_GEMM_KERNEL=coop|coopf).
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all three; OCTO_GEMM_KERNEL=
 // old|reg|coop|coopf picks one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -49,7 +53,7 @@ struct tile {
 /// A forced OCTO_GEMM_TILE wins when it is one of the kernel's tiles.
 /// `shared_bytes(t)` > `max_shared` rules a tile out.
 template <class F>
-tile pick_tile(std::initializer_list<tile> all, std::uint32_t rows, std::uint32_t n, std::uint32_t max_shared,
+tile pick_tile(std::span<const tile> all, std::uint32_t rows, std::uint32_t n, std::uint32_t max_shared,
                F shared_bytes) {
   std::vector<tile> tiles;
   for (const tile& t : all)
@@ -87,19 +91,27 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
                         d.max_workgroup_size_x >= 128 && d.max_shared_memory >= 24 * 1024 &&
                         a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
 
+  // gemm_reg pays off once the grid is well over one wave of a large GPU (see the header).
+  const std::uint64_t big_groups = std::uint64_t{(a.rows + 127) / 128} * ((a.n_tile + 63) / 64);
+  const bool reg_first = a.rows >= 256 && big_groups >= 200;
+
   std::string_view kind;
   if (force == "old" && can_old) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
   else if (force == "coopf" && can_coop) kind = "coopf";
   else if (force == "coop" && can_coop) kind = "coop";
-  else if (can_reg) kind = "reg";
+  else if (can_reg && (reg_first || !can_old)) kind = "reg";
   else if (can_old) kind = "old";
   else return false;
 
   tile t{64, 64};
   // 128x128 is left out: gemm_reg spills its 64 sums per invocation there (10x slower on the H200),
   // and gemm_coopf ran it at 2/3 of the speed of 128x64.
-  const std::initializer_list<tile> tiles{{128, 64}, {64, 128}, {64, 64}};
+  // Wide outputs (gate/up: N >= 4K) ran 10-20% faster as 64x128, the rest as 128x64.
+  static constexpr std::array<tile, 3> wide{{{64, 128}, {128, 64}, {64, 64}}};
+  static constexpr std::array<tile, 3> other{{{128, 64}, {64, 128}, {64, 64}}};
+  const std::span<const tile> tiles = std::uint64_t{a.n_tile} >= 4ull * a.K ? std::span<const tile>(wide)
+                                                                            : std::span<const tile>(other);
   if (kind == "old") {
     l.shader = mod->old;
   } else if (kind == "reg") {
