@@ -93,7 +93,8 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
 
   // gemm_reg pays off once the grid is well over one wave of a large GPU (see the header).
   const std::uint64_t big_groups = std::uint64_t{(a.rows + 127) / 128} * ((a.n_tile + 63) / 64);
-  const bool reg_first = a.rows >= 256 && big_groups >= 200;
+  // (0.5B's gate/up, K = 896, stayed 10% faster on gemm.)
+  const bool reg_first = a.rows >= 256 && a.K >= 1024 && big_groups >= 200;
 
   std::string_view kind;
   if (force == "old" && can_old) kind = "old";
