@@ -11,6 +11,10 @@
 #              call on the same (still warm) machine reuses it: split as
 #              BENCH_TYPES=f16 ... decode7b, then BENCH_TYPES=q8_0,q4_k_m ... decode7b
 #   convert7b: the 7B checkpoint converted to each type without benchmarking (times, peak RSS)
+#   stream:    layer streaming (tools/stream_bench.sh -> stream.jsonl): the 7B shape x BENCH_TYPES (default
+#              f16,q4_k_m) under STREAM_BUDGET (default 4GiB), from the GGUF with every streamed layer in
+#              pinned RAM, and from a decomposed directory read with O_DIRECT; reuses the checkpoint
+#              decode7b / convert7b kept. Split as BENCH_TYPES=f16 ... stream, BENCH_TYPES=q4_k_m ... stream
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
 #   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b).
 #   One device call has 600 s: run "env conformance dispatch gemv", "decode" and "decode7b" as separate
@@ -84,7 +88,13 @@ for step in "${steps[@]}"; do
       run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
         --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
         --convert-log "$OUT/decode-convert.jsonl" --decode-args "$args" "${extra[@]}" ;;
-    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels)" | tee -a "$log" >&2 ;;
+    stream)
+      stypes=${BENCH_TYPES:-f16,q4_k_m} sshape=7b sextra=()
+      [ "$quick" = 1 ] && sshape=tiny stypes=${BENCH_TYPES:-f16} sextra=(--quick)
+      { df -h "$(dirname "$scratch")"; free -g; } >> "$log" 2>&1
+      run_step stream 580 "$log" bash tools/stream_bench.sh --tokenizer "$tokenizer" --bin "$bin" --scratch "$scratch" \
+        --out "$OUT/stream.jsonl" --shape "$sshape" --types "$stypes" --budget "${STREAM_BUDGET:-4GiB}" "${sextra[@]}" ;;
+    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels stream)" | tee -a "$log" >&2 ;;
   esac
 done
 echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2

@@ -36,6 +36,7 @@ constexpr const char* usage =
     "  --tier ram|disk      ram: every streamed layer kept in pinned RAM (filled by the warm-up run);\n"
     "                       disk: no RAM tier, every pass reads the layers from the source (default ram)\n"
     "  --ring N             ring slots (default 2)\n"
+    "  --resident-layers N  exactly N layers resident (first and last first) instead of the budget's plan\n"
     "  --prompt-tokens N    random prompt ids, prefilled in one pass (default 512)\n"
     "  --decode-tokens N    greedy tokens after the prompt (default 32)\n"
     "  --ctx N              KV positions (default: prompt + decode rounded up to 256)\n"
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
   std::string model, label, device, tier = "ram";
   std::uint64_t vram_budget = std::uint64_t(4) << 30;
   std::int64_t prompt_tokens = 512, decode_tokens = 32, ctx = 0, repeat = 2, ring = 2, bw_mib = 256;
+  std::int64_t resident_layers = -1;
   bool baseline = true;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -141,6 +143,9 @@ int main(int argc, char** argv) {
         if (tier != "ram" && tier != "disk") throw octo::error("bench_stream: --tier must be ram or disk");
       } else if (a == "--ring") {
         ring = positive(a, value());
+      } else if (a == "--resident-layers") {
+        const std::string v = value();
+        resident_layers = v == "0" ? 0 : positive(a, v.c_str());
       } else if (a == "--prompt-tokens") {
         prompt_tokens = positive(a, value());
       } else if (a == "--decode-tokens") {
@@ -221,6 +226,7 @@ int main(int argc, char** argv) {
     }
 
     so.vram_budget = vram_budget;
+    so.resident_layers = resident_layers;
     so.ram_budget = tier == "ram" ? std::numeric_limits<std::uint64_t>::max() / 2 : 0;
     octo::runtime::streaming_engine e(model, so);
     octo::runtime::streaming_stats st;
