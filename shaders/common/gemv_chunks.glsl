@@ -172,6 +172,78 @@ void gemv_chunk(uint c) {
 }
 #endif
 
+// ---- Q2_K (15): 4 chunks per 84-byte block. Chunk c: half h = c/2, s = c%2: qs[32h + 16s ..] (16
+// bytes) hold the 2-bit quants of elements 128h + 32j + 16s + l, j = 0..3 (bits 2j), each j its own
+// sub-block with scale byte scales[8h + 2j + s] (low nibble scale, high nibble min). ----
+#if GEMV_BLOCK == 15
+const uint CPB = 4u;
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * s;
+  uvec4 q[NR];
+  vec4 dsc[NR], dmn[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uint w = (wrow[n] >> 2) + blk * 21u;  // 84-byte blocks are word aligned
+    uint qw = w + 4u + 8u * hh + 4u * s;
+    q[n] = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
+    uint s0 = wb.d[w + 2u * hh], s1 = wb.d[w + 2u * hh + 1u];  // scale bytes 8h .. 8h+7
+    vec2 dm = unpackHalf2x16(wb.d[w + 20u]);
+    uint sh = 8u * s;
+    uvec4 sc = uvec4((s0 >> sh) & 0xFFu, (s0 >> (sh + 16u)) & 0xFFu, (s1 >> sh) & 0xFFu, (s1 >> (sh + 16u)) & 0xFFu);
+    dsc[n] = dm.x * vec4(sc & 15u);
+    dmn[n] = dm.y * vec4(sc >> 4);
+  }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      vec4 xv[RB];
+      float xs[RB];
+      [[unroll]] for (uint r = 0u; r < RB; ++r) {
+        xv[r] = xload(r, e0 + 32u * j + 4u * i);
+        xs[r] = (xv[r].x + xv[r].y) + (xv[r].z + xv[r].w);
+      }
+      [[unroll]] for (uint n = 0u; n < NR; ++n) {
+        vec4 v = b4(q[n][i] >> (2u * j), 0x3u, 0.0);
+        [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dsc[n][j] * dot(v, xv[r]) - dmn[n][j] * xs[r];
+      }
+    }
+  }
+}
+#endif
+
+// ---- Q3_K (16): 4 chunks per 110-byte block. Chunk c: half h = c/2, l0 = 16*(c%2): qs[32h + l0 ..]
+// and hmask[l0 ..] (16 bytes each) hold elements 128h + 32j + l0 + l, j = 0..3: 2 bits at 2j, the
+// high bit at hmask bit 4h + j (clear means minus 4), signed 6-bit scale 8h + 2j + c%2. ----
+#if GEMV_BLOCK == 16
+const uint CPB = 4u;
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * c1;
+  uvec4 q[NR], hm[NR];
+  vec4 dsc[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uint bs = wrow[n] + blk * 110u;
+    q[n] = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
+    hm[n] = load16_even(wb, bs + 16u * c1) >> (4u * hh);
+    float d = f16_to_f32(load_u16(wb, bs + 108u));
+    uint i0 = 8u * hh + c1;
+    dsc[n] = d * vec4(q3k_scale(wb, bs, i0), q3k_scale(wb, bs, i0 + 2u), q3k_scale(wb, bs, i0 + 4u), q3k_scale(wb, bs, i0 + 6u));
+  }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      vec4 xv[RB];
+      [[unroll]] for (uint r = 0u; r < RB; ++r) xv[r] = xload(r, e0 + 32u * j + 4u * i);
+      [[unroll]] for (uint n = 0u; n < NR; ++n) {
+        // q2 + 4 * high bit - 4: the 3-bit value minus 4.
+        vec4 v = b4(((q[n][i] >> (2u * j)) & 0x03030303u) | (((hm[n][i] >> j) & 0x01010101u) << 2), 0x7u, 4.0);
+        [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dsc[n][j] * dot(v, xv[r]);
+      }
+    }
+  }
+}
+#endif
+
 // ---- Q8_0: 2 chunks per 34-byte block (16 int8 quants each, plus the block's f16 d). ----
 #if GEMV_BLOCK == 10
 const uint CPB = 2u;

@@ -32,7 +32,8 @@ struct chunk_format {
 };
 constexpr chunk_format chunk_formats[] = {
     {ir::dtype::q8_0, 2, false}, {ir::dtype::q4_0, 1, false}, {ir::dtype::q4_1, 1, false}, {ir::dtype::q5_0, 1, false},
-    {ir::dtype::q5_1, 1, false}, {ir::dtype::q4_k, 8, true},  {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false},
+    {ir::dtype::q5_1, 1, false}, {ir::dtype::q2_k, 4, false}, {ir::dtype::q3_k, 4, false}, {ir::dtype::q4_k, 8, true},
+    {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false},
 };
 
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
