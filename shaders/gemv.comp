@@ -18,7 +18,7 @@ layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
 layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned x / W: unit loads
 // Block formats: x goes through shared memory in tiles of XT floats per row, loaded coalesced once per
 // workgroup, instead of each invocation's own vec4 loads of its chunk's x elements. Off by default:
-// measured slower on an H200 (the loads hit L1; the tile adds barriers and shared-memory pressure).
+// 1.3-4x slower on an H200 (benchmarks/results/2026-11-21-h100-gemv); kept for other devices.
 layout(constant_id = 4) const bool XS = false;
 
 layout(push_constant) uniform params {

@@ -1,5 +1,6 @@
 // GEMV_TILE / GEMM_TILE planner: picks the weight-dtype module (subgroup or shared-memory reduction),
-// the rows per workgroup, and whether 16-byte unit loads are possible.
+// the rows per workgroup, and the loop: the per-format chunk loop for block-quantized weights, 16-byte
+// unit loads for F32/F16/BF16, or one element at a time where alignment rules those out.
 #include <cstdlib>
 #include <string_view>
 
