@@ -47,4 +47,6 @@
 #include "octo/runtime/decomposed.hpp"
 #include "octo/runtime/gguf_model.hpp"
 #include "octo/runtime/npy.hpp"
+#include "octo/runtime/residency_plan.hpp"
 #include "octo/runtime/sampler.hpp"
+#include "octo/runtime/streaming_engine.hpp"
