@@ -7,8 +7,8 @@
 // Why this shape: a decode step has only T * n_heads (e.g. 14) rows, so one row must keep many
 // invocations busy without a barrier per chunk of keys. The workgroup is split into "groups" (a
 // subgroup each in the OCTO_SUBGROUP variant; the whole workgroup in the _nosg fallback). A group takes
-// blocks of GSIZE keys (block g, g + NGROUPS, ...): each lane scores one key of the block with 16-byte
-// loads of its K row, the group updates its own online softmax (m, l) with one max and one sum, then the
+// a contiguous 1/NGROUPS of the keys in blocks of GSIZE: each lane scores one key of a block with
+// 16-byte loads of its K row, the group updates its own online softmax (m, l) with one max and one sum, then the
 // lanes split head_dim (4 dims each, so a block's V rows are read as whole contiguous rows) and
 // accumulate p_j v_j. At the end the groups merge (m, l, acc) once through shared memory.
 #include "common/octo.glsl"
@@ -136,17 +136,16 @@ void main() {
     return;
   }
 
+  uint gpos = globals_buf(pc.globals).pos;  // issued before the q load: both in flight together
   f32_buf qb = f32_buf(pc.q);
   for (uint d = tid; d < HD_MAX; d += WG) qs[d >> 2][d & 3u] = d < hd ? qb.d[th * hd + d] * pc.scale : 0.0;
   barrier();
 
-  globals_buf g = globals_buf(pc.globals);
   uint start = pc.kv_start;
-  uint end = pc.kv_start + pc.kv_len + g.pos;
-  if (pc.causal != 0u) end = min(end, pc.q_pos + g.pos + t + 1u);
+  uint end = pc.kv_start + pc.kv_len + gpos;
+  if (pc.causal != 0u) end = min(end, pc.q_pos + gpos + t + 1u);
   end = min(end, pc.slots);  // never read past the cache, whatever globals.pos says
   uint n_keys = end > start ? end - start : 0u;
-  uint n_blocks = (n_keys + GSIZE - 1u) / GSIZE;
 
   uint lane = GLANE, gid = GID;
   uint pbase = gid * GSIZE;
@@ -154,9 +153,13 @@ void main() {
   vec4 acc[UPL];
   for (uint i = 0u; i < UPL; ++i) acc[i] = vec4(0.0);
 
-  for (uint b = gid; b < n_blocks; b += NGROUPS) {  // the same trip count for every lane of the group
-    uint j0 = start + b * GSIZE;
-    uint cnt = min(GSIZE, end - j0);
+  // Each group takes a contiguous share of the keys, as even as the group count allows (short
+  // contexts still spread over every group), in blocks of at most GSIZE keys. The trip counts are the
+  // same for every lane of a group.
+  uint per = (n_keys + NGROUPS - 1u) / NGROUPS;
+  uint g_end = start + min((gid + 1u) * per, n_keys);
+  for (uint j0 = start + min(gid * per, n_keys); j0 < g_end; j0 += GSIZE) {
+    uint cnt = min(GSIZE, g_end - j0);
     float s = NEG_INF;
     if (lane < cnt) s = k_dot((j0 + lane) * ldkv + kv_off);
     float m_new = max(m, g_max(s));  // finite: the block has at least one key
@@ -168,27 +171,23 @@ void main() {
     g_sync();
     for (uint i = 0u; i < UPL; ++i) acc[i] *= alpha;
     uint e0 = j0 * ldkv + kv_off;
-    uint jj = 0u;
-    // Eight keys per step: their V loads are independent and in flight together.
-    for (; jj + 8u <= cnt; jj += 8u) {
-      vec4 pa = vec4(pj[pbase + jj], pj[pbase + jj + 1u], pj[pbase + jj + 2u], pj[pbase + jj + 3u]);
-      vec4 pb = vec4(pj[pbase + jj + 4u], pj[pbase + jj + 5u], pj[pbase + jj + 6u], pj[pbase + jj + 7u]);
-      uint e = e0 + jj * ldkv;
+    // Eight keys per step, their V loads in flight together; past the block's end p is 0 and the row
+    // is the block's last (a valid address, already in cache).
+    for (uint jj = 0u; jj < cnt; jj += 8u) {
+      vec4 pa, pb;
+      uint r[8];
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) {
+        float pk = jj + k < cnt ? pj[pbase + jj + k] : 0.0;
+        if (k < 4u) pa[k] = pk; else pb[k - 4u] = pk;
+        r[k] = e0 + min(jj + k, cnt - 1u) * ldkv;
+      }
       for (uint i = 0u; i < UPL; ++i) {
         uint u = lane + i * GSIZE;
         if (u < units) {
-          vec4 v0 = v_quad(e, u), v1 = v_quad(e + ldkv, u), v2 = v_quad(e + 2u * ldkv, u), v3 = v_quad(e + 3u * ldkv, u);
-          vec4 v4 = v_quad(e + 4u * ldkv, u), v5 = v_quad(e + 5u * ldkv, u), v6 = v_quad(e + 6u * ldkv, u),
-               v7 = v_quad(e + 7u * ldkv, u);
+          vec4 v0 = v_quad(r[0], u), v1 = v_quad(r[1], u), v2 = v_quad(r[2], u), v3 = v_quad(r[3], u);
+          vec4 v4 = v_quad(r[4], u), v5 = v_quad(r[5], u), v6 = v_quad(r[6], u), v7 = v_quad(r[7], u);
           acc[i] += pa.x * v0 + pa.y * v1 + pa.z * v2 + pa.w * v3 + pb.x * v4 + pb.y * v5 + pb.z * v6 + pb.w * v7;
         }
-      }
-    }
-    for (; jj < cnt; ++jj) {
-      float pv = pj[pbase + jj];
-      for (uint i = 0u; i < UPL; ++i) {
-        uint u = lane + i * GSIZE;
-        if (u < units) acc[i] += pv * v_quad(e0 + jj * ldkv, u);
       }
     }
     g_sync();  // pj is rewritten by the next block

@@ -28,7 +28,9 @@ kernel_launch plan_norm(const task_context& c) {
     b_dtype = static_cast<std::uint32_t>(b.dtype());
   }
   const std::uint32_t rows = u32(c, x.numel() / hidden, "rows");
-  const std::uint32_t wg = workgroup_size(c.device, hidden >= 256 ? 256 : 64);
+  // About two elements per invocation (up to 1024 wide): a decode row is one workgroup, so its serial
+  // loads per invocation are the latency.
+  const std::uint32_t wg = workgroup_size(c.device, std::clamp<std::uint32_t>(hidden / 2, 64, 1024));
   kernel_launch l;
   l.shader = "norm";
   l.spec_constants = {wg};
