@@ -54,8 +54,9 @@ bool read_whole(const std::filesystem::path& path, std::uint64_t bytes, std::spa
     const ssize_t n = ::pread(fd.get(), dst.data() + done, std::size_t(want), off_t(done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EINVAL && use_direct && done == 0) {
-        // Some filesystems accept O_DIRECT at open and refuse the read: fall back to buffered reads.
+      if (errno == EINVAL && use_direct) {
+        // Some filesystems accept O_DIRECT at open and refuse the read (or return a partial block, leaving
+        // the next offset unaligned): continue with buffered reads from where we are.
         fd = detail::fd_handle(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd) throw octo::error(path.string() + ": cannot open: " + detail::errno_text(errno));
         use_direct = false;
