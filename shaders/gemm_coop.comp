@@ -11,8 +11,9 @@
 // to an f32 kernel; without it (gemm_coopf_*: activations and dequantized weights rounded to f16, as
 // llama.cpp does) the products cost a third but carry f16's 11 bits. Inputs beyond f16's range
 // (|v| > 65504) become infinite on both paths.
-// Chosen by src/vulkan/kernels/gemm.cpp only where the device reports VK_NV_cooperative_matrix and a
-// subgroup size of 32 (16x8x16 f16 -> f32 is the shape NVIDIA exposes since Turing).
+// Run by src/vulkan/kernels/gemm.cpp only on request (OCTO_GEMM_KERNEL=coop|coopf) and only where the
+// device reports VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape
+// NVIDIA exposes since Turing).
 // Needs K % 32 == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
