@@ -1,15 +1,19 @@
 // The streaming engine on the reference backend (the VM's streaming API emulated on the CPU reference
 // VM): tiny-qwen's prompt logits, greedy tokens and a decode step's logits are bit-identical to the
 // resident engine (octo::runtime::engine, one whole program) with all, all-but-one, one and no layers
-// resident, ring depth 1 and 2, with and without the RAM tier; the pipeline's counters; budget errors.
+// resident, ring depth 1 and 2, with and without the RAM tier, from the GGUF and a decomposed directory;
+// the pipeline's counters; budget errors; a layer file corrupted or cut short mid-run.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/runtime/decomposed.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/streaming_engine.hpp>
 
@@ -160,4 +164,40 @@ TEST_CASE("streaming engine: bad input") {
   CHECK_THROWS_WITH_AS(e.decode(632), doctest::Contains("outside the vocabulary"), octo::error);
   const std::vector<std::int32_t> empty;
   CHECK_THROWS_WITH_AS(e.prefill(empty), doctest::Contains("empty"), octo::error);
+}
+
+TEST_CASE("streaming engine: a layer file that goes bad mid-run is an error naming it, not a hang") {
+  const fs::path dir = fs::temp_directory_path() / ("octo_stream_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  runtime::decompose_gguf(tiny_qwen, dir);
+  {
+    // identical from the directory first (the same bytes, read through the layer files)
+    runtime::streaming_engine e(dir, options(0, 2));
+    const auto got = run(e);
+    CHECK(got.tokens == resident().tokens);
+    CHECK(same_bits(got.prompt_logits, resident().prompt_logits));
+  }
+  const auto flip_byte = [&](const char* name) {
+    std::fstream f(dir / name, std::ios::in | std::ios::out | std::ios::binary);
+    REQUIRE(f);
+    f.seekg(100);
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x5a);
+    f.seekp(100);
+    f.write(&c, 1);
+  };
+  {
+    runtime::streaming_engine e(dir, options(0, 2));  // loads embed / head only: layers stream
+    flip_byte("layer_002.bin");                        // corrupted after load, before its first read
+    CHECK_THROWS_WITH_AS(e.prefill(prompt), doctest::Contains("layer_002.bin"), octo::error);
+    CHECK_THROWS_WITH_AS(e.decode(1), doctest::Contains("failed earlier"), octo::error);
+  }
+  flip_byte("layer_002.bin");  // repaired
+  {
+    runtime::streaming_engine e(dir, options(0, 2));
+    fs::resize_file(dir / "layer_004.bin", 4096);  // short
+    CHECK_THROWS_WITH_AS(e.prefill(prompt), doctest::Contains("layer_004.bin"), octo::error);
+  }
+  fs::remove_all(dir);
 }
