@@ -116,7 +116,7 @@ class graph {
   constexpr std::int32_t add_op(ir::opcode op, std::initializer_list<std::int32_t> inputs, const detail::op_params& params,
                                 ir::dtype dt, const std::int64_t* shape, std::int32_t rank,
                                 std::int32_t in_place = -1) {
-    detail::node n;
+    detail::node& n = nodes_.emplace_back();  // in place: no temporary node to copy
     n.kind = detail::node_kind::op;
     n.op = op;
     for (auto i : inputs) n.in[static_cast<std::size_t>(n.n_in++)] = i;
@@ -126,7 +126,6 @@ class graph {
     n.rank = rank;
     n.layer = layer_;
     n.in_place = in_place;
-    nodes_.push_back(std::move(n));
     return static_cast<std::int32_t>(nodes_.size() - 1);
   }
 
@@ -137,14 +136,13 @@ class graph {
     // Duplicate names are validate()'s to report: a check here would make building quadratic.
     if (name.empty()) detail::graph_error("octo::graph: inputs, weights and caches need a name");
     if (!e.is_set()) detail::graph_error("octo::graph: a dynamic extent was not given a value");
-    detail::node n;
+    detail::node& n = nodes_.emplace_back();
     n.kind = kind;
     n.dtype = dt;
     for (std::size_t i = 0; i < Extents::rank(); ++i) n.shape[i] = e.extent(i);
     n.rank = static_cast<std::int32_t>(Extents::rank());
-    n.name = detail::name_buf(name);
+    n.name.append(name);
     n.layer = layer_;
-    nodes_.push_back(std::move(n));
     return tensor<DType, Extents>{this, static_cast<std::int32_t>(nodes_.size() - 1), e, dt};
   }
   template <class DType, class Extents>

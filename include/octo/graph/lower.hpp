@@ -54,14 +54,6 @@ constexpr ir::text node_name(const node& n, std::size_t index) {
   return ir::text(b.view());
 }
 
-template <class T, std::size_t N>
-constexpr std::vector<T> vector_of(const std::array<T, N>& a, std::size_t n) {
-  std::vector<T> v(n);
-  T* d = v.data();
-  for (std::size_t i = 0; i < n; ++i) d[i] = a[i];
-  return v;
-}
-
 /// Lowers a node store; `cfg` is recorded in the program. Pages and SM assignment are graph::lower's
 /// follow-up passes. Costs O(nodes * fan-in) and allocates only what the program keeps; task labels
 /// and counter notes stay empty (validate names tasks OPNAME#id; buffers carry the names).
@@ -96,17 +88,23 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
       case node_kind::kv_cache: kind = ir::buffer_kind::kv_cache; break;
       case node_kind::op: kind = n.is_output ? ir::buffer_kind::io_output : ir::buffer_kind::activation; break;
     }
-    ir::text name = node_name(n, i);
-    ir::text source;
-    if (n.kind == node_kind::weight) source = name;  // weights are named by their GGUF key
-    buf[i] = p.add_buffer(std::move(name), kind, n.dtype,
-                          vector_of(n.shape, static_cast<std::size_t>(n.rank)), std::move(source));
+    // Built in place: every temporary buffer moved into the vector costs its fields' moves and destructors.
+    buf[i] = static_cast<std::int32_t>(p.buffers.size());
+    ir::buffer& b = p.buffers.emplace_back();
+    b.id = buf[i];
+    b.name = node_name(n, i);
+    b.kind = kind;
+    b.dtype = n.dtype;
+    b.shape.resize(static_cast<std::size_t>(n.rank));
+    for (std::int32_t d = 0; d < n.rank; ++d) b.shape[static_cast<std::size_t>(d)] = n.shape[static_cast<std::size_t>(d)];
+    if (n.kind == node_kind::weight) b.source = b.name;  // weights are named by their GGUF key
   }
 
   for (std::size_t i = 0; i < n_nodes; ++i) {
     const node& n = nodes[i];
     if (n.kind != node_kind::op) continue;
-    ctr[i] = p.add_counter();
+    ctr[i] = static_cast<std::int32_t>(p.counters.size());
+    p.counters.emplace_back().id = ctr[i];  // in place: no temporary counter to move
 
     // inputs and distinct producers, on the stack
     std::array<std::int32_t, ir::abi_max_inputs> ins{};
@@ -130,32 +128,44 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
     const ir::dtype w_dtype = tiled ? nodes[static_cast<std::size_t>(n.in[1])].dtype : ir::dtype::f32;
     for (std::int64_t mi = 0; mi < t.m_tiles; ++mi)
       for (std::int64_t ni = 0; ni < t.n_tiles; ++ni) {
-        ir::task tk;
+        ir::task& tk = p.tasks.emplace_back();  // in place, as the buffers
+        tk.id = static_cast<std::int32_t>(p.tasks.size() - 1);
         tk.op = n.op;
-        tk.inputs = vector_of(ins, static_cast<std::size_t>(n.n_in));
-        tk.outputs = std::vector<std::int32_t>{buf[i]};
+        tk.inputs.resize(static_cast<std::size_t>(n.n_in));
+        for (std::size_t s = 0; s < static_cast<std::size_t>(n.n_in); ++s) tk.inputs[s] = ins[s];
+        tk.outputs.resize(1);
+        tk.outputs[0] = buf[i];
         tk.out_counter = ctr[i];
-        tk.waits = vector_of(waits, n_waits);
+        tk.waits.resize(n_waits);
+        for (std::size_t w = 0; w < n_waits; ++w) tk.waits[w] = waits[w];
         auto& items = tk.params.items;
         items.reserve(static_cast<std::size_t>(n.params.n) + (tiled ? 4 : 0) + (n.layer >= 0 ? 1 : 0));
         for (std::int32_t j = 0; j < n.params.n; ++j) {
           const auto& it = n.params.items[static_cast<std::size_t>(j)];
-          items.push_back(ir::param{it.key, it.is_real, it.i, it.f, {}});
+          ir::param& q = items.emplace_back();
+          q.key = it.key;
+          q.is_real = it.is_real;
+          q.i = it.i;
+          q.f = it.f;
         }
+        auto add_int = [&items](ir::param_key key, std::int64_t v) {
+          ir::param& q = items.emplace_back();
+          q.key = key;
+          q.i = v;
+        };
         if (tiled) {
           const std::int64_t m_off = mi * t.m_tile, n_off = ni * t.n_tile;
           const std::int64_t mt = std::min(t.m_tile, rows - m_off), nt = std::min(t.n_tile, cols - n_off);
           if (n.op == ir::opcode::gemm_tile) {
-            items.push_back(ir::param{ir::param_key::M_tile, false, mt, 0.0, {}});
-            items.push_back(ir::param{ir::param_key::m_off, false, m_off, 0.0, {}});
+            add_int(ir::param_key::M_tile, mt);
+            add_int(ir::param_key::m_off, m_off);
           }
-          items.push_back(ir::param{ir::param_key::N_tile, false, nt, 0.0, {}});
-          items.push_back(ir::param{ir::param_key::n_off, false, n_off, 0.0, {}});
+          add_int(ir::param_key::N_tile, nt);
+          add_int(ir::param_key::n_off, n_off);
           tk.est_bytes = ir::nbytes(w_dtype, nt * k);
           tk.est_flops = 2 * mt * nt * k;
         }
-        if (n.layer >= 0) items.push_back(ir::param{ir::param_key::layer, false, n.layer, 0.0, {}});
-        p.add_task(std::move(tk));
+        if (n.layer >= 0) add_int(ir::param_key::layer, n.layer);
       }
   }
   p.has_config = true;

@@ -6,16 +6,21 @@
 #include <vector>
 
 #include "octo/ir/enums.hpp"
+#include "octo/ir/small_vector.hpp"
 #include "octo/ir/text.hpp"
+#include "octo/ir/version.hpp"
 
 namespace octo::ir {
+
+/// Extents, inline up to the ABI's rank cap.
+using shape_t = small_vector<std::int64_t, abi_max_rank>;
 
 struct buffer {
   std::int32_t id = 0;
   text name;
   buffer_kind kind = buffer_kind::activation;
   ir::dtype dtype = ir::dtype::f32;
-  std::vector<std::int64_t> shape;
+  shape_t shape;
   mem_space space = mem_space::hbm;
   text source;  // dotted state-dict / GGUF key for WEIGHT and CONST; empty means none (JSON null)
 

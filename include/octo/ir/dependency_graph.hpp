@@ -36,37 +36,56 @@ struct counter_index {
   constexpr bool valid_counter(std::int32_t c) const { return c >= 0 && c < n_counters; }
 };
 
+// The graph passes below run inside static_assert, where g++ charges every call (a std::vector index or
+// iterator step is one) and every loop trip: they walk raw pointers taken once (docs/compile-time.md).
+
 constexpr counter_index index_counters(const program& p) {
   counter_index g;
-  g.n_tasks = static_cast<std::int32_t>(p.tasks.size());
-  g.n_counters = static_cast<std::int32_t>(p.counters.size());
-  const auto nc = static_cast<std::size_t>(g.n_counters);
+  const std::size_t nt = p.tasks.size(), nc = p.counters.size();
+  g.n_tasks = static_cast<std::int32_t>(nt);
+  g.n_counters = static_cast<std::int32_t>(nc);
+  const std::int32_t ncs = g.n_counters;
   g.prod_start.assign(nc + 1, 0);
   g.wait_start.assign(nc + 1, 0);
-  for (const auto& t : p.tasks) {
-    if (g.valid_counter(t.out_counter)) ++g.prod_start[static_cast<std::size_t>(t.out_counter) + 1];
-    for (const auto& w : t.waits)
-      if (g.valid_counter(w.counter)) ++g.wait_start[static_cast<std::size_t>(w.counter) + 1];
+  std::int32_t* ps = g.prod_start.data();
+  std::int32_t* ws = g.wait_start.data();
+  const task* tasks = p.tasks.data();
+  for (std::size_t t = 0; t < nt; ++t) {
+    const task& tk = tasks[t];
+    if (tk.out_counter >= 0 && tk.out_counter < ncs) ++ps[tk.out_counter + 1];
+    const wait* w = tk.waits.data();
+    for (std::size_t k = 0, e = tk.waits.size(); k < e; ++k)
+      if (w[k].counter >= 0 && w[k].counter < ncs) ++ws[w[k].counter + 1];
   }
   for (std::size_t c = 0; c < nc; ++c) {
-    g.prod_start[c + 1] += g.prod_start[c];
-    g.wait_start[c + 1] += g.wait_start[c];
+    ps[c + 1] += ps[c];
+    ws[c + 1] += ws[c];
   }
-  g.prod.assign(static_cast<std::size_t>(g.prod_start[nc]), 0);
-  g.waiter.assign(static_cast<std::size_t>(g.wait_start[nc]), 0);
-  g.threshold.assign(static_cast<std::size_t>(g.wait_start[nc]), 0);
-  std::vector<std::int32_t> pf(g.prod_start.begin(), g.prod_start.end() - 1);
-  std::vector<std::int32_t> wf(g.wait_start.begin(), g.wait_start.end() - 1);
-  for (std::int32_t t = 0; t < g.n_tasks; ++t) {
-    const auto& tk = p.tasks[static_cast<std::size_t>(t)];
-    if (g.valid_counter(tk.out_counter)) g.prod[static_cast<std::size_t>(pf[static_cast<std::size_t>(tk.out_counter)]++)] = t;
-    for (const auto& w : tk.waits)
-      if (g.valid_counter(w.counter)) {
-        auto at = static_cast<std::size_t>(wf[static_cast<std::size_t>(w.counter)]++);
-        g.waiter[at] = t;
-        g.threshold[at] = w.threshold;
+  g.prod.assign(static_cast<std::size_t>(ps[nc]), 0);
+  g.waiter.assign(static_cast<std::size_t>(ws[nc]), 0);
+  g.threshold.assign(static_cast<std::size_t>(ws[nc]), 0);
+  std::int32_t* prod = g.prod.data();
+  std::int32_t* waiter = g.waiter.data();
+  std::int32_t* thr = g.threshold.data();
+  // Fill with the starts as cursors (each ends at the next start), then shift them back.
+  for (std::size_t t = 0; t < nt; ++t) {
+    const task& tk = tasks[t];
+    const auto ti = static_cast<std::int32_t>(t);
+    if (tk.out_counter >= 0 && tk.out_counter < ncs) prod[ps[tk.out_counter]++] = ti;
+    const wait* w = tk.waits.data();
+    for (std::size_t k = 0, e = tk.waits.size(); k < e; ++k)
+      if (w[k].counter >= 0 && w[k].counter < ncs) {
+        const auto at = ws[w[k].counter]++;
+        waiter[at] = ti;
+        thr[at] = w[k].threshold;
       }
   }
+  for (std::size_t c = nc; c > 0; --c) {
+    ps[c] = ps[c - 1];
+    ws[c] = ws[c - 1];
+  }
+  ps[0] = 0;
+  ws[0] = 0;
   return g;
 }
 
@@ -85,26 +104,28 @@ constexpr node_graph build_node_graph(const program& p, const counter_index& g,
                                       const std::vector<std::int32_t>& queue_next = {}) {
   node_graph n;
   n.n_tasks = g.n_tasks;
-  const auto nt = static_cast<std::size_t>(g.n_tasks);
-  const auto nn = nt + static_cast<std::size_t>(g.n_counters);
+  const auto nt = static_cast<std::size_t>(g.n_tasks), nc = static_cast<std::size_t>(g.n_counters);
+  const auto nn = nt + nc;
   n.start.assign(nn + 1, 0);
+  std::int32_t* st = n.start.data();
+  const task* tasks = p.tasks.data();
+  const std::int32_t* qn = queue_next.empty() ? nullptr : queue_next.data();
+  const std::int32_t* ws = g.wait_start.data();
+  for (std::size_t t = 0; t < nt; ++t)
+    st[t + 1] = (tasks[t].out_counter >= 0 && tasks[t].out_counter < g.n_counters ? 1 : 0) + (qn && qn[t] >= 0 ? 1 : 0);
+  for (std::size_t c = 0; c < nc; ++c) st[nt + c + 1] = ws[c + 1] - ws[c];
+  for (std::size_t i = 0; i < nn; ++i) st[i + 1] += st[i];
+  n.adj.assign(static_cast<std::size_t>(st[nn]), 0);
+  std::int32_t* adj = n.adj.data();
   for (std::size_t t = 0; t < nt; ++t) {
-    std::int32_t k = g.valid_counter(p.tasks[t].out_counter) ? 1 : 0;
-    if (!queue_next.empty() && queue_next[t] >= 0) ++k;
-    n.start[t + 1] = k;
+    auto at = st[t];
+    if (tasks[t].out_counter >= 0 && tasks[t].out_counter < g.n_counters) adj[at++] = g.n_tasks + tasks[t].out_counter;
+    if (qn && qn[t] >= 0) adj[at++] = qn[t];
   }
-  for (std::size_t c = 0; c < static_cast<std::size_t>(g.n_counters); ++c)
-    n.start[nt + c + 1] = g.wait_start[c + 1] - g.wait_start[c];
-  for (std::size_t i = 0; i < nn; ++i) n.start[i + 1] += n.start[i];
-  n.adj.assign(static_cast<std::size_t>(n.start[nn]), 0);
-  for (std::size_t t = 0; t < nt; ++t) {
-    auto at = static_cast<std::size_t>(n.start[t]);
-    if (g.valid_counter(p.tasks[t].out_counter)) n.adj[at++] = g.n_tasks + p.tasks[t].out_counter;
-    if (!queue_next.empty() && queue_next[t] >= 0) n.adj[at++] = queue_next[t];
-  }
-  for (std::size_t c = 0; c < static_cast<std::size_t>(g.n_counters); ++c) {
-    auto at = static_cast<std::size_t>(n.start[nt + c]);
-    for (auto i = g.wait_start[c]; i < g.wait_start[c + 1]; ++i) n.adj[at++] = g.waiter[static_cast<std::size_t>(i)];
+  const std::int32_t* waiter = g.waiter.data();
+  for (std::size_t c = 0; c < nc; ++c) {
+    auto at = st[nt + c];
+    for (auto i = ws[c]; i < ws[c + 1]; ++i) adj[at++] = waiter[i];
   }
   return n;
 }
@@ -113,22 +134,23 @@ constexpr node_graph build_node_graph(const program& p, const counter_index& g,
 /// order they were released; fewer than n_tasks entries means a cycle.
 constexpr std::vector<std::int32_t> kahn_tasks(const node_graph& n) {
   const auto nn = static_cast<std::size_t>(n.size());
-  std::vector<std::int32_t> indeg(nn, 0);
-  for (auto v : n.adj) ++indeg[static_cast<std::size_t>(v)];
-  std::vector<std::int32_t> queue;
-  queue.reserve(nn);
+  std::vector<std::int32_t> indeg(nn, 0), queue(nn, 0), order(static_cast<std::size_t>(n.n_tasks), 0);
+  std::int32_t* deg = indeg.data();
+  std::int32_t* q = queue.data();
+  const std::int32_t* st = n.start.data();
+  const std::int32_t* adj = n.adj.data();
+  for (std::size_t i = 0, e = n.adj.size(); i < e; ++i) ++deg[adj[i]];
+  std::size_t tail = 0, released = 0;
   for (std::size_t v = 0; v < nn; ++v)
-    if (indeg[v] == 0) queue.push_back(static_cast<std::int32_t>(v));
-  std::vector<std::int32_t> order;
-  order.reserve(static_cast<std::size_t>(n.n_tasks));
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    auto v = queue[head];
-    if (v < n.n_tasks) order.push_back(v);
-    for (auto i = n.start[static_cast<std::size_t>(v)]; i < n.start[static_cast<std::size_t>(v) + 1]; ++i) {
-      auto s = n.adj[static_cast<std::size_t>(i)];
-      if (--indeg[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
-    }
+    if (deg[v] == 0) q[tail++] = static_cast<std::int32_t>(v);
+  std::int32_t* out = order.data();
+  for (std::size_t head = 0; head < tail; ++head) {
+    const auto v = q[head];
+    if (v < n.n_tasks) out[released++] = v;
+    for (auto i = st[v]; i < st[v + 1]; ++i)
+      if (--deg[adj[i]] == 0) q[tail++] = adj[i];
   }
+  order.resize(released);
   return order;
 }
 
@@ -179,6 +201,56 @@ struct bit_rows {
   constexpr void set(std::size_t row, std::size_t bit) { bits[row * words + bit / 64] |= std::uint64_t(1) << (bit % 64); }
 };
 
+/// Happens-before as rows over topological positions: row i (the task at topo[i]) holds bit j when the
+/// task at position j happens-before it, and its own bit i. Ancestors sit at lower positions, so every
+/// row is a prefix and each OR covers only that prefix: about half the work and none of the calls of a
+/// task x task bit_rows (this runs inside static_assert, where g++ charges every call and loop trip).
+struct ancestor_rows {
+  std::size_t words = 0;
+  std::vector<std::uint64_t> bits;  // topo.size() rows of `words` words
+  std::vector<std::int32_t> pos;    // task id -> topological position
+  /// Task a happens-before task b, or a == b.
+  constexpr bool before(std::int32_t a, std::int32_t b) const {
+    const auto pa = static_cast<std::size_t>(pos[static_cast<std::size_t>(a)]);
+    const auto pb = static_cast<std::size_t>(pos[static_cast<std::size_t>(b)]);
+    return pa <= pb && ((bits[pb * words + pa / 64] >> (pa % 64)) & 1u) != 0;
+  }
+};
+
+/// `topo` must be a complete topological order of the program's tasks (kahn_tasks of an acyclic graph).
+constexpr ancestor_rows ancestors_by_position(const program& p, const counter_index& g,
+                                              const std::vector<std::int32_t>& topo) {
+  ancestor_rows r;
+  const std::size_t n = topo.size(), w = (n + 63) / 64, nc = static_cast<std::size_t>(g.n_counters);
+  r.words = w;
+  r.pos.assign(static_cast<std::size_t>(g.n_tasks), 0);
+  for (std::size_t i = 0; i < n; ++i) r.pos[static_cast<std::size_t>(topo[i])] = static_cast<std::int32_t>(i);
+  r.bits.assign(n * w, 0);
+  std::vector<std::uint64_t> at_counter(nc * w, 0);  // union of the rows of each counter's producers
+  std::vector<std::size_t> counter_len(nc, 0);       // words of that union that can be non-zero
+  std::uint64_t* bits = r.bits.data();
+  std::uint64_t* acc = at_counter.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& tk = p.tasks[static_cast<std::size_t>(topo[i])];
+    std::uint64_t* row = bits + i * w;
+    for (const auto& wt : tk.waits)
+      if (g.valid_counter(wt.counter)) {
+        const auto c = static_cast<std::size_t>(wt.counter);
+        const std::uint64_t* src = acc + c * w;
+        for (std::size_t k = 0, e = counter_len[c]; k < e; ++k) row[k] |= src[k];
+      }
+    row[i / 64] |= std::uint64_t(1) << (i % 64);
+    if (g.valid_counter(tk.out_counter)) {
+      const auto c = static_cast<std::size_t>(tk.out_counter);
+      const std::size_t len = i / 64 + 1;
+      std::uint64_t* dst = acc + c * w;
+      for (std::size_t k = 0; k < len; ++k) dst[k] |= row[k];
+      if (counter_len[c] < len) counter_len[c] = len;
+    }
+  }
+  return r;
+}
+
 /// Transitive happens-before facts in one pass over a topological order: row t of the result holds the
 /// union of `contrib(p)` over every transitive predecessor p of t. `contrib(p, set_bit)` calls
 /// set_bit(i) for each bit p contributes. Counters are the join points, so the cost is
@@ -215,49 +287,61 @@ constexpr void stream_before(const program& p, const counter_index& g, const std
                              std::size_t nbits, Contrib contrib, Visit visit) {
   const std::size_t w = (nbits + 63) / 64;
   const auto nc = static_cast<std::size_t>(g.n_counters);
+  const std::size_t n = topo.size();
   std::vector<std::int32_t> pos(static_cast<std::size_t>(g.n_tasks), 0);
-  for (std::size_t i = 0; i < topo.size(); ++i) pos[static_cast<std::size_t>(topo[i])] = static_cast<std::int32_t>(i);
+  for (std::size_t i = 0; i < n; ++i) pos[static_cast<std::size_t>(topo[i])] = static_cast<std::int32_t>(i);
   std::vector<std::int32_t> last_use(nc, -1);
-  for (std::size_t c = 0; c < nc; ++c)
-    for (auto i = g.wait_start[c]; i < g.wait_start[c + 1]; ++i)
-      last_use[c] = std::max(last_use[c], pos[static_cast<std::size_t>(g.waiter[static_cast<std::size_t>(i)])]);
+  {
+    const std::int32_t* ws = g.wait_start.data();
+    const std::int32_t* waiter = g.waiter.data();
+    const std::int32_t* ps = pos.data();
+    std::int32_t* lu = last_use.data();
+    for (std::size_t c = 0; c < nc; ++c)
+      for (auto i = ws[c]; i < ws[c + 1]; ++i) lu[c] = std::max(lu[c], ps[waiter[i]]);
+  }
+  const std::int32_t* lu = last_use.data();
   std::vector<std::int32_t> slot_of(nc, -1), free_slots;
+  std::int32_t* so = slot_of.data();
   std::vector<std::uint64_t> pool, row(w, 0);
-  for (std::size_t i = 0; i < topo.size(); ++i) {
+  std::uint64_t* r = row.data();
+  const task* tasks = p.tasks.data();
+  for (std::size_t i = 0; i < n; ++i) {
     const auto t = topo[i];
-    const auto& tk = p.tasks[static_cast<std::size_t>(t)];
-    std::fill(row.begin(), row.end(), 0);
-    for (const auto& wt : tk.waits)
-      if (g.valid_counter(wt.counter) && slot_of[static_cast<std::size_t>(wt.counter)] >= 0) {
-        const auto base = static_cast<std::size_t>(slot_of[static_cast<std::size_t>(wt.counter)]) * w;
-        for (std::size_t k = 0; k < w; ++k) row[k] |= pool[base + k];
+    const task& tk = tasks[t];
+    const wait* wt = tk.waits.data();
+    const std::size_t nw = tk.waits.size();
+    for (std::size_t k = 0; k < w; ++k) r[k] = 0;
+    for (std::size_t j = 0; j < nw; ++j)
+      if (g.valid_counter(wt[j].counter) && so[wt[j].counter] >= 0) {
+        const std::uint64_t* src = pool.data() + static_cast<std::size_t>(so[wt[j].counter]) * w;
+        for (std::size_t k = 0; k < w; ++k) r[k] |= src[k];
       }
-    visit(t, row);
-    for (const auto& wt : tk.waits)
-      if (g.valid_counter(wt.counter)) {
-        auto& s = slot_of[static_cast<std::size_t>(wt.counter)];
-        if (s >= 0 && last_use[static_cast<std::size_t>(wt.counter)] == static_cast<std::int32_t>(i)) {
-          free_slots.push_back(s);
-          s = -1;
+    visit(t, static_cast<const std::vector<std::uint64_t>&>(row));
+    for (std::size_t j = 0; j < nw; ++j)
+      if (g.valid_counter(wt[j].counter)) {
+        auto& sl = so[wt[j].counter];
+        if (sl >= 0 && lu[wt[j].counter] == static_cast<std::int32_t>(i)) {
+          free_slots.push_back(sl);
+          sl = -1;
         }
       }
-    if (!g.valid_counter(tk.out_counter) || last_use[static_cast<std::size_t>(tk.out_counter)] <= static_cast<std::int32_t>(i))
+    if (!g.valid_counter(tk.out_counter) || lu[tk.out_counter] <= static_cast<std::int32_t>(i))
       continue;  // nobody waits on this counter later: its row would never be read
-    auto& s = slot_of[static_cast<std::size_t>(tk.out_counter)];
-    if (s < 0) {
+    auto& sl = so[tk.out_counter];
+    if (sl < 0) {
       if (!free_slots.empty()) {
-        s = free_slots.back();
+        sl = free_slots.back();
         free_slots.pop_back();
-        std::fill(pool.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * w),
-                  pool.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(s) + 1) * w), 0);
+        std::uint64_t* d = pool.data() + static_cast<std::size_t>(sl) * w;
+        for (std::size_t k = 0; k < w; ++k) d[k] = 0;
       } else {
-        s = static_cast<std::int32_t>(pool.size() / (w == 0 ? 1 : w));
+        sl = static_cast<std::int32_t>(pool.size() / (w == 0 ? 1 : w));
         pool.resize(pool.size() + w, 0);
       }
     }
-    const auto base = static_cast<std::size_t>(s) * w;
-    for (std::size_t k = 0; k < w; ++k) pool[base + k] |= row[k];
-    contrib(t, [&](std::size_t bit) { pool[base + bit / 64] |= std::uint64_t(1) << (bit % 64); });
+    std::uint64_t* d = pool.data() + static_cast<std::size_t>(sl) * w;
+    for (std::size_t k = 0; k < w; ++k) d[k] |= r[k];
+    contrib(t, [d](std::size_t bit) { d[bit / 64] |= std::uint64_t(1) << (bit % 64); });
   }
 }
 

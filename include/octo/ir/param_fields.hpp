@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "octo/ir/small_vector.hpp"
 #include "octo/ir/text.hpp"
 
 namespace octo::ir {
@@ -88,9 +89,12 @@ struct param {
   friend constexpr bool operator==(const param&, const param&) = default;
 };
 
+/// Params a task keeps inline (a tiled attention task carries about ten); more spill to the heap.
+inline constexpr std::size_t param_list_inline = 12;
+
 /// A task's parameters, in insertion order (so JSON round trips keep their order).
 struct param_list {
-  std::vector<param> items;
+  small_vector<param, param_list_inline> items;
 
   constexpr param_list() = default;
 

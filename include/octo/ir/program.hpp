@@ -42,7 +42,7 @@ struct program {
   text abi_version{ir::abi_version};
 
   // ---- building ----------------------------------------------------------------------------------
-  constexpr std::int32_t add_buffer(text name, buffer_kind kind, ir::dtype dt, std::vector<std::int64_t> shape,
+  constexpr std::int32_t add_buffer(text name, buffer_kind kind, ir::dtype dt, shape_t shape,
                                     text source = {}, mem_space space = mem_space::hbm) {
     auto id = static_cast<std::int32_t>(buffers.size());
     buffers.push_back(buffer{id, std::move(name), kind, dt, std::move(shape), space, std::move(source)});

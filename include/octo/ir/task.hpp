@@ -7,7 +7,9 @@
 
 #include "octo/ir/enums.hpp"
 #include "octo/ir/param_fields.hpp"
+#include "octo/ir/small_vector.hpp"
 #include "octo/ir/text.hpp"
+#include "octo/ir/version.hpp"
 
 namespace octo::ir {
 
@@ -31,10 +33,11 @@ inline constexpr std::int32_t unassigned_sm = -1;
 struct task {
   std::int32_t id = 0;
   opcode op = opcode::nop;
-  std::vector<std::int32_t> inputs;   // buffer ids read
-  std::vector<std::int32_t> outputs;  // buffer ids written
+  // Inline up to the ABI caps (a program read from a file may hold more; validate() reports them).
+  small_vector<std::int32_t, abi_max_inputs> inputs;    // buffer ids read
+  small_vector<std::int32_t, abi_max_outputs> outputs;  // buffer ids written
   std::int32_t out_counter = 0;       // incremented by exactly 1 when all outputs are written
-  std::vector<wait> waits;
+  small_vector<wait, abi_max_waits> waits;
   param_list params;
   std::int32_t sm = unassigned_sm;    // lowering output; unassigned_sm (JSON null) when not assigned
   std::int64_t est_bytes = 0;

@@ -135,7 +135,21 @@ struct validator {
 
   constexpr void check_params(std::int32_t t, const task& tk) {
     const auto& items = tk.params.items;
-    {
+    if (items.size() <= 16) {
+      // few params (every real task): compare pairs, keys first (equal known keys have equal names);
+      // report a name once, at its second occurrence. No heap: this runs once per task in static_assert.
+      const param* d = items.data();
+      for (std::size_t i = 1; i < items.size(); ++i) {
+        std::size_t seen = 0;
+        for (std::size_t j = 0; j < i; ++j) {
+          const bool same = (d[i].key != param_key::unknown && d[j].key != param_key::unknown)
+                                ? d[i].key == d[j].key
+                                : d[i].key_name() == d[j].key_name();
+          seen += same ? 1 : 0;
+        }
+        if (seen == 1) error(cat(tname(t), ": param '", d[i].key_name(), "' appears twice"));
+      }
+    } else {
       // duplicates by sorting the names: a corrupt file with 10^5 params in one task must not go quadratic
       std::vector<std::string_view> names;
       names.reserve(items.size());
@@ -418,20 +432,27 @@ struct validator {
       return false;
     };
     auto test = [](const std::vector<std::uint64_t>& row, std::size_t bit) { return ((row[bit / 64] >> (bit % 64)) & 1u) != 0; };
+    const std::int32_t* sl = slot.data();
     if (n_tracked > 0) {
       stream_before(
           p, g, topo, n_tracked,
           [&](std::int32_t t, auto set_bit) {
-            for (auto b : p.tasks[static_cast<std::size_t>(t)].outputs)
-              if (slot[static_cast<std::size_t>(b)] >= 0) set_bit(static_cast<std::size_t>(slot[static_cast<std::size_t>(b)]));
+            const auto& outs = p.tasks[static_cast<std::size_t>(t)].outputs;
+            const std::int32_t* o = outs.data();
+            for (std::size_t k = 0, e = outs.size(); k < e; ++k)
+              if (sl[o[k]] >= 0) set_bit(static_cast<std::size_t>(sl[o[k]]));
           },
           [&](std::int32_t t, const std::vector<std::uint64_t>& avail) {
             const auto& ins = p.tasks[static_cast<std::size_t>(t)].inputs;
+            const std::int32_t* in = ins.data();
+            const std::uint64_t* av = avail.data();
             for (std::size_t k = 0; k < ins.size(); ++k) {
-              auto b = ins[k];
-              auto s = slot[static_cast<std::size_t>(b)];
-              if (s < 0 || test(avail, static_cast<std::size_t>(s))) continue;
-              if (std::find(ins.begin(), ins.begin() + static_cast<std::ptrdiff_t>(k), b) != ins.begin() + static_cast<std::ptrdiff_t>(k)) continue;
+              const auto b = in[k];
+              const auto s = sl[b];
+              if (s < 0 || ((av[s / 64] >> (s % 64)) & 1u) != 0) continue;
+              bool again = false;  // reported at its first slot only
+              for (std::size_t j = 0; j < k; ++j) again = again || in[j] == b;
+              if (again) continue;
               const auto bu = static_cast<std::size_t>(b);
               if (wstart[bu] == wstart[bu + 1]) {
                 if (buf(b).kind == buffer_kind::io_output) continue;  // reported once by output reachability
@@ -478,54 +499,74 @@ struct validator {
   // ---- §3.3 page aliasing (warnings) ---------------------------------------------------------------
   constexpr void check_page_aliasing(const counter_index& g, const std::vector<std::int32_t>& topo) {
     if (!p.has_pages || nt() > page_check_max_tasks || p.pages.buffer_to_page.empty()) return;
-    auto anc = propagate_before(p, g, topo, nt(), [](std::int32_t t, auto set_bit) { set_bit(static_cast<std::size_t>(t)); });
-    auto ordered = [&](std::int32_t a, std::int32_t b) {
-      return a == b || anc.test(static_cast<std::size_t>(b), static_cast<std::size_t>(a)) ||
-             anc.test(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
-    };
-    std::vector<std::int32_t> pos(nt(), 0);
-    for (std::size_t i = 0; i < topo.size(); ++i) pos[static_cast<std::size_t>(topo[i])] = static_cast<std::int32_t>(i);
-    // accessors (readers and writers) and writers of each bound buffer
-    struct access { std::int32_t buffer, task; bool write; };
+    const auto anc = ancestors_by_position(p, g, topo);
+    auto ordered = [&anc](std::int32_t a, std::int32_t b) { return anc.before(a, b) || anc.before(b, a); };
+    const auto& pos = anc.pos;
+    // Flat arrays and counting sorts rather than vectors of structs and std::sort: this runs inside
+    // static_assert, where g++ charges every call (docs/compile-time.md).
     std::vector<std::int32_t> page_of(nb(), -1);
     for (const auto& e : p.pages.buffer_to_page) page_of[static_cast<std::size_t>(e.buffer)] = e.page;
-    std::vector<access> acc;
-    for (std::size_t i = 0; i < nt(); ++i) {
-      for (auto b : p.tasks[i].inputs)
-        if (page_of[static_cast<std::size_t>(b)] >= 0) acc.push_back({b, static_cast<std::int32_t>(i), false});
-      for (auto b : p.tasks[i].outputs)
-        if (page_of[static_cast<std::size_t>(b)] >= 0) acc.push_back({b, static_cast<std::int32_t>(i), true});
-    }
-    std::sort(acc.begin(), acc.end(), [](const access& x, const access& y) { return x.buffer < y.buffer; });
+    // accessors (readers and writers) of each bound buffer, CSR: entry = task * 2 + (1 if it writes)
     std::vector<std::int32_t> astart(nb() + 1, 0);
-    for (const auto& a : acc) ++astart[static_cast<std::size_t>(a.buffer) + 1];
-    for (std::size_t b = 0; b < nb(); ++b) astart[b + 1] += astart[b];
-    // occupants of each page ordered by first access in the topological order
-    struct occupant { std::int32_t page, first, buffer; };
-    std::vector<occupant> occ;
-    for (const auto& e : p.pages.buffer_to_page) {
-      std::int32_t first = std::numeric_limits<std::int32_t>::max();
-      for (auto k = astart[static_cast<std::size_t>(e.buffer)]; k < astart[static_cast<std::size_t>(e.buffer) + 1]; ++k)
-        first = std::min(first, pos[static_cast<std::size_t>(acc[static_cast<std::size_t>(k)].task)]);
-      occ.push_back({e.page, first, e.buffer});
+    for (const auto& tk : p.tasks) {
+      for (auto b : tk.inputs)
+        if (page_of[static_cast<std::size_t>(b)] >= 0) ++astart[static_cast<std::size_t>(b) + 1];
+      for (auto b : tk.outputs)
+        if (page_of[static_cast<std::size_t>(b)] >= 0) ++astart[static_cast<std::size_t>(b) + 1];
     }
-    std::sort(occ.begin(), occ.end(), [](const occupant& x, const occupant& y) {
-      return x.page != y.page ? x.page < y.page : x.first != y.first ? x.first < y.first : x.buffer < y.buffer;
-    });
+    for (std::size_t b = 0; b < nb(); ++b) astart[b + 1] += astart[b];
+    std::vector<std::int32_t> acc(static_cast<std::size_t>(astart[nb()]), 0);
+    std::vector<std::int32_t> first(nb(), static_cast<std::int32_t>(nt()));  // nt(): never accessed
+    {
+      std::vector<std::int32_t> fill(astart.begin(), astart.end() - 1);
+      for (std::size_t i = 0; i < nt(); ++i) {
+        const auto ti = static_cast<std::int32_t>(i);
+        for (auto b : p.tasks[i].inputs)
+          if (page_of[static_cast<std::size_t>(b)] >= 0) {
+            acc[static_cast<std::size_t>(fill[static_cast<std::size_t>(b)]++)] = ti * 2;
+            first[static_cast<std::size_t>(b)] = std::min(first[static_cast<std::size_t>(b)], pos[i]);
+          }
+        for (auto b : p.tasks[i].outputs)
+          if (page_of[static_cast<std::size_t>(b)] >= 0) {
+            acc[static_cast<std::size_t>(fill[static_cast<std::size_t>(b)]++)] = ti * 2 + 1;
+            first[static_cast<std::size_t>(b)] = std::min(first[static_cast<std::size_t>(b)], pos[i]);
+          }
+      }
+    }
+    // occupants of each page ordered by first access, then buffer id: two stable counting sorts
+    std::vector<std::int32_t> by_first, occ;
+    {
+      std::vector<std::int32_t> start(nt() + 2, 0);
+      for (std::size_t b = 0; b < nb(); ++b)
+        if (page_of[b] >= 0) ++start[static_cast<std::size_t>(first[b]) + 1];
+      for (std::size_t i = 0; i + 1 < start.size(); ++i) start[i + 1] += start[i];
+      by_first.assign(static_cast<std::size_t>(start.back()), 0);
+      for (std::size_t b = 0; b < nb(); ++b)
+        if (page_of[b] >= 0) by_first[static_cast<std::size_t>(start[static_cast<std::size_t>(first[b])]++)] = static_cast<std::int32_t>(b);
+      const std::size_t np = p.pages.pages.size();
+      std::vector<std::int32_t> pstart(np + 1, 0);
+      for (auto b : by_first) ++pstart[static_cast<std::size_t>(page_of[static_cast<std::size_t>(b)]) + 1];
+      for (std::size_t i = 0; i < np; ++i) pstart[i + 1] += pstart[i];
+      occ.assign(by_first.size(), 0);
+      for (auto b : by_first) occ[static_cast<std::size_t>(pstart[static_cast<std::size_t>(page_of[static_cast<std::size_t>(b)])]++)] = b;
+    }
+    const std::int32_t* A = acc.data();
+    const std::int32_t* AS = astart.data();
     for (std::size_t i = 0; i + 1 < occ.size(); ++i) {
-      if (occ[i].page != occ[i + 1].page) continue;
-      auto a = occ[i].buffer, b = occ[i + 1].buffer;
+      const auto a = occ[i], b = occ[i + 1];
+      const auto au = static_cast<std::size_t>(a), bu = static_cast<std::size_t>(b);
+      if (page_of[au] != page_of[bu]) continue;
       bool warned = false;
-      for (auto x = astart[static_cast<std::size_t>(a)]; x < astart[static_cast<std::size_t>(a) + 1] && !warned; ++x)
-        for (auto y = astart[static_cast<std::size_t>(b)]; y < astart[static_cast<std::size_t>(b) + 1] && !warned; ++y) {
-          const auto& ax = acc[static_cast<std::size_t>(x)];
-          const auto& by = acc[static_cast<std::size_t>(y)];
-          if (!ax.write && !by.write) continue;
-          if (!ordered(ax.task, by.task)) {
-            warn(cat("page aliasing: ", bname(a), " and ", bname(b), " share page ", occ[i].page, " but ",
-                     tname(ax.task), (ax.write ? " (writes " : " (reads "), p.buffers[static_cast<std::size_t>(a)].name,
-                     ") and ", tname(by.task), (by.write ? " (writes " : " (reads "),
-                     p.buffers[static_cast<std::size_t>(b)].name, ") are unordered: possible clobber"));
+      for (auto x = AS[au]; x < AS[au + 1] && !warned; ++x)
+        for (auto y = AS[bu]; y < AS[bu + 1] && !warned; ++y) {
+          const bool xw = (A[x] & 1) != 0, yw = (A[y] & 1) != 0;
+          if (!xw && !yw) continue;
+          const auto xt = A[x] >> 1, yt = A[y] >> 1;
+          if (!ordered(xt, yt)) {
+            warn(cat("page aliasing: ", bname(a), " and ", bname(b), " share page ", page_of[au], " but ",
+                     tname(xt), (xw ? " (writes " : " (reads "), p.buffers[au].name,
+                     ") and ", tname(yt), (yw ? " (writes " : " (reads "),
+                     p.buffers[bu].name, ") are unordered: possible clobber"));
             warned = true;
           }
         }
