@@ -433,60 +433,55 @@ struct validator {
     };
     auto test = [](const std::vector<std::uint64_t>& row, std::size_t bit) { return ((row[bit / 64] >> (bit % 64)) & 1u) != 0; };
     const std::int32_t* sl = slot.data();
-    if (n_tracked > 0) {
-      stream_before(
-          p, g, topo, n_tracked,
-          [&](std::int32_t t, auto set_bit) {
-            const auto& outs = p.tasks[static_cast<std::size_t>(t)].outputs;
-            const std::int32_t* o = outs.data();
-            for (std::size_t k = 0, e = outs.size(); k < e; ++k)
-              if (sl[o[k]] >= 0) set_bit(static_cast<std::size_t>(sl[o[k]]));
-          },
-          [&](std::int32_t t, const std::vector<std::uint64_t>& avail) {
-            const auto& ins = p.tasks[static_cast<std::size_t>(t)].inputs;
-            const std::int32_t* in = ins.data();
-            const std::uint64_t* av = avail.data();
-            for (std::size_t k = 0; k < ins.size(); ++k) {
-              const auto b = in[k];
-              const auto s = sl[b];
-              if (s < 0 || ((av[s / 64] >> (s % 64)) & 1u) != 0) continue;
-              bool again = false;  // reported at its first slot only
-              for (std::size_t j = 0; j < k; ++j) again = again || in[j] == b;
-              if (again) continue;
-              const auto bu = static_cast<std::size_t>(b);
-              if (wstart[bu] == wstart[bu + 1]) {
-                if (buf(b).kind == buffer_kind::io_output) continue;  // reported once by output reachability
-                error(cat("race: ", tname(t), " reads ", bname(b), ", which no task writes"));
-              } else {
-                auto w0 = writers[static_cast<std::size_t>(wstart[bu])];
-                if (w0 == t && wstart[bu + 1] - wstart[bu] == 1)
-                  error(cat("race: ", tname(t), " reads ", bname(b), ", which only it writes (no earlier writer)"));
-                else
-                  error(cat("race: ", tname(t), " reads ", bname(b), " with no happens-before path from a writer (e.g. ",
-                            tname(w0 == t ? writers[static_cast<std::size_t>(wstart[bu]) + 1] : w0), ")"));
-              }
-            }
-          });
-    }
-    // KV_CACHE: every task that writes a cache this pass must precede every other reader of it.
+    // KV_CACHE: every task that writes a cache this pass must precede every other reader of it. Its bits
+    // (one per writing task) follow the tracked buffers' in the same rows: one streaming pass for both.
     std::vector<std::int32_t> kv_slot(nt(), -1);
     std::size_t n_kv = 0;
     for (std::size_t i = 0; i < nt(); ++i)
       for (auto b : p.tasks[i].outputs)
-        if (buf(b).kind == buffer_kind::kv_cache && kv_slot[i] < 0) kv_slot[i] = static_cast<std::int32_t>(n_kv++);
-    if (n_kv == 0) return;
+        if (buf(b).kind == buffer_kind::kv_cache && kv_slot[i] < 0) kv_slot[i] = static_cast<std::int32_t>(n_tracked + n_kv++);
+    const std::int32_t* ks = kv_slot.data();
+    if (n_tracked + n_kv == 0) return;
     stream_before(
-        p, g, topo, n_kv,
+        p, g, topo, n_tracked + n_kv,
         [&](std::int32_t t, auto set_bit) {
-          if (kv_slot[static_cast<std::size_t>(t)] >= 0) set_bit(static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(t)]));
+          const auto& outs = p.tasks[static_cast<std::size_t>(t)].outputs;
+          const std::int32_t* o = outs.data();
+          for (std::size_t k = 0, e = outs.size(); k < e; ++k)
+            if (sl[o[k]] >= 0) set_bit(static_cast<std::size_t>(sl[o[k]]));
+          if (ks[t] >= 0) set_bit(static_cast<std::size_t>(ks[t]));
         },
-        [&](std::int32_t t, const std::vector<std::uint64_t>& before) {
+        [&](std::int32_t t, const std::vector<std::uint64_t>& avail) {
+          const auto& ins = p.tasks[static_cast<std::size_t>(t)].inputs;
+          const std::int32_t* in = ins.data();
+          const std::uint64_t* av = avail.data();
+          for (std::size_t k = 0; k < ins.size(); ++k) {
+            const auto b = in[k];
+            const auto s = sl[b];
+            if (s < 0 || ((av[s / 64] >> (s % 64)) & 1u) != 0) continue;
+            bool again = false;  // reported at its first slot only
+            for (std::size_t j = 0; j < k; ++j) again = again || in[j] == b;
+            if (again) continue;
+            const auto bu = static_cast<std::size_t>(b);
+            if (wstart[bu] == wstart[bu + 1]) {
+              if (buf(b).kind == buffer_kind::io_output) continue;  // reported once by output reachability
+              error(cat("race: ", tname(t), " reads ", bname(b), ", which no task writes"));
+            } else {
+              auto w0 = writers[static_cast<std::size_t>(wstart[bu])];
+              if (w0 == t && wstart[bu + 1] - wstart[bu] == 1)
+                error(cat("race: ", tname(t), " reads ", bname(b), ", which only it writes (no earlier writer)"));
+              else
+                error(cat("race: ", tname(t), " reads ", bname(b), " with no happens-before path from a writer (e.g. ",
+                          tname(w0 == t ? writers[static_cast<std::size_t>(wstart[bu]) + 1] : w0), ")"));
+            }
+          }
+          if (n_kv == 0) return;
           for (auto b : p.tasks[static_cast<std::size_t>(t)].inputs) {
             if (buf(b).kind != buffer_kind::kv_cache || writes(t, b)) continue;
             const auto bu = static_cast<std::size_t>(b);
             for (auto k = wstart[bu]; k < wstart[bu + 1]; ++k) {
               auto w = writers[static_cast<std::size_t>(k)];
-              if (!test(before, static_cast<std::size_t>(kv_slot[static_cast<std::size_t>(w)]))) {
+              if (!test(avail, static_cast<std::size_t>(ks[w]))) {
                 error(cat("race: ", tname(t), " reads KV cache ", bname(b), " without being ordered after ", tname(w),
                           ", which writes it this pass"));
                 break;
