@@ -23,6 +23,8 @@ endforeach()
 # Attention: each subgroup takes a share of the keys (subgroup max/sum); _nosg runs the workgroup as one group.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
 octo_shader_variant(attention_nosg attention.comp)
+# Prefill attention: a block of query rows per workgroup shares each K/V tile (no subgroup operations).
+octo_shader_variant(attention_rows attention_rows.comp)
 # Tiled GEMM for many rows (prefill), one per weight dtype.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})

@@ -613,6 +613,12 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
       {6, 4, 2, 128, 64, 0, 6, 0, 1, 0},         // prefill from position 0: rows see 1 .. 6 keys
       {2, 4, 4, 20, 90, 0, 77, 0, 0, 0},         // head_dim 20: scalar loads for 16-bit K
       {2, 2, 1, 17, 40, 0, 39, 0, 0, 0},         // odd head_dim
+      // T >= 8 (full outputs): the row-block prefill kernel (attention_rows.comp) on subgroup devices.
+      {37, 7, 1, 64, 80, 3, 37, 0, 1, 2},        // 37 rows (a partial block), GQA 7, window from 3, position 2
+      {130, 14, 2, 128, 200, 4, 130, 0, 1, 5},   // 130 rows, head_dim 128, key tiles past the diagonal skipped
+      {8, 4, 2, 64, 60, 0, 30, 22, 1, 0},        // 8 rows at q_pos 22
+      {9, 2, 1, 17, 40, 0, 35, 0, 0, 0},         // non-causal, odd head_dim
+      {12, 4, 4, 20, 30, 6, 10, 0, 1, 0},        // kv_start 6 past q_pos + t for rows 0..5: those output 0
   };
   for (bool fallback : {false, true}) {
     if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);

@@ -40,6 +40,30 @@ kernel_launch plan_attention(const task_context& c) {
   // small: each is compiled once per shape (slow on CPU drivers).
   const std::uint32_t hd_max = (hd + 31) / 32 * 32;
   const bool sg = use_subgroups(c.device);
+  const auto dt_code = [](const tensor_ref& t) { return static_cast<std::uint32_t>(t.dtype()); };
+  const auto push = [&] {
+    return push_builder{}
+        .addr(q.address).addr(k.address).addr(v.address).addr(o.address).addr(c.globals_address)
+        .u32(u32(c, T, "tokens")).u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len)
+        .u32(causal).u32(q_pos).u32(partial).u32(u32(c, slots, "slots"))
+        .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
+        .take();
+  };
+  // Prefill (many rows, full outputs): shaders/attention_rows.comp, a block of 16 rows per workgroup
+  // sharing each 16-key K/V tile, so a head's K/V are read T/16 times instead of T times. Its shared
+  // memory: 16 query rows, the K and V tiles and the 16x16 scores (f32).
+  constexpr std::uint32_t rows_wg = 128, rows_block = 16, rows_kt = 16;
+  const std::uint64_t rows_shared = (std::uint64_t{rows_block} + 2 * rows_kt) * hd_max * 4 + rows_block * rows_kt * 4 + 256;
+  if (sg && partial == 0 && T >= 8 && rows_shared <= c.device.max_shared_memory &&
+      c.device.max_workgroup_size_x >= rows_wg) {
+    const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + rows_block - 1) / rows_block;
+    kernel_launch l;
+    l.shader = "attention_rows";
+    l.spec_constants = {rows_wg, hd_max, dt_code(k), dt_code(v)};
+    l.groups = grid(blocks * nh);
+    l.push_constants = push();
+    return l;
+  }
   std::uint32_t wg = 0, lanes = 0;
   if (sg) {
     // Groups of one subgroup each. Decode has few rows, so the parallelism must come from the keys:
@@ -60,19 +84,13 @@ kernel_launch plan_attention(const task_context& c) {
     wg = workgroup_size(c.device, 64);  // the fallback: one group of the whole workgroup
     lanes = wg;
   }
-  const auto dt_code = [](const tensor_ref& t) { return static_cast<std::uint32_t>(t.dtype()); };
   const bool vec_k = k.address % 16 == 0 && (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
   const bool vec_v = v.address % 16 == 0 && hd % 4 == 0;
   kernel_launch l;
   l.shader = sg ? "attention" : "attention_nosg";
   l.spec_constants = {wg, hd_max, lanes, dt_code(k), dt_code(v), vec_k ? 1u : 0u, vec_v ? 1u : 0u};
   l.groups = grid(rows_heads);
-  l.push_constants = push_builder{}
-                         .addr(q.address).addr(k.address).addr(v.address).addr(o.address).addr(c.globals_address)
-                         .u32(u32(c, T, "tokens")).u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len)
-                         .u32(causal).u32(q_pos).u32(partial).u32(u32(c, slots, "slots"))
-                         .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
-                         .take();
+  l.push_constants = push();
   return l;
 }
 
