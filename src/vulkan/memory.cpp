@@ -91,7 +91,8 @@ allocation device_memory::allocate(std::string_view name, std::uint64_t size, me
   // Large buffers (weight matrices, embeddings, streaming regions) get their own exactly sized memory:
   // the buddy blocks would round them up to a power of two, up to twice the bytes (a 1.02 GiB
   // embedding took a 2 GiB block and 2 GiB of the budget).
-  if (size > block_size_ / 4 && alignment <= 256) return allocate_dedicated(name, size, cls, {});
+  // Rounded to the alignment: callers fill and copy whole 4-byte words of what they get.
+  if (size > block_size_ / 4 && alignment <= 256) return allocate_dedicated(name, (size + 255) / 256 * 256, cls, {});
   std::uint64_t need = std::bit_ceil(std::max(size, alignment));
   const bool counted = cls == memory_class::device_local || cls == memory_class::host_visible;  // device memory's
   if (counted && in_use_ + need > budget_)
