@@ -29,6 +29,14 @@ struct runner {
   /// After the prompt: the decode program must see the KV cache the prefill program wrote.
   virtual void after_prefill(const std::vector<std::string>& kv_names) = 0;
   virtual std::vector<float> read_f32(pass which, std::string_view name) = 0;
+  /// `count` floats of an F32 buffer from float `first` on (the last prompt row of a prefill's logits:
+  /// reading all T rows cost more than the prefill pass itself).
+  virtual std::vector<float> read_f32_range(pass which, std::string_view name, std::size_t first, std::size_t count) {
+    auto all = read_f32(which, name);
+    if (first > all.size() || count > all.size() - first)
+      throw octo::error("octo: buffer '" + std::string(name) + "' is shorter than asked");
+    return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + count)};
+  }
   virtual std::int32_t read_first_i32(pass which, std::string_view name) = 0;
 };
 
@@ -108,6 +116,11 @@ struct vulkan_runner final : runner {
   void run(pass w) override { vm.execute(of(w)); }
   void after_prefill(const std::vector<std::string>&) override {}  // the KV caches are the same buffers
   std::vector<float> read_f32(pass w, std::string_view n) override { return vm.read_f32(of(w), n); }
+  std::vector<float> read_f32_range(pass w, std::string_view n, std::size_t first, std::size_t count) override {
+    std::vector<float> out(count);
+    vm.read_into(of(w), n, std::as_writable_bytes(std::span<float>(out)), std::uint64_t{first} * 4);
+    return out;
+  }
   std::int32_t read_first_i32(pass w, std::string_view n) override {
     std::int32_t r = 0;
     vm.read_into(of(w), n, std::as_writable_bytes(std::span<std::int32_t>(&r, 1)));
@@ -197,9 +210,9 @@ struct engine::impl {
       start += T;
     }
     vms->after_prefill(kv_names);
-    auto all = vms->read_f32(pass::prefill, "logits");
     pos = n;
-    return {all.end() - vocab, all.end()};
+    return vms->read_f32_range(pass::prefill, "logits", static_cast<std::size_t>((T - 1) * vocab),
+                               static_cast<std::size_t>(vocab));
   }
 
   std::vector<float> prefill(std::span<const std::int32_t> ids) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "octo/error.hpp"
 #include "octo/ir/program.hpp"
 #include "octo/vm/vulkan_vm.hpp"
 
@@ -38,6 +39,14 @@ class stream_vm {
   virtual void write_bytes(std::uint32_t prog, std::string_view buffer, std::span<const std::byte> bytes) = 0;
   virtual std::vector<std::byte> read_bytes(std::uint32_t prog, std::string_view buffer) = 0;
   virtual std::vector<float> read_f32(std::uint32_t prog, std::string_view buffer) = 0;
+  /// `count` floats from float `first` on (the last row of a prefill's logits without reading all T).
+  virtual std::vector<float> read_f32_range(std::uint32_t prog, std::string_view buffer, std::size_t first,
+                                            std::size_t count) {
+    auto all = read_f32(prog, buffer);
+    if (first > all.size() || count > all.size() - first)
+      throw octo::error("octo: buffer '" + std::string(buffer) + "' is shorter than asked");
+    return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + count)};
+  }
   virtual void set_position(std::int64_t pos, std::int64_t n_tokens) = 0;
   virtual pinned_block allocate_pinned(std::uint64_t bytes) = 0;
   virtual std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,

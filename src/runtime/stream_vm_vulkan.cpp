@@ -27,6 +27,12 @@ class vulkan_stream_vm final : public stream_vm {
     return vm_.read_bytes(prog, buffer);
   }
   std::vector<float> read_f32(std::uint32_t prog, std::string_view buffer) override { return vm_.read_f32(prog, buffer); }
+  std::vector<float> read_f32_range(std::uint32_t prog, std::string_view buffer, std::size_t first,
+                                    std::size_t count) override {
+    std::vector<float> out(count);
+    vm_.read_into(prog, buffer, std::as_writable_bytes(std::span<float>(out)), std::uint64_t{first} * 4);
+    return out;
+  }
   void set_position(std::int64_t pos, std::int64_t n) override {
     vm_.set_position(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(n));
   }

@@ -530,9 +530,8 @@ struct streaming_engine::impl {
   }
 
   std::vector<float> last_logits(std::uint32_t head, std::int64_t T) {
-    auto all = vm->read_f32(head, "logits");
-    if (std::int64_t(all.size()) != T * cfg.vocab) throw octo::error("octo: the head's logits have an unexpected size");
-    return {all.end() - cfg.vocab, all.end()};
+    return vm->read_f32_range(head, "logits", static_cast<std::size_t>((T - 1) * cfg.vocab),
+                              static_cast<std::size_t>(cfg.vocab));
   }
 
   std::vector<float> prefill(std::span<const std::int32_t> ids) {

@@ -1053,13 +1053,13 @@ struct vulkan_vm::impl {
     }
     upload(pl.buffer, pl.offset, bytes.data(), bytes.size());
   }
-  void read_placed(const placed& pl, std::span<std::byte> dst) {
+  void read_placed(const placed& pl, std::span<std::byte> dst, std::uint64_t from = 0) {
     if (pl.mapped) {
       finish_pending();
-      std::memcpy(dst.data(), pl.mapped, dst.size());
+      std::memcpy(dst.data(), pl.mapped + from, dst.size());
       return;
     }
-    download(pl.buffer, pl.offset, dst.data(), dst.size());
+    download(pl.buffer, pl.offset + from, dst.data(), dst.size());
   }
   static void require_f32(const ir::buffer* b, std::string_view name, const char* use) {
     if (b->dtype != ir::dtype::f32)
@@ -1199,14 +1199,14 @@ std::vector<float> vulkan_vm::read_f32(program_id id, std::string_view buffer) {
   impl::require_f32(b, buffer, "read_bytes");
   return impl::as_floats(read_bytes(id, buffer));
 }
-void vulkan_vm::read_into(program_id id, std::string_view buffer, std::span<std::byte> dst) {
+void vulkan_vm::read_into(program_id id, std::string_view buffer, std::span<std::byte> dst, std::uint64_t offset) {
   if (!impl_) throw octo::error("octo: vulkan_vm::read_into before boot");
   const ir::buffer* b = nullptr;
   const auto& pl = impl_->find(id, buffer, &b);
-  if (dst.size() > pl.bytes)
+  if (offset > pl.bytes || dst.size() > pl.bytes - offset)
     throw octo::error("octo: read_into: buffer '" + std::string(buffer) + "' holds " + std::to_string(pl.bytes) +
-                      " bytes, " + std::to_string(dst.size()) + " asked for");
-  impl_->read_placed(pl, dst);
+                      " bytes, " + std::to_string(dst.size()) + " asked for from byte " + std::to_string(offset));
+  impl_->read_placed(pl, dst, offset);
 }
 void vulkan_vm::execute(program_id id) {
   if (!impl_) throw octo::error("octo: vulkan_vm::execute before boot");

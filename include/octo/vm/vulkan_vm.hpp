@@ -149,8 +149,9 @@ class vulkan_vm {
   void write_bytes(program_id id, std::string_view buffer, std::span<const std::byte> bytes);
   std::vector<std::byte> read_bytes(program_id id, std::string_view buffer);
   std::vector<float> read_f32(program_id id, std::string_view buffer);
-  /// The first dst.size() bytes of a buffer (a memcpy for host-visible IO buffers: no staging copy).
-  void read_into(program_id id, std::string_view buffer, std::span<std::byte> dst);
+  /// dst.size() bytes of a buffer from byte `offset` on (a memcpy for host-visible IO buffers: no
+  /// staging copy). The engine reads the last prompt row of a prefill's logits this way.
+  void read_into(program_id id, std::string_view buffer, std::span<std::byte> dst, std::uint64_t offset = 0);
   /// One submit of that program's command buffer, then waits (like execute()).
   void execute(program_id id);
   /// One program's dispatches, barriers, recordings (1) and submits, with the VM-wide memory figures.
