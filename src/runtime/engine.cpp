@@ -2,12 +2,12 @@
 #include "octo/runtime/engine.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "generate_loop.hpp"
 #include "octo/error.hpp"
 #include "octo/vm/reference_vm.hpp"
 
@@ -127,10 +127,6 @@ struct vulkan_runner final : runner {
     return r;
   }
 };
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 
@@ -259,35 +255,10 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
                                            const sampling_params& s, const std::function<bool(std::int32_t)>& on_token,
                                            std::vector<float>* prompt_logits) {
   if (n < 0) throw octo::error("octo: the number of tokens to generate must be >= 0");
-  sampler smp(s);
-  impl_->last = {};
-  std::vector<std::int32_t> history(prompt.begin(), prompt.end()), out;
   const auto n_prompt = static_cast<std::int64_t>(prompt.size());
+  // built and recorded outside the timed prefill
   if (impl_->pos == 0 && n_prompt > 0 && n_prompt <= context()) impl_->prepare_prefill(n_prompt);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> logits = prefill(prompt);
-  impl_->last.prompt_tokens = static_cast<std::int64_t>(prompt.size());
-  impl_->last.prefill_ms = ms_since(t0);
-  if (prompt_logits) *prompt_logits = logits;
-  if (n == 0) return out;
-  const bool greedy = s.is_greedy();
-  std::int32_t next = smp.sample(logits, history);
-  const auto t1 = std::chrono::steady_clock::now();
-  for (;;) {
-    out.push_back(next);
-    history.push_back(next);
-    if (on_token && !on_token(next)) break;
-    if (static_cast<std::int64_t>(out.size()) >= n || position() >= context()) break;
-    if (greedy) {
-      next = decode_greedy(next);
-    } else {
-      logits = decode(next);
-      next = smp.sample(logits, history);
-    }
-    ++impl_->last.decode_tokens;
-  }
-  impl_->last.decode_ms = ms_since(t1);
-  return out;
+  return detail::generate_loop(*this, impl_->last, prompt, n, s, on_token, prompt_logits);
 }
 
 const engine::timing& engine::last_timing() const { return impl_->last; }

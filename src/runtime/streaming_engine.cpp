@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "generate_loop.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/validate.hpp"
 #include "octo/model_file/gguf.hpp"
@@ -608,34 +609,8 @@ std::vector<std::int32_t> streaming_engine::generate(std::span<const std::int32_
                                                      const std::function<bool(std::int32_t)>& on_token,
                                                      std::vector<float>* prompt_logits) {
   if (n < 0) throw octo::error("octo: the number of tokens to generate must be >= 0");
-  sampler smp(s);
-  impl_->last = {};
-  std::vector<std::int32_t> history(prompt.begin(), prompt.end()), out;
   if (impl_->pos == 0) prepare_prefill(static_cast<std::int64_t>(prompt.size()));
-  const auto t0 = clock_type::now();
-  std::vector<float> logits = prefill(prompt);
-  impl_->last.prompt_tokens = static_cast<std::int64_t>(prompt.size());
-  impl_->last.prefill_ms = ms_since(t0);
-  if (prompt_logits) *prompt_logits = logits;
-  if (n == 0) return out;
-  const bool greedy = s.is_greedy();
-  std::int32_t next = smp.sample(logits, history);
-  const auto t1 = clock_type::now();
-  for (;;) {
-    out.push_back(next);
-    history.push_back(next);
-    if (on_token && !on_token(next)) break;
-    if (static_cast<std::int64_t>(out.size()) >= n || position() >= context()) break;
-    if (greedy) {
-      next = decode_greedy(next);
-    } else {
-      logits = decode(next);
-      next = smp.sample(logits, history);
-    }
-    ++impl_->last.decode_tokens;
-  }
-  impl_->last.decode_ms = ms_since(t1);
-  return out;
+  return detail::generate_loop(*this, impl_->last, prompt, n, s, on_token, prompt_logits);
 }
 
 }  // namespace octo::runtime
