@@ -68,6 +68,8 @@ void pin(const fs::path& manifest, std::string_view only_layer = {}) {
 }
 
 [[gnu::constructor]] void keep_vulkan_modules_loaded() {
+  // The loader itself: octo opens it at run time and closes it with the last instance.
+  dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NODELETE);
   for (const auto& m : manifests("icd.d", {"VK_DRIVER_FILES", "VK_ICD_FILENAMES"})) pin(m);
   // Implicit layers (Mesa's device-select layer) load with every instance.
   for (const auto& m : manifests("implicit_layer.d", {})) pin(m);
