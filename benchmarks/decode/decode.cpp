@@ -16,7 +16,7 @@
 
 #include "octo/error.hpp"
 #include "octo/runtime/engine.hpp"
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/model_source.hpp"
 
 namespace {
 
