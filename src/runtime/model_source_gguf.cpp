@@ -1,14 +1,15 @@
-// The GGUF weight source: tensors straight from the file's mapping; a layer blob is packed by copying the
-// layer's tensors to 4096-aligned offsets (the layout `octo decompose` writes).
+// The GGUF model source: config and tokenizer from the file's metadata, tensors straight from its
+// mapping; a layer blob is packed by copying the layer's tensors to 4096-aligned offsets (the layout
+// `octo decompose` writes).
 #include <charconv>
 #include <cstring>
 #include <map>
 
 #include "octo/error.hpp"
-#include "octo/runtime/gguf_model.hpp"
-#include "weight_source.hpp"
+#include "octo/model_file/vocabulary.hpp"
+#include "octo/runtime/model_source.hpp"
 
-namespace octo::runtime::detail {
+namespace octo::runtime {
 
 namespace {
 
@@ -26,14 +27,25 @@ std::int64_t layer_of(std::string_view name) {
   return l;
 }
 
-class gguf_source final : public weight_source {
+class gguf_source final : public model_source {
  public:
-  gguf_source(const std::filesystem::path& path, std::int64_t ctx) : model_(path, ctx), label_(path.filename().string()) {
-    const auto& f = model_.file();
-    const std::int64_t L = model_.config().layers;
+  gguf_source(const std::filesystem::path& path, std::int64_t ctx)
+      : file_(model_file::gguf_file::open(path)), label_(path.filename().string()) {
+    const auto& f = file_;
+    arch_ = f.get_string_or("general.architecture", "");
+    config_ = config_from_gguf(f, ctx);
+    try {
+      tokenizer_ = std::make_unique<model_file::tokenizer>(model_file::load_gguf_vocabulary(f));
+    } catch (const octo::error& e) {
+      throw octo::error("octo: " + label_ + ": tokenizer: " + e.what());
+    }
+    if (tokenizer_->size() > config_.vocab)
+      throw octo::error("octo: " + label_ + ": the tokenizer has " + std::to_string(tokenizer_->size()) +
+                        " tokens but token_embd.weight only " + std::to_string(config_.vocab) + " rows");
+    const std::int64_t L = config_.layers;
     blob_bytes_.assign(std::size_t(L), 0);
     for (const auto& t : f.tensors()) {
-      tensor_desc d;
+      tensor_info d;
       d.ggml_type = t.ggml_type;
       d.dims = t.dims;
       d.bytes = t.size;
@@ -50,43 +62,44 @@ class gguf_source final : public weight_source {
     }
   }
 
-  const models::model_config& config() const override { return model_.config(); }
-  const model_file::tokenizer& tokenizer() const override { return model_.tokenizer(); }
-  const std::string& architecture() const override { return model_.architecture(); }
+  const models::model_config& config() const override { return config_; }
+  const model_file::tokenizer& tokenizer() const override { return *tokenizer_; }
+  const std::string& architecture() const override { return arch_; }
   std::string label() const override { return label_; }
-  const tensor_desc* find(std::string_view name) const override {
+  const tensor_info* find(std::string_view name) const override {
     const auto it = tensors_.find(name);
     return it == tensors_.end() ? nullptr : &it->second;
   }
   std::uint64_t layer_blob_bytes(std::int64_t l) const override { return blob_bytes_.at(std::size_t(l)); }
-  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) override {
+  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) const override {
     if (dst.size() < layer_blob_bytes(l)) throw octo::error("octo: a staging buffer is too small for layer " + std::to_string(l));
     std::uint64_t n = 0;
     for (const auto& name : layer_tensors_.at(std::size_t(l))) {
       const auto& d = tensors_.find(name)->second;
-      const auto t = model_.file().tensor(name);
+      const auto t = file_.tensor(name);
       std::memcpy(dst.data() + d.offset, t.data.data(), t.data.size());
       n += t.data.size();
     }
     return n;
   }
-  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) override {
-    use(model_.file().tensor(std::string(name)).data);
+  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
+    use(file_.tensor(std::string(name)).data);
   }
-  bool is_directory() const override { return false; }
 
  private:
-  gguf_model model_;
-  std::string label_;
-  std::map<std::string, tensor_desc, std::less<>> tensors_;
+  model_file::gguf_file file_;
+  std::string label_, arch_;
+  models::model_config config_;
+  std::unique_ptr<model_file::tokenizer> tokenizer_;
+  std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
 };
 
 }  // namespace
 
-std::unique_ptr<weight_source> open_gguf_source(const std::filesystem::path& gguf, std::int64_t ctx) {
+std::unique_ptr<model_source> open_gguf_source(const std::filesystem::path& gguf, std::int64_t ctx) {
   return std::make_unique<gguf_source>(gguf, ctx);
 }
 
-}  // namespace octo::runtime::detail
+}  // namespace octo::runtime
