@@ -142,12 +142,19 @@ class OctoConan(ConanFile):
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "octo::core")
         core.libs = ["octo_core"]
-        core.requires = ["headers", "nlohmann_json::nlohmann_json", "pcre2::pcre2-8", "zstd::zstdlib",
-                         "xxhash::libxxhash", "vulkan-headers::vulkanheaders"]
+        core.requires = ["headers"]
         if self.settings.os in ("Linux", "FreeBSD"):
             # The Vulkan loader is dlopen'ed (nothing of Vulkan is linked).
             core.system_libs = ["pthread", "dl", "m"]
-        if not self.options.shared:
-            for dep, lib in (("pcre2", "pcre2-8"), ("zstd", "zstd")):
-                if self._from_platform(dep):
+        # (requirement, its component octo_core uses, the library a static core's consumers link)
+        for dep, component, lib in (("nlohmann_json", "nlohmann_json", None), ("pcre2", "pcre2-8", "pcre2-8"),
+                                    ("zstd", "zstdlib", "zstd"), ("xxhash", "libxxhash", None),
+                                    ("vulkan-headers", "vulkanheaders", None)):
+            if self._from_platform(dep):
+                # Conan 2.8's CMakeDeps fails on a component that requires a platform package ("is not
+                # a direct dependency"); at the package level it is accepted and skipped.
+                self.cpp_info.requires.append(f"{dep}::{component}")
+                if lib and not self.options.shared:
                     core.system_libs.append(lib)
+            else:
+                core.requires.append(f"{dep}::{component}")
