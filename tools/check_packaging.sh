@@ -63,8 +63,8 @@ run tar -xf "$tmp/src.tar" -C "$src"
 rm -f "$tmp/src.tar"
 
 say "versions"
-run cmake --version | head -1
-run "${CXX:-c++}" --version | head -1
+run cmake --version | sed -n 1p
+run "${CXX:-c++}" --version | sed -n 1p
 if command -v dpkg-query >/dev/null; then
   dpkg-query -W -f='${Package} ${Version}\n' nlohmann-json3-dev libpcre2-dev libzstd-dev libxxhash-dev \
     libvulkan-dev glslc 2>/dev/null || true
@@ -176,7 +176,7 @@ check_vcpkg() {
   fi
   export VCPKG_FORCE_SYSTEM_BINARIES=1 VCPKG_DISABLE_METRICS=1
   say "vcpkg (VCPKG_ROOT=$VCPKG_ROOT, read only)"
-  run "$vcpkg" version | head -1
+  run "$vcpkg" version | sed -n 1p
   echo "registry: $(git -C "$VCPKG_ROOT" log -1 --format='%h %cs' 2>/dev/null || echo "not a git checkout")"
 
   local triplets="$tmp/vcpkg-triplets"
