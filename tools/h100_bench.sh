@@ -76,8 +76,7 @@ ensure_peer() {
   elif [ -f "$peer_bin/../peer-src.tar.xz" ] || [ -f "$peer_bin/peer-src.tar.xz" ]; then
     local pack="$peer_bin/../peer-src.tar.xz"
     [ -f "$pack" ] || pack="$peer_bin/peer-src.tar.xz"
-    run_step peer-build 420 "$OUT/peer-build-log.txt" env PEER_OUT=/tmp/peer-bin bash tools/build_peer.sh --from-pack "$pack"
-    mkdir -p "$OUT/peer" && cp /tmp/peer-bin/peer.json /tmp/peer-bin/peer.tar.xz "$OUT/peer/" 2>/dev/null
+    run_step peer-build 480 "$OUT/peer-build-log.txt" env PEER_OUT=/tmp/peer-bin bash tools/build_peer.sh --from-pack "$pack"
     peer_bin=/tmp/peer-bin
   fi
   [ -f "$peer_bin/peer.json" ] && cp "$peer_bin/peer.json" "$OUT/peer.json"

@@ -60,7 +60,13 @@ def main():
         with open(os.path.join(d, "peer.json")) as f:
             meta = json.load(f)
 
-    models = sorted(set(octo) | set(peer), key=lambda m: (float(m.split("-")[1].rstrip("b")) if m.count("-") >= 2 else 0, m))
+    def size_key(m):  # qwen2.5-1.5b-f16.gguf -> 1.5
+        try:
+            return (float(m.split("-")[1].rstrip("b")), m)
+        except (IndexError, ValueError):
+            return (0.0, m)
+
+    models = sorted(set(octo) | set(peer), key=size_key)
     rows = []
     for m in models:
         o, p, u, a = octo.get(m, {}), peer.get(m, {}), user.get(m, {}), answers.get(m, {})
