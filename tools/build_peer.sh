@@ -9,7 +9,7 @@
 #                                           .../llama.cpp/repo), checked out into PEER_SRC first.
 #   bash tools/build_peer.sh --pack-source FILE SRC
 #                                           here: the patched source (build files only) with Debian's glslc,
-#                                           libshaderc and Vulkan headers in one tar.xz, for a build on the
+#                                           libshaderc, Vulkan and SPIR-V headers in one tar.xz, for a build on the
 #                                           GPU machine (16 cores; this machine's 2 shared cores need hours).
 #   bash tools/build_peer.sh --from-pack FILE
 #                                           there: unpacks FILE into PEER_SRC (/tmp/peer-src) and builds
@@ -47,7 +47,8 @@ if [ "$mode" = from-pack ]; then
   libvulkan=$(ldconfig -p | awk '/libvulkan\.so\.1 / { print $NF; exit }')
   [ -n "$libvulkan" ] || { echo "build_peer.sh: no libvulkan.so.1 (unpack .gl/*.deb first)" >&2; exit 1; }
   cmake_vulkan=(-DVulkan_INCLUDE_DIR="$src/.peer-tools/include" -DVulkan_LIBRARY="$libvulkan"
-                -DVulkan_GLSLC_EXECUTABLE="$src/.peer-tools/bin/glslc")
+                -DVulkan_GLSLC_EXECUTABLE="$src/.peer-tools/bin/glslc"
+                -DSPIRV-Headers_DIR="$src/.peer-tools/share/cmake/SPIRV-Headers")
   glslc_bin=$src/.peer-tools/bin/glslc
   jobs=${JOBS:-$(nproc)}
 else
@@ -89,7 +90,9 @@ if [ "$mode" = pack ]; then
   mkdir -p "$stage/.peer-tools/bin" "$stage/.peer-tools/lib" "$stage/.peer-tools/include"
   cp "$glslc_bin" "$stage/.peer-tools/bin/"
   ldd "$glslc_bin" | awk '/libshaderc/ { print $3 }' | xargs -r -I{} cp -L {} "$stage/.peer-tools/lib/"
-  cp -r /usr/include/vulkan /usr/include/vk_video "$stage/.peer-tools/include/"
+  cp -r /usr/include/vulkan /usr/include/vk_video /usr/include/spirv "$stage/.peer-tools/include/"
+  mkdir -p "$stage/.peer-tools/share/cmake"
+  cp -r /usr/share/cmake/SPIRV-Headers "$stage/.peer-tools/share/cmake/"
   echo "$have" > "$stage/.peer-commit"
   mkdir -p "$(dirname "$pack")"
   extra=()
