@@ -6,9 +6,10 @@
 #   answers.jsonl     the first 32 greedy tokens of a fixed prompt from both (tools/peer_answers.py)
 #
 #   tools/peer_compare.sh --gguf FILE --label L --bin OCTO_BIN_DIR --peer-bin PEER_BIN_DIR --out DIR
+#       [--vocab vocab.json] [--hf F16_CHECKPOINT_DIR]     (passed to peer_answers.py)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-gguf="" label="" bin="" peer_bin="" out=""
+gguf="" label="" bin="" peer_bin="" out="" answer_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --gguf) gguf=$2; shift 2 ;;
@@ -16,6 +17,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --peer-bin) peer_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --vocab|--hf) answer_args+=("$1" "$2"); shift 2 ;;
     *) echo "peer_compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -23,9 +25,12 @@ mkdir -p "$out"
 python=$(command -v python3 || command -v python)
 status=0
 
-# The peer's own benchmark, 3 repetitions (llama-bench reports the mean and standard deviation).
+# The peer's own benchmark, 5 repetitions (llama-bench reports each; the table takes the median: the
+# first use of a pipeline on a fresh machine pays the driver's shader compile in one repetition).
 t0=$(date +%s)
-if ! timeout 180 "$peer_bin/llama-bench" -m "$gguf" -p 512 -n 128 -ngl 99 -r "${PEER_REPS:-3}" -o jsonl \
+# A short unrecorded pass first (pipelines built, shaders through the driver), as bench_decode warms up.
+timeout 120 "$peer_bin/llama-bench" -m "$gguf" -p 512 -n 16 -ngl 99 -r 1 > /dev/null 2>&1
+if ! timeout 180 "$peer_bin/llama-bench" -m "$gguf" -p 512 -n 128 -ngl 99 -r "${PEER_REPS:-5}" -o jsonl \
     >> "$out/peer-bench.jsonl" 2>> "$out/peer-bench-log.txt"; then
   echo "{\"name\":\"peer-bench\",\"label\":\"$label\",\"error\":\"llama-bench failed\"}" >> "$out/peer-bench.jsonl"
   status=1
@@ -47,6 +52,6 @@ echo "peer_compare.sh: $label: qwen_generate $(( $(date +%s) - t0 )) s" >&2
 
 t0=$(date +%s)
 "$python" "$here/peer_answers.py" --gguf "$gguf" --label "$label" --qwen-generate "$bin/qwen_generate" \
-  --llama-completion "$peer_bin/llama-completion" >> "$out/answers.jsonl" 2>> "$out/answers-log.txt" || status=1
+  --llama-completion "$peer_bin/llama-completion" "${answer_args[@]}" >> "$out/answers.jsonl" 2>> "$out/answers-log.txt" || status=1
 echo "peer_compare.sh: $label: answers $(( $(date +%s) - t0 )) s" >&2
 exit $status

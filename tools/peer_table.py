@@ -33,6 +33,15 @@ def fmt(x, nd=1):
     return "-" if x is None else f"{x:.{nd}f}"
 
 
+def median_ts(r):
+    """llama-bench's median repetition (tok/s), its mean where the samples are missing."""
+    xs = sorted(r.get("samples_ts") or [])
+    if not xs:
+        return r.get("avg_ts")
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def ratio(a, b):
     return a / b if a and b else None
 
@@ -72,23 +81,23 @@ def main():
         o, p, u, a = octo.get(m, {}), peer.get(m, {}), user.get(m, {}), answers.get(m, {})
         bytes_tok = o.get("weight_bytes_per_token")
         dec_o, pre_o = o.get("decode_tok_s"), o.get("prefill_tok_s")
-        dec_p = p.get("tg", {}).get("avg_ts")
-        pre_p = p.get("pp", {}).get("avg_ts")
+        dec_p = median_ts(p["tg"]) if "tg" in p else None
+        pre_p = median_ts(p["pp"]) if "pp" in p else None
         dec_u, pre_u = u.get("decode_tok_s"), u.get("prefill_tok_s")
         frac = (lambda t: t * bytes_tok / bw if t and bytes_tok else None)
         rows.append({
             "model": m, "file_gb": (o.get("file_bytes") or 0) / 1e9 or None, "weight_bytes_per_token": bytes_tok,
             "decode_octo": dec_o, "decode_peer": dec_p, "decode_ratio": ratio(dec_o, dec_p),
-            "decode_peer_stddev": p.get("tg", {}).get("stddev_ts"),
+            "decode_peer_mean": p.get("tg", {}).get("avg_ts"), "decode_peer_stddev": p.get("tg", {}).get("stddev_ts"),
             "decode_octo_bound": frac(dec_o), "decode_peer_bound": frac(dec_p),
             "decode_user": dec_u, "decode_user_ratio": ratio(dec_u, dec_p), "decode_user_bound": frac(dec_u),
             "pp512_octo": pre_o, "pp512_peer": pre_p, "pp512_ratio": ratio(pre_o, pre_p),
-            "pp512_peer_stddev": p.get("pp", {}).get("stddev_ts"),
+            "pp512_peer_mean": p.get("pp", {}).get("avg_ts"), "pp512_peer_stddev": p.get("pp", {}).get("stddev_ts"),
             "pp512_user": pre_u, "pp512_user_ratio": ratio(pre_u, pre_p), "user_prompt_tokens": u.get("prompt_tokens"),
             "user_generated": u.get("decode_tokens"),
             "greedy_agree": a.get("agree_tokens"), "greedy_n": a.get("n"), "greedy_error": a.get("error"),
             "near_tie": a.get("near_tie"), "top2_gap_over_std": a.get("top2_gap_over_std"),
-            "octo_top1_is_generated": a.get("octo_top1_is_generated"),
+            "greedy_octo": a.get("octo_at_disagreement"), "greedy_reference": a.get("reference_at_disagreement"),
         })
     offload = read_jsonl(os.path.join(d, "offload.jsonl"))
 
@@ -106,9 +115,10 @@ def main():
            f"({meta.get('cooperative_matrix_configure', '?')}). Built: {meta.get('built_with', '?')}.",
            f"Bound: decode tok/s x weight bytes per token / {args.bandwidth_gbs:.0f} GB/s (measured HBM read); "
            "prefill is compute-bound (no bound given). octo = bench_decode (512-token prefill, 127 decode steps); "
-           "peer = llama-bench -p 512 -n 128 -ngl 99 (mean of its repetitions); user = qwen_generate defaults, "
-           "512-token prompt, 128 generated. Greedy: the first 32 greedy tokens of one fixed prompt that agree "
-           "(tools/peer_answers.py). Random-weight Qwen2.5-shaped models.", "",
+           "peer = llama-bench -p 512 -n 128 -ngl 99 (median of 5 repetitions); user = qwen_generate defaults, "
+           "512-token prompt, 128 generated. Greedy: how many of the first 32 greedy tokens of one fixed prompt agree "
+           "(tools/peer_answers.py); where they part, octo's logit of its token minus the peer's token's, and "
+           "for F16 which token a float32 transformers run of the source checkpoint prefers. Random-weight Qwen2.5-shaped models.", "",
            "| model | GB | decode octo | decode peer | octo/peer | bound octo | bound peer | decode user | user/peer "
            "| pp512 octo | pp512 peer | octo/peer | pp512 user | user/peer | greedy agree |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -119,8 +129,12 @@ def main():
             agree = "-"
         else:
             agree = f"{r['greedy_agree']}/{r['greedy_n']}"
-            if r["greedy_agree"] < (r["greedy_n"] or 0) and r["top2_gap_over_std"] is not None:
-                agree += f" (gap {r['top2_gap_over_std']:.3f} sd{', near-tie' if r['near_tie'] else ''})"
+            o, ref = r["greedy_octo"] or {}, r["greedy_reference"] or {}
+            if r["greedy_agree"] < (r["greedy_n"] or 0) and "octo_minus_peer" in o:
+                agree += (f"; octo's logits: {o['octo_minus_peer']:+.3f} ({o['gap_over_std']:.3f} sd) for its own token"
+                          f"{', near-tie' if r['near_tie'] else ''}")
+            if ref.get("prefers"):
+                agree += f"; fp32 reference prefers {ref['prefers']}'s by {abs(ref['octo_minus_peer']):.3f}"
         out.append(f"| {r['model'].removesuffix('.gguf')} | {fmt(r['file_gb'], 2)} | {fmt(r['decode_octo'])} | "
                    f"{fmt(r['decode_peer'])} | {fmt(r['decode_ratio'], 2)} | {fmt(r['decode_octo_bound'], 3)} | "
                    f"{fmt(r['decode_peer_bound'], 3)} | {fmt(r['decode_user'])} | {fmt(r['decode_user_ratio'], 2)} | "
