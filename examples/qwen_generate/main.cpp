@@ -205,7 +205,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
   if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
   else prompt = tok.encode(o.prompt, true, false);
   for (const std::int32_t id : o.then_ids) {
-    if (id >= config_of(e).vocab) bad("--then-ids: " + std::to_string(id) + " is past the model's vocabulary");
+    if (id >= e.model().config().vocab) bad("--then-ids: " + std::to_string(id) + " is past the model's vocabulary");
     prompt.push_back(id);
   }
   if (prompt.empty()) {
