@@ -207,8 +207,8 @@ struct engine::impl {
     }
     vms->after_prefill(kv_names);
     pos = n;
-    return vms->read_f32_range(pass::prefill, "logits", static_cast<std::size_t>((T - 1) * vocab),
-                               static_cast<std::size_t>(vocab));
+    // The prefill program computes the head for its last row only: logits [1, vocab].
+    return vms->read_f32_range(pass::prefill, "logits", 0, static_cast<std::size_t>(vocab));
   }
 
   std::vector<float> prefill(std::span<const std::int32_t> ids) {

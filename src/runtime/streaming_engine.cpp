@@ -530,9 +530,9 @@ struct streaming_engine::impl {
     return head;
   }
 
-  std::vector<float> last_logits(std::uint32_t head, std::int64_t T) {
-    return vm->read_f32_range(head, "logits", static_cast<std::size_t>((T - 1) * cfg.vocab),
-                              static_cast<std::size_t>(cfg.vocab));
+  // The head program's logits are [1, vocab] for every pass: a prefill's head runs for its last row only.
+  std::vector<float> last_logits(std::uint32_t head, std::int64_t) {
+    return vm->read_f32_range(head, "logits", 0, static_cast<std::size_t>(cfg.vocab));
   }
 
   std::vector<float> prefill(std::span<const std::int32_t> ids) {
