@@ -30,6 +30,8 @@ constexpr const char* usage =
     "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
     "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
     "  --device NAME        Vulkan device index or name substring\n"
+    "  --precision P        fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
+    "                       accurate (f32 arithmetic; docs/precision.md)\n"
     "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
     "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
 
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
   std::int64_t prompt_tokens = 512, decode_tokens = 128, chunk = 0, ctx = 0, repeat = 2;
   double bound_gbs = 3071.0;
   bool profile = false;
+  std::string precision = "fast";
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -115,6 +118,10 @@ int main(int argc, char** argv) {
         device = value();
       } else if (a == "--profile") {
         profile = true;
+      } else if (a == "--precision") {
+        precision = value();
+        if (precision != "fast" && precision != "accurate")
+          throw octo::error("bench_decode: --precision must be fast or accurate");
       } else {
         throw octo::error("bench_decode: unknown argument '" + a + "' (see --help)");
       }
@@ -128,6 +135,7 @@ int main(int argc, char** argv) {
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
     eo.vulkan.profile = profile;
+    eo.vulkan.precision = precision == "accurate" ? octo::vm::matmul_precision::accurate : octo::vm::matmul_precision::fast;
     octo::runtime::engine e(model, eo);
     const auto& m = e.model();
     const auto& c = m.config();
@@ -169,7 +177,7 @@ int main(int argc, char** argv) {
                 "\"decode_tokens\":%lld,\"decode_ms\":%.2f,\"decode_tok_s\":%.1f,\"ms_per_token\":%.3f,"
                 "\"weight_bytes_per_token\":%.0f,\"gb_s\":%.4g,\"fraction_of_bound\":%.4g,\"bound_gb_s\":%.1f,"
                 "\"bound\":\"--bandwidth-gbs (H100 measured HBM read: 3071)\",\"task_dispatches\":%llu,"
-                "\"barriers\":%llu}\n",
+                "\"barriers\":%llu,\"precision\":\"%s\"}\n",
                 json_escape(std::filesystem::path(model).filename().string()).c_str(), json_escape(label).c_str(),
                 json_escape(e.device_name()).c_str(), json_escape(m.architecture()).c_str(),
                 std::string(octo::ir::name(c.weight_dtype)).c_str(), static_cast<long long>(c.hidden),
@@ -177,7 +185,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(std::filesystem::file_size(model)), static_cast<long long>(prompt_tokens),
                 best_prefill_ms, prefill_tps, static_cast<long long>(decoded), best_decode_ms, decode_tps, ms_per_token,
                 weight_bytes, gbs, gbs / bound_gbs, bound_gbs, static_cast<unsigned long long>(s.task_dispatches),
-                static_cast<unsigned long long>(s.barriers));
+                static_cast<unsigned long long>(s.barriers), precision.c_str());
     if (profile) {
       // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
       if (decoded > 0) print_profile("decode", e.profile(), 15);

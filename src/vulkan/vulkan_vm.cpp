@@ -113,6 +113,16 @@ bool env_profile() {
   return v && *v && std::string_view(v) != "0";
 }
 
+// OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).
+matmul_precision env_precision(matmul_precision given) {
+  const char* v = std::getenv("OCTO_PRECISION");
+  if (!v || !*v) return given;
+  const std::string_view s(v);
+  if (s == "fast") return matmul_precision::fast;
+  if (s == "accurate") return matmul_precision::accurate;
+  throw octo::error("octo: OCTO_PRECISION must be fast or accurate, not '" + std::string(s) + "'");
+}
+
 bool shared_kind(ir::buffer_kind k) {
   return k == ir::buffer_kind::weight || k == ir::buffer_kind::constant || k == ir::buffer_kind::kv_cache;
 }
@@ -339,6 +349,7 @@ struct vulkan_vm::impl {
     st = {};
     dev = std::make_unique<vulkan::device>(device_options{options.device, options.validation});
     profiling = options.profile || env_profile();
+    options.precision = env_precision(options.precision);
     if (profiling) {
       auto families = dev->physical().getQueueFamilyProperties();
       std::uint32_t bits = families[dev->compute_family()].timestampValidBits;
@@ -730,7 +741,7 @@ struct vulkan_vm::impl {
           kernel_planner planner = find_planner(t.op);
           if (!planner) planner = find_vm_planner(t.op);
           if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
-          task_context ctx{p, t, addresses, globals.address, facts};
+          task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
           const kernel_launch launch = planner(ctx);
           if (profiling && !launch.shader.empty()) {
             // Serialized: the barrier makes the first stamp the end of everything before this task.

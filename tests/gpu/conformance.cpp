@@ -36,6 +36,9 @@ using octo::ir::param_key;
 octo::vm::vulkan_vm& gpu() {
   static std::unique_ptr<octo::vm::vulkan_vm> vm = [] {
     auto o = octo_test::small_options();
+    // f32 arithmetic on every device: the bounds below are the accurate path's (the default `fast`
+    // precision's GEMMs have their own cases in gemm_tiles.cpp, docs/precision.md).
+    o.precision = octo::vm::matmul_precision::accurate;
     auto v = std::make_unique<octo::vm::vulkan_vm>(o);
     const auto d = v->device();
     MESSAGE("conformance on: " << d.name << " (subgroup size " << d.subgroup_size << ", subgroup arithmetic "
