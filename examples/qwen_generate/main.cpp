@@ -42,7 +42,8 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
   --ctx N               KV cache positions (default: the model's context length, at most 4096)
   --vm vulkan|reference the Vulkan VM (default) or the CPU reference VM
   --device NAME         Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)
-  --prefill-chunk N     most prompt tokens per batched prefill pass (default 128)
+  --prefill-chunk N     most prompt tokens per batched prefill pass (default: as many as device
+                        memory holds, at most the context; 512 when streaming)
   --precision fast|accurate
                         fast (default): prefill GEMMs on tensor cores with f16 factors where the device
                         has cooperative matrices (docs/precision.md); accurate: f32 arithmetic throughout
@@ -61,7 +62,7 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
 struct options {
   std::string model, prompt, dump_logits, device;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
-  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
+  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
   std::uint64_t vram_budget = 0, ram_budget = 0;
   std::uint32_t ring = 2;
@@ -291,7 +292,7 @@ int run(const options& o) {
     octo::runtime::streaming_options so;
     so.vm = o.vm;
     so.ctx = o.ctx;
-    so.prefill_chunk = o.prefill_chunk;
+    if (o.prefill_chunk > 0) so.prefill_chunk = o.prefill_chunk;
     so.vulkan.device = o.device;
     so.vulkan.precision = o.precision;
     so.vram_budget = o.vram_budget;

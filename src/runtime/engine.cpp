@@ -143,13 +143,38 @@ struct engine::impl {
   timing last;
 
   impl(const std::filesystem::path& path, const engine_options& o) : options(o), model(path, o.ctx) {
-    if (options.prefill_chunk <= 0) throw octo::error("octo: the prefill chunk must be positive");
+    if (options.prefill_chunk < 0) throw octo::error("octo: the prefill chunk must be positive (0: automatic)");
     vocab = model.config().vocab;
     decode_prog = model.decode_program(true);
     for (const auto& b : decode_prog.buffers)
       if (b.kind == ir::buffer_kind::kv_cache) kv_names.push_back(b.name.str());
     if (options.vm == backend::reference) vms = std::make_unique<reference_runner>(model, decode_prog);
     else vms = std::make_unique<vulkan_runner>(model, decode_prog, options.vulkan);
+    if (options.prefill_chunk == 0) options.prefill_chunk = auto_chunk();
+  }
+
+  // The prompt tokens a prefill pass may take when the caller leaves it to the engine: the prefill
+  // program's own buffers grow linearly with T (its activations; its logits are one row), so two small
+  // programs give the bytes per token; three quarters of the device memory left after the decode
+  // program (weights, KV cache) may hold them. The reference VM (host memory): 512.
+  std::int64_t auto_chunk() const {
+    const std::int64_t ctx = model.config().max_ctx;
+    if (options.vm == backend::reference || ctx <= 32) return std::min<std::int64_t>(ctx, 512);
+    const auto own_bytes = [](const ir::program& p) {
+      std::uint64_t n = 0;
+      for (const auto& b : p.buffers)
+        if (b.kind != ir::buffer_kind::weight && b.kind != ir::buffer_kind::constant && b.kind != ir::buffer_kind::kv_cache)
+          n += (static_cast<std::uint64_t>(b.nbytes()) + 255) / 256 * 256;
+      return n;
+    };
+    const std::uint64_t b16 = own_bytes(model.prefill_program(16)), b32 = own_bytes(model.prefill_program(32));
+    const std::uint64_t per_token = std::max<std::uint64_t>((b32 > b16 ? b32 - b16 : 0) / 16, 1);
+    const std::uint64_t fixed = b16 > 16 * per_token ? b16 - 16 * per_token : 0;
+    const auto st = vulkan()->vm.stats();
+    const std::uint64_t left = st.memory_budget > st.memory_in_use ? st.memory_budget - st.memory_in_use : 0;
+    const std::uint64_t usable = left / 4 * 3;
+    const std::uint64_t fits = usable > fixed ? (usable - fixed) / per_token : 0;
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min<std::uint64_t>(fits, std::uint64_t(ctx))), 1, ctx);
   }
 
   vulkan_runner* vulkan() const {

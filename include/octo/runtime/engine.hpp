@@ -24,7 +24,10 @@ enum class backend : std::uint8_t {
 struct engine_options {
   backend vm = backend::vulkan;
   std::int64_t ctx = 0;             // KV cache positions; 0: the file's context_length, at most 4096
-  std::int64_t prefill_chunk = 128; // most prompt tokens per prefill pass (longer prompts go in chunks)
+  /// Most prompt tokens per prefill pass (longer prompts go in chunks). 0: as many as the device memory
+  /// left after the weights and the KV cache holds (the prefill program's activation bytes per token),
+  /// at most the context: one pass for most prompts.
+  std::int64_t prefill_chunk = 0;
   vm::vulkan_options vulkan;        // device choice, memory budget, ...
 };
 

@@ -23,8 +23,8 @@ namespace octo::runtime {
 struct streaming_options {
   backend vm = backend::vulkan;      // the reference backend emulates the VM's streaming API on the CPU
   std::int64_t ctx = 0;              // KV cache positions; 0: the model's context_length, at most 4096
-  std::int64_t prefill_chunk = 128;  // most prompt tokens per prefill pass (each streamed layer is
-                                     // uploaded once per pass)
+  std::int64_t prefill_chunk = 512;  // most prompt tokens per prefill pass (each streamed layer is
+                                     // uploaded once per pass; the activations count in vram_budget)
   std::uint64_t vram_budget = 0;     // bytes for weights, KV cache, activations and the ring; 0: all resident
   std::uint64_t ram_budget = 0;      // pinned host memory for the warm tier of streamed layers; 0: none
                                      // (every pass reads them from the GGUF mapping / the layer files)
