@@ -61,9 +61,9 @@ struct streaming_stats {
 /// @endcode
 class streaming_engine {
  public:
-  /// `model`: a GGUF file (its tensors stream from the mapping) or a decomposed directory (its layer
-  /// files stream through the O_DIRECT reader). octo::error on a bad file or when the budget cannot hold
-  /// even the minimum (the message names the sizes).
+  /// `model`: a GGUF file (its tensors read with pread: a file cut short is an error, never SIGBUS) or a
+  /// decomposed directory (its layer files stream through the O_DIRECT reader). octo::error on a bad
+  /// file or when the budget cannot hold even the minimum (the message names the sizes).
   streaming_engine(const std::filesystem::path& model, const streaming_options& options = {});
   ~streaming_engine();
   streaming_engine(streaming_engine&&) noexcept;
