@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -224,8 +225,14 @@ struct engine::impl {
   }
 };
 
-engine::engine(const std::filesystem::path& gguf, const engine_options& options)
-    : impl_(std::make_unique<impl>(gguf, options)) {}
+engine::engine(const std::filesystem::path& gguf, const engine_options& options) try
+    : impl_(std::make_unique<impl>(gguf, options)) {
+} catch (const octo::error&) {
+  throw;
+} catch (const std::exception& e) {  // out of memory, a library's exception: still one line naming the file
+  throw octo::error("octo: " + gguf.filename().string() + ": cannot load: " +
+                    (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : octo::library_text(e.what())));
+}
 engine::~engine() = default;
 engine::engine(engine&&) noexcept = default;
 engine& engine::operator=(engine&&) noexcept = default;

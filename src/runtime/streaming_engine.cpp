@@ -11,6 +11,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <thread>
@@ -564,8 +565,14 @@ struct streaming_engine::impl {
   }
 };
 
-streaming_engine::streaming_engine(const std::filesystem::path& model, const streaming_options& options)
-    : impl_(std::make_unique<impl>(model, options)) {}
+streaming_engine::streaming_engine(const std::filesystem::path& model, const streaming_options& options) try
+    : impl_(std::make_unique<impl>(model, options)) {
+} catch (const octo::error&) {
+  throw;
+} catch (const std::exception& e) {  // out of memory, a library's exception: still one line naming the file
+  throw octo::error("octo: " + model.filename().string() + ": cannot load: " +
+                    (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : octo::library_text(e.what())));
+}
 streaming_engine::~streaming_engine() = default;
 streaming_engine::streaming_engine(streaming_engine&&) noexcept = default;
 streaming_engine& streaming_engine::operator=(streaming_engine&&) noexcept = default;

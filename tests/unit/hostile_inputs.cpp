@@ -297,7 +297,15 @@ TEST_CASE("outputs are written beside their target and renamed; a user's file is
   CHECK(error_of([&] { check_output_path(fifo); }).find("not a regular file") != std::string::npos);
 }
 
-TEST_CASE("names from files are quoted printable in messages") {
+TEST_CASE("names from files are quoted printable in messages; library errors are one clean line") {
   CHECK(octo::quoted("a\x1b[31mb\n") == "'a\\x1b[31mb\\x0a'");
   CHECK(octo::quoted(std::string(300, 'x')).size() == 200 + 5);
+  // nlohmann's parse error quotes the bytes it read: an escape sequence from the file must not pass.
+  test::temp_dir tmp("hostile-text");
+  std::ofstream(tmp / "tokenizer.json") << "{\"model\": \x1b[2J\n";
+  const auto e = error_of([&] { model_file::load_tokenizer_json(tmp / "tokenizer.json"); });
+  CHECK(e.find("tokenizer.json") != std::string::npos);
+  CHECK(e.find("[json.exception") == std::string::npos);
+  CHECK(e.find('\x1b') == std::string::npos);
+  CHECK(e.find('\n') == std::string::npos);
 }
