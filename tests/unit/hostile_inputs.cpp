@@ -126,6 +126,24 @@ TEST_CASE("block_count must match the blocks present, on every path") {
   }
 }
 
+TEST_CASE("a tensor the model does not read is refused, on every path") {
+  test::temp_dir tmp("hostile-extra");
+  auto f = model_file::gguf_file::open(test::stories260k_gguf());
+  model_file::gguf_writer w;
+  for (const auto& kv : f.metadata()) w.set(kv.key, kv.value);
+  for (const auto& t : f.tensors()) w.add_tensor_raw(t.name, t.ggml_type, t.dims, f.tensor(t.name).data);
+  const std::vector<float> junk(16, 1.0f);
+  w.add_tensor("junk.weight", ir::dtype::f32, {16}, std::as_bytes(std::span(junk)));
+  const auto bad = tmp / "extra.gguf";
+  w.write(bad);
+  const auto e = error_of([&] { runtime::engine en(bad, resident()); });
+  CHECK(e.find("extra.gguf") != std::string::npos);
+  CHECK(e.find("tensor 'junk.weight' is not part of the llama model") != std::string::npos);
+  CHECK(error_of([&] { runtime::streaming_engine en(bad, streamed()); }) == e);
+  CHECK(error_of([&] { runtime::decompose_gguf(bad, tmp / "out"); }) == e);
+  CHECK(!fs::exists(tmp / "out"));
+}
+
 TEST_CASE("sizes whose products would overflow are refused before any graph is built") {
   models::model_config c;
   c.vocab = 32;
