@@ -45,8 +45,7 @@
 
 #include "octo/runtime/engine.hpp"
 #include "octo/runtime/decomposed.hpp"
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/model_source.hpp"
 #include "octo/runtime/npy.hpp"
 #include "octo/runtime/residency_plan.hpp"
 #include "octo/runtime/sampler.hpp"
-#include "octo/runtime/streaming_engine.hpp"

@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/runtime/engine.hpp"
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/model_source.hpp"
 
 namespace {
+
+using octo_bench::print_json_line;
 
 constexpr const char* usage =
     "usage: bench_decode --model FILE.gguf [options]\n"
@@ -32,15 +35,6 @@ constexpr const char* usage =
     "  --device NAME        Vulkan device index or name substring\n"
     "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
     "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) o += c;
-  }
-  return o;
-}
 
 std::int64_t positive(const std::string& opt, const char* v) {
   char* end = nullptr;
@@ -59,22 +53,27 @@ void print_profile(const char* phase, const std::vector<octo::vm::task_profile>&
     e.first += r.microseconds;
     ++e.second;
   }
-  std::printf("{\"name\":\"profile\",\"phase\":\"%s\",\"tasks\":%zu,\"gpu_us\":%.1f}\n", phase, prof.size(), total);
+  print_json_line({{"name", "profile"}, {"phase", phase}, {"tasks", prof.size()}, {"gpu_us", total}});
   std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   for (std::size_t i = 0; i < ops.size() && i < top; ++i)
-    std::printf("{\"name\":\"profile_opcode\",\"phase\":\"%s\",\"opcode\":\"%s\",\"count\":%d,\"us\":%.1f,"
-                "\"fraction\":%.4f}\n",
-                phase, ops[i].first.c_str(), ops[i].second.second, ops[i].second.first,
-                total > 0 ? ops[i].second.first / total : 0.0);
+    print_json_line({{"name", "profile_opcode"},
+                     {"phase", phase},
+                     {"opcode", ops[i].first},
+                     {"count", ops[i].second.second},
+                     {"us", ops[i].second.first},
+                     {"fraction", total > 0 ? ops[i].second.first / total : 0.0}});
   std::vector<const octo::vm::task_profile*> tasks;
   for (const auto& r : prof) tasks.push_back(&r);
   std::sort(tasks.begin(), tasks.end(), [](const auto* a, const auto* b) { return a->microseconds > b->microseconds; });
   for (std::size_t i = 0; i < tasks.size() && i < top; ++i)
-    std::printf("{\"name\":\"profile_task\",\"phase\":\"%s\",\"task\":%d,\"opcode\":\"%s\",\"output\":\"%s\","
-                "\"us\":%.1f,\"fraction\":%.4f}\n",
-                phase, tasks[i]->task, tasks[i]->opcode.c_str(), json_escape(tasks[i]->output).c_str(),
-                tasks[i]->microseconds, total > 0 ? tasks[i]->microseconds / total : 0.0);
+    print_json_line({{"name", "profile_task"},
+                     {"phase", phase},
+                     {"task", tasks[i]->task},
+                     {"opcode", tasks[i]->opcode},
+                     {"output", tasks[i]->output},
+                     {"us", tasks[i]->microseconds},
+                     {"fraction", total > 0 ? tasks[i]->microseconds / total : 0.0}});
 }
 
 }  // namespace
@@ -163,21 +162,31 @@ int main(int argc, char** argv) {
     const double decode_tps = ms_per_token > 0 ? 1000.0 / ms_per_token : 0.0;
     const double gbs = ms_per_token > 0 ? weight_bytes / (ms_per_token * 1e6) : 0.0;
     const auto s = e.decode_stats();
-    std::printf("{\"name\":\"decode\",\"model\":\"%s\",\"label\":\"%s\",\"device\":\"%s\",\"arch\":\"%s\","
-                "\"weight_dtype\":\"%s\",\"hidden\":%lld,\"layers\":%lld,\"vocab\":%lld,\"tied\":%s,"
-                "\"file_bytes\":%llu,\"prompt_tokens\":%lld,\"prefill_ms\":%.2f,\"prefill_tok_s\":%.1f,"
-                "\"decode_tokens\":%lld,\"decode_ms\":%.2f,\"decode_tok_s\":%.1f,\"ms_per_token\":%.3f,"
-                "\"weight_bytes_per_token\":%.0f,\"gb_s\":%.4g,\"fraction_of_bound\":%.4g,\"bound_gb_s\":%.1f,"
-                "\"bound\":\"--bandwidth-gbs (H100 measured HBM read: 3071)\",\"task_dispatches\":%llu,"
-                "\"barriers\":%llu}\n",
-                json_escape(std::filesystem::path(model).filename().string()).c_str(), json_escape(label).c_str(),
-                json_escape(e.device_name()).c_str(), json_escape(m.architecture()).c_str(),
-                std::string(octo::ir::name(c.weight_dtype)).c_str(), static_cast<long long>(c.hidden),
-                static_cast<long long>(c.layers), static_cast<long long>(c.vocab), c.tied_embeddings ? "true" : "false",
-                static_cast<unsigned long long>(std::filesystem::file_size(model)), static_cast<long long>(prompt_tokens),
-                best_prefill_ms, prefill_tps, static_cast<long long>(decoded), best_decode_ms, decode_tps, ms_per_token,
-                weight_bytes, gbs, gbs / bound_gbs, bound_gbs, static_cast<unsigned long long>(s.task_dispatches),
-                static_cast<unsigned long long>(s.barriers));
+    print_json_line({{"name", "decode"},
+                     {"model", std::filesystem::path(model).filename().string()},
+                     {"label", label},
+                     {"device", e.device_name()},
+                     {"arch", m.architecture()},
+                     {"weight_dtype", std::string(octo::ir::name(c.weight_dtype))},
+                     {"hidden", c.hidden},
+                     {"layers", c.layers},
+                     {"vocab", c.vocab},
+                     {"tied", c.tied_embeddings},
+                     {"file_bytes", std::filesystem::file_size(model)},
+                     {"prompt_tokens", prompt_tokens},
+                     {"prefill_ms", best_prefill_ms},
+                     {"prefill_tok_s", prefill_tps},
+                     {"decode_tokens", decoded},
+                     {"decode_ms", best_decode_ms},
+                     {"decode_tok_s", decode_tps},
+                     {"ms_per_token", ms_per_token},
+                     {"weight_bytes_per_token", weight_bytes},
+                     {"gb_s", gbs},
+                     {"fraction_of_bound", gbs / bound_gbs},
+                     {"bound_gb_s", bound_gbs},
+                     {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
+                     {"task_dispatches", s.task_dispatches},
+                     {"barriers", s.barriers}});
     if (profile) {
       // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
       if (decoded > 0) print_profile("decode", e.profile(), 15);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../json_line.hpp"
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
@@ -110,15 +111,6 @@ ir::program make_gemm(ir::dtype dt, std::int64_t t, std::int64_t n, std::int64_t
   return p;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) o += c;
-  }
-  return o;
-}
-
 constexpr const char* usage =
     "usage: bench_gemm [--quick] [--models 0.5b,1.5b,7b] [--tokens 128,512] [--dtypes d,...] [--kernels k,...] [--passes P]\n"
     "  --quick     the 'tiny' model at T=32, 3 passes (a smoke test for lavapipe)\n"
@@ -195,9 +187,9 @@ int main(int argc, char** argv) {
     octo::vm::vulkan_options opt;
     opt.profile = true;
     octo::vm::vulkan_vm vm(opt);
-    const std::string device = json_escape(vm.device().name);
+    const std::string device = vm.device().name;
     const char* tile_env = std::getenv("OCTO_GEMM_TILE");
-    const std::string tile = tile_env ? json_escape(tile_env) : "auto";
+    const std::string tile = tile_env ? tile_env : "auto";
     std::mt19937_64 rng(42);
 
     for (const model* m : chosen)
@@ -209,14 +201,14 @@ int main(int argc, char** argv) {
             double layer_us = 0, layer_flop = 0;
             bool complete = true;
             for (const shape& s : m->shapes) {
-              const std::string head = "{\"name\":\"gemm\",\"device\":\"" + device + "\",\"model\":\"" + m->name +
-                                       "\",\"shape\":\"" + s.name + "\",\"dtype\":\"" + std::string(ir::name(dt)) +
-                                       "\",\"kernel\":\"" + kern + "\",\"tile\":\"" + tile + "\",\"T\":" +
-                                       std::to_string(t) + ",\"N\":" + std::to_string(s.n) + ",\"K\":" +
-                                       std::to_string(s.k);
+              octo_bench::json line = {{"name", "gemm"}, {"device", device},       {"model", m->name},
+                                       {"shape", s.name},  {"dtype", std::string(ir::name(dt))},
+                                       {"kernel", kern},   {"tile", tile},           {"T", t},
+                                       {"N", s.n},         {"K", s.k}};
               if (s.k % ir::layout(dt).block_elems != 0) {
-                std::printf("%s,\"skipped\":\"K is not a multiple of the %d-element block\"}\n", head.c_str(),
-                            ir::layout(dt).block_elems);
+                line["skipped"] =
+                    "K is not a multiple of the " + std::to_string(ir::layout(dt).block_elems) + "-element block";
+                octo_bench::print_json_line(line);
                 complete = false;
                 continue;
               }
@@ -242,21 +234,30 @@ int main(int argc, char** argv) {
                 const double med = us[us.size() / 2];
                 layer_us += s.count * med;
                 layer_flop += s.count * flop;
-                std::printf("%s,\"tasks_per_submit\":%d,\"best_us\":%.2f,\"median_us\":%.2f,\"tflop_s\":%.4g}\n",
-                            head.c_str(), reps, us.front(), med, flop / (med * 1e6));
+                line["tasks_per_submit"] = reps;
+                line["best_us"] = us.front();
+                line["median_us"] = med;
+                line["tflop_s"] = flop / (med * 1e6);
+                octo_bench::print_json_line(line);
               } catch (const octo::error& e) {  // one case failing spares the rest
-                std::printf("%s,\"error\":\"%s\"}\n", head.c_str(), json_escape(e.what()).c_str());
+                line["error"] = e.what();
+                octo_bench::print_json_line(line);
                 complete = false;
               }
               std::fflush(stdout);
             }
             if (complete && layer_us > 0)
-              std::printf("{\"name\":\"gemm_model\",\"device\":\"%s\",\"model\":\"%s\",\"dtype\":\"%s\",\"kernel\":\"%s\","
-                          "\"tile\":\"%s\",\"T\":%lld,\"layers\":%d,\"gemm_ms_per_prompt\":%.4g,\"tflop_s\":%.4g,"
-                          "\"tok_s_gemm_only\":%.5g}\n",
-                          device.c_str(), m->name, std::string(ir::name(dt)).c_str(), kern.c_str(), tile.c_str(),
-                          static_cast<long long>(t), m->layers, layer_us * m->layers / 1e3, layer_flop / (layer_us * 1e6),
-                          double(t) / (layer_us * m->layers / 1e6));
+              octo_bench::print_json_line({{"name", "gemm_model"},
+                                           {"device", device},
+                                           {"model", m->name},
+                                           {"dtype", std::string(ir::name(dt))},
+                                           {"kernel", kern},
+                                           {"tile", tile},
+                                           {"T", t},
+                                           {"layers", m->layers},
+                                           {"gemm_ms_per_prompt", layer_us * m->layers / 1e3},
+                                           {"tflop_s", layer_flop / (layer_us * 1e6)},
+                                           {"tok_s_gemm_only", double(t) / (layer_us * m->layers / 1e6)}});
             std::fflush(stdout);
           }
     ::unsetenv("OCTO_GEMM_KERNEL");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../json_line.hpp"
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
@@ -118,15 +119,6 @@ ir::program make_copy(std::int64_t n) {
   return p;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) o += c;
-  }
-  return o;
-}
-
 constexpr const char* usage =
     "usage: bench_gemv_bandwidth [--quick] [--passes P] [--bandwidth-gbs X] [--sizes NxK,...] [--dtypes d,...]\n"
     "  --quick            small sizes, few passes (a smoke test for lavapipe)\n"
@@ -187,7 +179,9 @@ int main(int argc, char** argv) {
     for (const auto& s : split(dtypes_arg)) dtypes.push_back(parse_dtype(s));
 
     octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
-    const std::string device = json_escape(vm.device().name);
+    const std::string device = vm.device().name;
+    using octo_bench::json;
+    using octo_bench::print_json_line;
     const std::uint64_t max_alloc = vm.device().max_allocation_size;
 
     // The bound: a device-to-device COPY of 256 MiB (256 KiB quick), read + write bytes per pass.
@@ -199,19 +193,20 @@ int main(int argc, char** argv) {
       const auto t = time_passes(vm, passes);
       const double bytes = 2.0 * 4.0 * double(n);
       const double gbs = bytes / (t.best_us * 1e3);
-      std::printf("{\"name\":\"device_copy\",\"device\":\"%s\",\"bytes_per_pass\":%.0f,\"best_us\":%.2f,"
-                  "\"median_us\":%.2f,\"gb_s\":%.4g,\"gb_s_median\":%.4g,\"bound\":\"%s\"}\n",
-                  device.c_str(), bytes, t.best_us, t.median_us, gbs, bytes / (t.median_us * 1e3),
-                  bound_gbs > 0 ? "given --bandwidth-gbs" : "this is the measured bound (best pass)");
-      std::fflush(stdout);
+      print_json_line({{"name", "device_copy"},
+                       {"device", device},
+                       {"bytes_per_pass", bytes},
+                       {"best_us", t.best_us},
+                       {"median_us", t.median_us},
+                       {"gb_s", gbs},
+                       {"gb_s_median", bytes / (t.median_us * 1e3)},
+                       {"bound", bound_gbs > 0 ? "given --bandwidth-gbs" : "this is the measured bound (best pass)"}});
       if (bound_gbs <= 0) {
         bound_gbs = gbs;
         bound_name = "measured device COPY (read+write)";
       }
     } catch (const octo::error& e) {
-      std::printf("{\"name\":\"device_copy\",\"device\":\"%s\",\"error\":\"%s\"}\n", device.c_str(),
-                  json_escape(e.what()).c_str());
-      std::fflush(stdout);
+      print_json_line({{"name", "device_copy"}, {"device", device}, {"error", e.what()}});
       if (bound_gbs <= 0) throw;
     }
 
@@ -219,19 +214,19 @@ int main(int argc, char** argv) {
     for (auto [n, k] : sizes)
       for (ir::dtype dt : dtypes) {
         const auto& lay = ir::layout(dt);
+        const json head = {{"name", "gemv_bandwidth"}, {"device", device}, {"dtype", std::string(ir::name(dt))},
+                           {"N", n}, {"K", k}};
         if (k % lay.block_elems != 0) {
-          std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
-                      "\"skipped\":\"K is not a multiple of the %d-element block\"}\n",
-                      device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
-                      static_cast<long long>(k), lay.block_elems);
+          json line = head;
+          line["skipped"] = "K is not a multiple of the " + std::to_string(lay.block_elems) + "-element block";
+          print_json_line(line);
           continue;
         }
         const auto wbytes = static_cast<std::uint64_t>(ir::nbytes(dt, n * k));
         if (wbytes > max_alloc) {
-          std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
-                      "\"skipped\":\"weight of %llu bytes exceeds the device's largest allocation\"}\n",
-                      device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
-                      static_cast<long long>(k), static_cast<unsigned long long>(wbytes));
+          json line = head;
+          line["skipped"] = "weight of " + std::to_string(wbytes) + " bytes exceeds the device's largest allocation";
+          print_json_line(line);
           continue;
         }
         const auto w = make_weight(dt, n, k, rng);
@@ -240,6 +235,8 @@ int main(int argc, char** argv) {
         const int chain =
             static_cast<int>(std::clamp<double>(std::ceil(chain_mib * 1048576.0 / double(wbytes)), 1.0, 256.0));
         for (int c : chain > 1 ? std::vector<int>{1, chain} : std::vector<int>{1}) {
+          json line = head;
+          line["tasks"] = c;
           try {
             vm.load(make_gemv(dt, n, k, c));
             for (int i = 0; i < c; ++i) {
@@ -251,19 +248,18 @@ int main(int argc, char** argv) {
             const auto t = time_passes(vm, passes);
             const double bytes = double(c) * (double(wbytes) + 4.0 * double(k) + 4.0 * double(n));
             const double gbs = bytes / (t.median_us * 1e3), gbs_best = bytes / (t.best_us * 1e3);
-            std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
-                        "\"tasks\":%d,\"bytes_per_pass\":%.0f,\"best_us\":%.2f,\"median_us\":%.2f,\"gb_s\":%.4g,"
-                        "\"gb_s_best\":%.4g,\"fraction_of_bound\":%.4g,\"bound_gb_s\":%.4g,\"bound\":\"%s\"}\n",
-                        device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
-                        static_cast<long long>(k), c, bytes, t.best_us, t.median_us, gbs, gbs_best, gbs / bound_gbs,
-                        bound_gbs, bound_name.c_str());
+            line["bytes_per_pass"] = bytes;
+            line["best_us"] = t.best_us;
+            line["median_us"] = t.median_us;
+            line["gb_s"] = gbs;
+            line["gb_s_best"] = gbs_best;
+            line["fraction_of_bound"] = gbs / bound_gbs;
+            line["bound_gb_s"] = bound_gbs;
+            line["bound"] = bound_name;
           } catch (const octo::error& e) {  // one case failing (memory, an unsupported shape) spares the rest
-            std::printf("{\"name\":\"gemv_bandwidth\",\"device\":\"%s\",\"dtype\":\"%s\",\"N\":%lld,\"K\":%lld,"
-                        "\"tasks\":%d,\"error\":\"%s\"}\n",
-                        device.c_str(), std::string(ir::name(dt)).c_str(), static_cast<long long>(n),
-                        static_cast<long long>(k), c, json_escape(e.what()).c_str());
+            line["error"] = e.what();
           }
-          std::fflush(stdout);
+          print_json_line(line);
         }
       }
   } catch (const octo::error& e) {

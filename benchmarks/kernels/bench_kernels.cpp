@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/program.hpp"
 #include "octo/vm/vulkan_vm.hpp"
@@ -243,15 +244,6 @@ std::vector<op_case> cases_for(const model_shape& m, const std::vector<std::int6
   return out;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) >= 0x20) o += ch;
-  }
-  return o;
-}
-
 constexpr const char* usage =
     "usage: bench_kernels [--models 0.5b,1.5b,7b] [--kv 128,640,2048,4096] [--ctx 4096] [--kv-dtype f32]\n"
     "                     [--ops floor,attention,rmsnorm,rope,kv_append,add,silu_mul,embed,argmax,softmax]\n"
@@ -333,10 +325,11 @@ int main(int argc, char** argv) {
     const auto ops = split(ops_arg);
 
     octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
-    const std::string device = json_escape(vm.device().name);
+    const std::string device = vm.device().name;
     std::mt19937_64 rng(7);
     for (const auto& m : models) {
       for (const auto& c : cases_for(m, kvs, ctx, kv_dt, ops)) {
+        octo_bench::json line = {{"name", "kernel"}, {"device", device}, {"model", m.name}, {"op", c.op}, {"shape", c.detail}};
         try {
           double t1 = 0, chain = 0, indep = 0;
           {
@@ -353,16 +346,17 @@ int main(int argc, char** argv) {
           }
           const double per_chain = (chain - t1) / double(copies - 1);
           const double per_indep = (indep - t1) / double(copies - 1);
-          std::printf("{\"name\":\"kernel\",\"device\":\"%s\",\"model\":\"%s\",\"op\":\"%s\",\"shape\":\"%s\","
-                      "\"copies\":%d,\"pass_1_us\":%.2f,\"pass_chain_us\":%.2f,\"pass_independent_us\":%.2f,"
-                      "\"us_per_op_chain\":%.3f,\"us_per_op_independent\":%.3f,\"gb_s_independent\":%.4g}\n",
-                      device.c_str(), m.name, c.op.c_str(), json_escape(c.detail).c_str(), copies, t1, chain, indep,
-                      per_chain, per_indep, per_indep > 0 ? c.bytes / (per_indep * 1e3) : 0.0);
+          line["copies"] = copies;
+          line["pass_1_us"] = t1;
+          line["pass_chain_us"] = chain;
+          line["pass_independent_us"] = indep;
+          line["us_per_op_chain"] = per_chain;
+          line["us_per_op_independent"] = per_indep;
+          line["gb_s_independent"] = per_indep > 0 ? c.bytes / (per_indep * 1e3) : 0.0;
         } catch (const octo::error& e) {  // one case failing (memory, an unsupported shape) spares the rest
-          std::printf("{\"name\":\"kernel\",\"device\":\"%s\",\"model\":\"%s\",\"op\":\"%s\",\"shape\":\"%s\",\"error\":\"%s\"}\n",
-                      device.c_str(), m.name, c.op.c_str(), json_escape(c.detail).c_str(), json_escape(e.what()).c_str());
+          line["error"] = e.what();
         }
-        std::fflush(stdout);
+        octo_bench::print_json_line(line);
       }
     }
   } catch (const octo::error& e) {

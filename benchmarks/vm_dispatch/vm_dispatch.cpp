@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/program.hpp"
 #include "octo/vm/vulkan_vm.hpp"
@@ -76,16 +77,22 @@ int main(int argc, char** argv) {
     const std::int64_t n = 64;  // 256 bytes per task: the kernel itself is negligible
     vm.load(make(1, false, n));
     double base = median_pass_us(vm, passes);
-    std::printf("{\"name\":\"vm_pass_1_task\",\"device\":\"%s\",\"median_us\":%.2f}\n", device.c_str(), base);
+    octo_bench::print_json_line({{"name", "vm_pass_1_task"}, {"device", device}, {"median_us", base}});
     for (bool chain : {false, true})
       for (int tasks : sizes) {
         vm.load(make(tasks, chain, n));
         double t = median_pass_us(vm, passes);
         auto s = vm.stats();
-        std::printf("{\"name\":\"vm_dispatch_cost\",\"device\":\"%s\",\"mode\":\"%s\",\"tasks\":%d,\"barriers\":%llu,"
-                    "\"median_pass_us\":%.2f,\"us_per_task\":%.3f,\"bound\":\"1-task pass %.2f us\"}\n",
-                    device.c_str(), chain ? "chain" : "independent", tasks,
-                    static_cast<unsigned long long>(s.barriers), t, (t - base) / (tasks - 1), base);
+        char bound[64];
+        std::snprintf(bound, sizeof bound, "1-task pass %.2f us", base);
+        octo_bench::print_json_line({{"name", "vm_dispatch_cost"},
+                                     {"device", device},
+                                     {"mode", chain ? "chain" : "independent"},
+                                     {"tasks", tasks},
+                                     {"barriers", s.barriers},
+                                     {"median_pass_us", t},
+                                     {"us_per_task", (t - base) / (tasks - 1)},
+                                     {"bound", bound}});
       }
   } catch (const octo::error& e) {
     std::fprintf(stderr, "%s\n", e.what());

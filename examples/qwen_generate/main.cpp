@@ -13,18 +13,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/file_io.hpp>
 #include <octo/ir/enums.hpp>
 #include <octo/model_file/chat_template.hpp>
 #include <octo/model_file/tokenizer.hpp>
-#include <octo/file_io.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
 #include <octo/runtime/residency_plan.hpp>
-#include <octo/runtime/streaming_engine.hpp>
 
 namespace {
 
@@ -48,9 +46,11 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
                         weights, KV cache, activations and the ring; prints the residency plan
   --ram-budget SIZE     pinned host memory keeping streamed layers warm (default 0: read each pass)
   --ring N              device slots streamed layers cycle through (default 2)
-                        (a directory model, or any of these three, runs the streaming engine)
+                        (a directory model, or any of these three, prints the plan and streaming counters)
   --ignore-eos          keep generating after an end-of-generation token
   --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
+  --then-ids I,J,...    token ids appended to the encoded prompt (replays generated tokens exactly, e.g.
+                        to read the logits where two engines' greedy outputs part)
   --json                one JSON object per generated token, then a summary object
   --verbose             also print the model's config and the decode program's dispatch counts (stderr)
   -h, --help            this text
@@ -58,6 +58,7 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
 
 struct options {
   std::string model, prompt, dump_logits, device;
+  std::vector<std::int32_t> then_ids;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
   std::uint64_t vram_budget = 0, ram_budget = 0;
@@ -147,6 +148,13 @@ options parse(int argc, char** argv) {
     } else if (a == "--dump-logits") {
       o.dump_logits = value();
       if (o.dump_logits.empty()) bad("--dump-logits needs a file name");
+    } else if (a == "--then-ids") {
+      const std::string_view v = value();
+      for (std::size_t b = 0; b <= v.size();) {
+        const std::size_t e = std::min(v.find(',', b), v.size());
+        o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", v.substr(b, e - b), 0, INT32_MAX)));
+        b = e + 1;
+      }
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--json") {
@@ -192,19 +200,15 @@ std::string one_line(std::string s) {
   return s;
 }
 
-const octo::model_file::tokenizer& tokenizer_of(const octo::runtime::engine& e) { return e.model().tokenizer(); }
-const octo::model_file::tokenizer& tokenizer_of(const octo::runtime::streaming_engine& e) { return e.tokenizer(); }
-const octo::models::model_config& config_of(const octo::runtime::engine& e) { return e.model().config(); }
-const octo::models::model_config& config_of(const octo::runtime::streaming_engine& e) { return e.config(); }
-const std::string& arch_of(const octo::runtime::engine& e) { return e.model().architecture(); }
-const std::string& arch_of(const octo::runtime::streaming_engine& e) { return e.architecture(); }
-
-template <class Engine>
-int run_with(const options& o, Engine& e) {
-  const auto& tok = tokenizer_of(e);
+int run_with(const options& o, octo::runtime::engine& e) {
+  const auto& tok = e.model().tokenizer();
   std::vector<std::int32_t> prompt;
   if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
   else prompt = tok.encode(o.prompt, true, false);
+  for (const std::int32_t id : o.then_ids) {
+    if (id >= e.model().config().vocab) bad("--then-ids: " + std::to_string(id) + " is past the model's vocabulary");
+    prompt.push_back(id);
+  }
   if (prompt.empty()) {
     if (tok.vocab().bos >= 0) prompt.push_back(tok.vocab().bos);
     else bad("the prompt is empty and the model has no BOS token to start from (give --prompt)");
@@ -249,7 +253,7 @@ int run_with(const options& o, Engine& e) {
                 static_cast<long long>(t.prompt_tokens), prefill_tps, static_cast<long long>(t.decode_tokens),
                 decode_tps, ms_per_token);
   std::cerr << line << e.device_name() << "\n";
-  if constexpr (std::is_same_v<Engine, octo::runtime::streaming_engine>) {
+  if (o.streaming) {
     const auto& s = e.stats();
     std::cerr << "streaming: " << s.passes << " passes, " << s.layer_uploads << " layer uploads ("
               << octo::runtime::format_bytes(s.bytes_uploaded) << "), "
@@ -258,17 +262,16 @@ int run_with(const options& o, Engine& e) {
               << " read from the model\n";
   }
   if (o.verbose) {
-    const auto& c = config_of(e);
-    std::cerr << arch_of(e) << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
+    const auto& c = e.model().config();
+    std::cerr << e.model().architecture() << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
               << ", heads " << c.heads << "/" << c.kv_heads << " x " << c.head_dim << ", ffn " << c.ffn << ", ctx "
               << c.max_ctx << ", weights " << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
               << "\n";
-    if constexpr (std::is_same_v<Engine, octo::runtime::engine>) {
-      if (o.vm == octo::runtime::backend::vulkan) {
-        const auto s = e.decode_stats();
-        std::cerr << "decode program: " << s.task_dispatches << " task dispatches, " << s.barriers << " barriers, "
-                  << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
-      }
+    if (o.vm == octo::runtime::backend::vulkan) {
+      const auto s = e.decode_stats();
+      std::cerr << "decode program" << (e.plan().all_resident() ? "" : "s") << ": " << s.task_dispatches
+                << " task dispatches, " << s.barriers << " barriers, " << s.submits << " submits, "
+                << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
     }
   }
   return 0;
@@ -284,28 +287,20 @@ int run(const options& o) {
       bad(std::string("--dump-logits: ") + ex.what());
     }
   }
-  if (o.streaming) {
-    octo::runtime::streaming_options so;
-    so.vm = o.vm;
-    so.ctx = o.ctx;
-    so.prefill_chunk = o.prefill_chunk;
-    so.vulkan.device = o.device;
-    so.vram_budget = o.vram_budget;
-    so.ram_budget = o.ram_budget;
-    so.ring_depth = o.ring;
-    so.progress = [](std::string_view line) {
-      std::string l(line);
-      while (!l.empty() && l.back() == '\n') l.pop_back();
-      std::cerr << l << "\n";
-    };
-    octo::runtime::streaming_engine e(o.model, so);
-    return run_with(o, e);
-  }
   octo::runtime::engine_options eo;
   eo.vm = o.vm;
   eo.ctx = o.ctx;
   eo.prefill_chunk = o.prefill_chunk;
   eo.vulkan.device = o.device;
+  eo.vram_budget = o.vram_budget;
+  eo.ram_budget = o.ram_budget;
+  eo.ring_depth = o.ring;
+  if (o.streaming)  // the plan and the load progress, where streaming was asked for
+    eo.progress = [](std::string_view line) {
+      std::string l(line);
+      while (!l.empty() && l.back() == '\n') l.pop_back();
+      std::cerr << l << "\n";
+    };
   octo::runtime::engine e(o.model, eo);
   return run_with(o, e);
 }

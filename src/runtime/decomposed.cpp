@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "octo/error.hpp"
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/model_source.hpp"
 
 namespace octo::runtime {
 

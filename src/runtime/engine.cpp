@@ -1,290 +1,694 @@
-// engine: the decode loop and chunked prefill over either VM, behind one small runner interface.
+// engine: the residency plan, the segment programs in one VM (one whole program when every layer is
+// resident, else embedding / one per layer / head), the generate loop, and the pipeline that keeps
+// streamed layers flowing: reader thread -> pinned staging (or the warm RAM tier) -> upload into a ring
+// slot (after the compute that last used the slot) -> the layer's submit (after its upload).
 #include "octo/runtime/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <new>
 #include <optional>
 #include <set>
-#include <string>
 
-#include "generate_loop.hpp"
+#include "engine_vm.hpp"
 #include "octo/error.hpp"
-#include "octo/vm/reference_vm.hpp"
+#include "octo/models/decoder.hpp"
+#include "octo/stream/prefetcher.hpp"
+#include "octo/stream/ram_tier.hpp"
 
 namespace octo::runtime {
 
 namespace {
 
-// Which program of the model a call is about.
-enum class pass : std::uint8_t { decode, prefill };
+using clock_type = std::chrono::steady_clock;
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
 
-// What the engine needs of a VM: the decode program, and a prefill program for T tokens beside it.
-struct runner {
-  virtual ~runner() = default;
-  /// (Re)builds the prefill program; weights it shares with the decode program are not written again.
-  virtual void set_prefill(const gguf_model& model, const ir::program& p) = 0;
-  virtual void write_i32(pass which, std::string_view name, std::span<const std::int32_t> v) = 0;
-  virtual void set_position(std::int64_t pos, std::int64_t n_tokens) = 0;
-  virtual void run(pass which) = 0;
-  /// After the prompt: the decode program must see the KV cache the prefill program wrote.
-  virtual void after_prefill(const std::vector<std::string>& kv_names) = 0;
-  virtual std::vector<float> read_f32(pass which, std::string_view name) = 0;
-  /// `count` floats of an F32 buffer from float `first` on (the last prompt row of a prefill's logits:
-  /// reading all T rows cost more than the prefill pass itself).
-  virtual std::vector<float> read_f32_range(pass which, std::string_view name, std::size_t first, std::size_t count) {
-    auto all = read_f32(which, name);
-    if (first > all.size() || count > all.size() - first)
-      throw octo::error("octo: buffer '" + std::string(name) + "' is shorter than asked");
-    return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + count)};
-  }
-  virtual std::int32_t read_first_i32(pass which, std::string_view name) = 0;
+constexpr std::uint64_t buffer_alignment = 256;  // placements inside regions
+std::uint64_t align_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
+
+/// The programs of one pass length T: the whole model, or embedding, one per layer, head.
+struct program_set {
+  std::int64_t T = 0;
+  std::vector<std::uint32_t> programs;
+  bool whole() const { return programs.size() == 1; }
+  std::uint32_t head() const { return programs.back(); }
 };
 
-// The reference VM holds one program: prefill runs on a second one, whose KV cache is copied over.
-struct reference_runner final : runner {
-  vm::reference_vm decoder;
-  std::unique_ptr<vm::reference_vm> prefiller;
-  reference_runner(const gguf_model& model, ir::program p) : decoder(std::move(p)) {
-    model.for_each_weight(decoder.program(), [&](std::string_view n, std::span<const std::byte> b) { decoder.write_bytes(n, b); });
-  }
-  vm::reference_vm& of(pass which) {
-    if (which == pass::decode) return decoder;
-    if (!prefiller) throw octo::error("octo: internal: no prefill program");
-    return *prefiller;
-  }
-  void set_prefill(const gguf_model& model, const ir::program& p) override {
-    prefiller.reset();  // one at a time: its weights are a second copy
-    prefiller = std::make_unique<vm::reference_vm>(p);
-    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) { prefiller->write_bytes(n, b); });
-  }
-  void write_i32(pass w, std::string_view n, std::span<const std::int32_t> v) override { of(w).write_i32(n, v); }
-  void set_position(std::int64_t pos, std::int64_t) override {
-    decoder.set_position(pos);
-    if (prefiller) prefiller->set_position(pos);
-  }
-  void run(pass w) override { of(w).run(); }
-  void after_prefill(const std::vector<std::string>& kv_names) override {
-    for (const auto& kv : kv_names) {
-      const auto b = prefiller->bytes(prefiller->buffer_id(kv));
-      decoder.write_bytes(kv, b);
-    }
-  }
-  std::vector<float> read_f32(pass w, std::string_view n) override { return of(w).read_f32(n); }
-  std::int32_t read_first_i32(pass w, std::string_view n) override {
-    const auto b = of(w).bytes(of(w).buffer_id(n));
-    if (b.size() < 4) throw octo::error("octo: buffer '" + std::string(n) + "' is empty");
-    std::int32_t r = 0;
-    std::memcpy(&r, b.data(), 4);
-    return r;
-  }
-};
-
-// One Vulkan VM holds both programs: they share the weights and the KV caches by name, so there is one
-// copy of each and nothing to copy after the prompt.
-struct vulkan_runner final : runner {
-  vm::vulkan_vm vm;
-  vm::program_id decode_id = 0;
-  std::optional<vm::program_id> prefill_id;
-  std::set<std::string, std::less<>> decode_weights;
-  vulkan_runner(const gguf_model& model, const ir::program& p, const vm::vulkan_options& o) : vm(o) {
-    vm.load(p);
-    decode_id = 0;
-    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) {
-      vm.write_bytes(decode_id, n, b);
-      decode_weights.emplace(n);
-    });
-  }
-  vm::program_id of(pass which) const {
-    if (which == pass::decode) return decode_id;
-    if (!prefill_id) throw octo::error("octo: internal: no prefill program");
-    return *prefill_id;
-  }
-  void set_prefill(const gguf_model& model, const ir::program& p) override {
-    if (prefill_id) vm.remove_program(*prefill_id);
-    prefill_id.reset();
-    prefill_id = vm.add_program(p);
-    model.for_each_weight(p, [&](std::string_view n, std::span<const std::byte> b) {
-      if (!decode_weights.count(n)) vm.write_bytes(*prefill_id, n, b);  // shared ones hold their data already
-    });
-  }
-  void write_i32(pass w, std::string_view n, std::span<const std::int32_t> v) override {
-    vm.write_bytes(of(w), n, std::as_bytes(v));
-  }
-  void set_position(std::int64_t pos, std::int64_t n) override {
-    vm.set_position(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(n));
-  }
-  void run(pass w) override { vm.execute(of(w)); }
-  void after_prefill(const std::vector<std::string>&) override {}  // the KV caches are the same buffers
-  std::vector<float> read_f32(pass w, std::string_view n) override { return vm.read_f32(of(w), n); }
-  std::vector<float> read_f32_range(pass w, std::string_view n, std::size_t first, std::size_t count) override {
-    std::vector<float> out(count);
-    vm.read_into(of(w), n, std::as_writable_bytes(std::span<float>(out)), std::uint64_t{first} * 4);
-    return out;
-  }
-  std::int32_t read_first_i32(pass w, std::string_view n) override {
-    std::int32_t r = 0;
-    vm.read_into(of(w), n, std::as_writable_bytes(std::span<std::int32_t>(&r, 1)));
-    return r;
-  }
-};
+std::string slot_region(std::uint32_t s) { return "slot" + std::to_string(s); }
 
 }  // namespace
 
 struct engine::impl {
   engine_options options;
-  gguf_model model;
-  ir::program decode_prog;
-  std::unique_ptr<runner> vms;
-  std::int64_t prefill_T = 0;  // tokens of the prefill program built (0: none yet)
-  std::optional<pass> last_ran;  // whose profile() is the last pass's
-  std::vector<std::string> kv_names;
-  std::int64_t pos = 0;
-  std::int64_t vocab = 0;
-  timing last;
+  std::unique_ptr<model_source> src;
+  models::model_config cfg;
+  std::int64_t chunk = 1;           // prefill T upper bound
+  std::uint64_t hidden_half = 0;    // bytes of one half of the hidden ping-pong region
+  std::uint64_t scratch_bytes = 0;  // the shared activation region
+  residency_plan plan;
+  bool whole = true;                   // every layer resident, the model in one program per pass length
+  std::vector<std::int64_t> streamed;  // streamed layers in order
+  std::vector<std::int64_t> slot_of;   // per layer: ring slot, -1 when resident
+  std::unique_ptr<detail::engine_vm> vm;
+  std::set<std::string, std::less<>> weights_written;
+  std::optional<program_set> decode_set, prefill_set;
+  const program_set* last_ran = nullptr;  // whose profile() is the last pass's
 
-  impl(const std::filesystem::path& path, const engine_options& o) : options(o), model(path, o.ctx) {
+  // ---- the streaming pipeline -------------------------------------------------------------------------
+  struct host_buffer {
+    detail::pinned_block mem;
+    bool busy = false;
+  };
+  struct fetch {
+    std::int64_t item = 0, layer = 0;
+    std::uint32_t pinned_id = 0;
+    std::uint64_t pinned_offset = 0;
+    int staging = -1;       // staging buffer index, or -1 for a tier blob
+    bool tier = false;      // the blob is pinned in the tier
+    std::future<std::uint64_t> ready;  // valid while a read is pending
+  };
+  struct release {
+    std::uint64_t upload = 0;
+    int staging = -1;
+    std::int64_t tier_layer = -1;
+  };
+  std::vector<host_buffer> staging;
+  std::vector<detail::pinned_block> tier_blocks;
+  std::unique_ptr<stream::ram_tier> tier;
+  std::deque<fetch> fetches;       // items [next_upload, next_fetch)
+  std::deque<release> releases;    // uploads whose source memory is still held
+  std::int64_t next_fetch = 0, next_upload = 0, next_compute = 0;  // items: the cyclic sequence of streamed layers
+  std::vector<std::uint64_t> slot_compute;  // per slot: compute value of its last user
+  std::vector<std::uint64_t> slot_upload;   // per slot: the pending upload's value
+  std::vector<bool> slot_pending;           // per slot: uploaded, compute not yet submitted
+  std::atomic<std::uint64_t> source_ns{0}, source_bytes{0};
+  bool broken = false;                      // a read or upload failed mid-pipeline
+
+  std::int64_t pos = 0;
+  timing last;
+  streaming_stats st;
+  std::unique_ptr<stream::prefetcher> reader;  // last: joined first, while the memory it writes still exists
+
+  impl(const std::filesystem::path& path, const engine_options& o) : options(o) {
     if (options.prefill_chunk <= 0) throw octo::error("octo: the prefill chunk must be positive");
-    vocab = model.config().vocab;
-    decode_prog = model.decode_program(true);
-    for (const auto& b : decode_prog.buffers)
-      if (b.kind == ir::buffer_kind::kv_cache) kv_names.push_back(b.name.str());
-    if (options.vm == backend::reference) vms = std::make_unique<reference_runner>(model, decode_prog);
-    else vms = std::make_unique<vulkan_runner>(model, decode_prog, options.vulkan);
+    if (options.ring_depth == 0) throw octo::error("octo: the ring depth must be at least 1");
+    src = model_source::open(path, options.ctx);
+    cfg = src->config();
+    chunk = std::min(options.prefill_chunk, cfg.max_ctx);
+
+    // Programs first (their buffers size the plan), then the plan, then the VM.
+    const std::vector<ir::program> whole_decode{src->decode_program(true)};
+    std::vector<ir::program> decode_programs;  // the chain's, when the plan takes it
+    const bool may_stream = options.vram_budget > 0 || options.resident_layers >= 0;
+    if (!may_stream) {
+      plan = plan_with_resident_count(whole_inputs(whole_decode.front()), cfg.layers);
+    } else {
+      const auto probe_decode = chain_programs(1);
+      const auto probe_prefill = chain_programs(chunk);
+      const auto in = chain_inputs(probe_decode, probe_prefill);
+      if (options.resident_layers >= 0) {  // forced: the chain, whatever fits
+        plan = plan_with_resident_count(in, options.resident_layers);
+        whole = false;
+      } else {
+        plan = plan_residency(in);
+        whole = plan.all_resident();
+      }
+      if (whole) {
+        // The whole model as one program keeps every layer's activations: take it when it fits too.
+        auto w = whole_inputs(whole_decode.front());
+        w.vram_budget = in.vram_budget;
+        const auto wp = plan_with_resident_count(w, cfg.layers);
+        whole = wp.total_bytes <= options.vram_budget;
+        if (whole) plan = wp;
+      }
+      if (!whole) decode_programs = probe_decode;
+    }
+    say(plan.describe());
+
+    slot_of.assign(std::size_t(cfg.layers), -1);
+    for (std::int64_t l = 0; l < cfg.layers; ++l)
+      if (!plan.resident[std::size_t(l)]) {
+        slot_of[std::size_t(l)] = std::int64_t(streamed.size() % plan.ring_depth);
+        streamed.push_back(l);
+      }
+
+    vm = options.vm == backend::reference ? detail::make_reference_vm() : detail::make_vulkan_vm(options.vulkan);
+    if (!whole) {
+      vm->create_region("hidden", 2 * hidden_half);
+      vm->create_region("io", align_up(std::uint64_t(chunk) * 4, buffer_alignment));
+      if (scratch_bytes > 0) vm->create_region("scratch", scratch_bytes);
+      for (std::uint32_t s = 0; s < plan.ring_depth; ++s) vm->create_region(slot_region(s), plan.slot_bytes);
+    }
+    slot_compute.assign(plan.ring_depth, 0);
+    slot_upload.assign(plan.ring_depth, 0);
+    slot_pending.assign(plan.ring_depth, false);
+    setup_host_memory();
+    // Reads in flight are bounded by the host memory they fill (the ring and the staging buffers): a
+    // queue that deep never blocks the submitting thread.
+    if (!streamed.empty()) reader = std::make_unique<stream::prefetcher>(plan.ring_depth + staging.size() + 1);
+
+    // prefill programs are added for the first prompt (the plan counts them)
+    decode_set = add_set(1, whole ? whole_decode : decode_programs);
+    say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
+        " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
   }
 
-  vulkan_runner* vulkan() const {
-    return options.vm == backend::vulkan ? static_cast<vulkan_runner*>(vms.get()) : nullptr;
+  /// The plan's inputs for the whole model as one program per pass length: every buffer its own.
+  residency_inputs whole_inputs(const ir::program& decode) const {
+    residency_inputs in;
+    in.ring_depth = options.ring_depth;
+    for (std::int64_t l = 0; l < cfg.layers; ++l) in.layer_bytes.push_back(src->layer_blob_bytes(l));
+    const auto count = [&](const ir::program& p, bool weights) {
+      for (const auto& b : p.buffers) {
+        const auto n = std::uint64_t(b.nbytes());
+        if (b.kind == ir::buffer_kind::weight) {
+          if (!weights) continue;
+          const auto* t = src->find(b.source.str().empty() ? b.name.view() : b.source.view());
+          if (t && t->layer >= 0) continue;  // in layer_bytes
+          (b.name.view() == "token_embd.weight" ? in.embed_bytes : in.head_bytes) += n;
+        } else if (b.kind == ir::buffer_kind::kv_cache) {
+          if (weights) in.kv_bytes += n;
+        } else {
+          in.activation_bytes += align_up(n, buffer_alignment);
+        }
+      }
+    };
+    count(decode, true);
+    count(src->prefill_program(chunk), false);  // the prefill program's own activations, beside decode's
+    return in;
+  }
+
+  /// The plan's inputs for the chain (a shared scratch region, the hidden-state ping-pong, a ring).
+  residency_inputs chain_inputs(const std::vector<ir::program>& probe_decode,
+                                const std::vector<ir::program>& probe_prefill) {
+    hidden_half = align_up(std::uint64_t(chunk * cfg.hidden * 4), buffer_alignment);
+    residency_inputs in;
+    in.ring_depth = options.ring_depth;
+    in.vram_budget = options.vram_budget;
+    for (std::int64_t l = 0; l < cfg.layers; ++l) in.layer_bytes.push_back(src->layer_blob_bytes(l));
+    std::uint64_t own_io = 0;
+    for (const auto* set : {&probe_decode, &probe_prefill})
+      for (const auto& p : *set) {
+        scratch_bytes = std::max(scratch_bytes, scratch_layout(p, nullptr));
+        for (const auto& b : p.buffers)
+          if ((b.kind == ir::buffer_kind::io_input || b.kind == ir::buffer_kind::io_output) && b.name.view() != "pos" &&
+              b.name.view() != "hidden_in" && b.name.view() != "hidden_out")
+            own_io += align_up(std::uint64_t(b.nbytes()), buffer_alignment);
+      }
+    for (const auto& b : probe_decode.front().buffers)
+      if (b.kind == ir::buffer_kind::weight) in.embed_bytes += std::uint64_t(b.nbytes());
+    for (const auto& b : probe_decode.back().buffers)
+      if (b.kind == ir::buffer_kind::weight && b.name.view() != "token_embd.weight") in.head_bytes += std::uint64_t(b.nbytes());
+    for (std::size_t i = 1; i + 1 < probe_decode.size(); ++i)
+      for (const auto& b : probe_decode[i].buffers)
+        if (b.kind == ir::buffer_kind::kv_cache) in.kv_bytes += std::uint64_t(b.nbytes());
+    in.activation_bytes = scratch_bytes + 2 * hidden_half + align_up(std::uint64_t(chunk) * 4, buffer_alignment) + own_io;
+    return in;
+  }
+
+  ~impl() {
+    // Stop the reader before the memory its reads write goes away (the read in flight finishes, queued
+    // ones are cancelled).
+    reader.reset();
+  }
+
+  void say(const std::string& line) const {
+    if (options.progress) options.progress(line);
+  }
+
+  // ---- programs -----------------------------------------------------------------------------------------
+
+  /// The chain for pass length T: embedding, one program per layer, head (with the argmax).
+  std::vector<ir::program> chain_programs(std::int64_t T) const {
+    std::vector<ir::program> r;
+    const auto make = [&](models::segment seg, bool argmax) {
+      return T == 1 ? src->decode_program(argmax, seg) : src->prefill_program(T, argmax, seg);
+    };
+    r.push_back(make(models::segment::embedding(), false));
+    for (std::int64_t l = 0; l < cfg.layers; ++l) r.push_back(make(models::segment::layers(l, l + 1), false));
+    r.push_back(make(models::segment::output_head(cfg.layers), true));
+    return r;
+  }
+
+  /// The prefill programs of pass length T as the plan segments the model (whole: logits of every row,
+  /// no argmax; a prompt of one token too runs the prefill program).
+  std::vector<ir::program> set_programs(std::int64_t T) const {
+    if (!whole) return chain_programs(T);
+    return {src->prefill_program(T)};
+  }
+
+  /// Lays out `p`'s activation buffers from offset 0 of the scratch region; returns the bytes used.
+  static std::uint64_t scratch_layout(const ir::program& p, std::vector<detail::placement>* out) {
+    std::uint64_t end = 0;
+    for (const auto& b : p.buffers) {
+      if (b.kind != ir::buffer_kind::activation) continue;
+      if (out) out->push_back({b.name.str(), "scratch", end});
+      end = align_up(end + std::uint64_t(b.nbytes()), buffer_alignment);
+    }
+    return end;
+  }
+
+  program_set add_set(std::int64_t T, const std::vector<ir::program>& progs) {
+    program_set s;
+    s.T = T;
+    const std::size_t n = progs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = progs[i];
+      std::vector<detail::placement> pl;
+      if (whole) {  // the VM places every buffer itself; weights shared with programs added before
+        const std::uint32_t id = vm->add_program(p, pl);
+        src->for_each_weight(p, [&](std::string_view name, std::span<const std::byte> bytes) {
+          if (weights_written.insert(std::string(name)).second) vm->write_bytes(id, name, bytes);
+        });
+        s.programs.push_back(id);
+        continue;
+      }
+      scratch_layout(p, &pl);
+      const bool is_layer = i > 0 && i + 1 < n;
+      const std::int64_t layer = is_layer ? std::int64_t(i) - 1 : -1;
+      // hidden state ping-pong: the embedding writes half 0, layer l reads half l%2 and writes (l+1)%2
+      const std::int64_t in_half = i == 0 ? -1 : (i - 1) % 2;
+      for (const auto& b : p.buffers) {
+        const auto name = b.name.view();
+        if (name == "hidden_in") pl.push_back({"hidden_in", "hidden", std::uint64_t(in_half) * hidden_half});
+        else if (name == "hidden_out") pl.push_back({"hidden_out", "hidden", std::uint64_t((in_half + 1) % 2) * hidden_half});
+        else if (name == "pos") pl.push_back({"pos", "io", 0});
+        else if (is_layer && b.kind == ir::buffer_kind::weight && slot_of[std::size_t(layer)] >= 0) {
+          const auto* t = src->find(b.source.str().empty() ? b.name.view() : b.source.view());
+          pl.push_back({b.name.str(), slot_region(std::uint32_t(slot_of[std::size_t(layer)])), t->offset});
+        }
+      }
+      const std::uint32_t id = vm->add_program(p, pl);
+      // resident weights: written once (programs share them by name)
+      for (const auto& b : p.buffers) {
+        if (b.kind != ir::buffer_kind::weight) continue;
+        if (is_layer && slot_of[std::size_t(layer)] >= 0) continue;
+        if (weights_written.count(b.name.view())) continue;
+        const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+        src->with_tensor(key, [&](std::span<const std::byte> bytes) { vm->write_bytes(id, b.name.view(), bytes); });
+        weights_written.insert(b.name.str());
+      }
+      s.programs.push_back(id);
+      if (T == 1 && (i % 8 == 0 || i + 1 == n))
+        say("loading: " + std::to_string(i + 1) + " of " + std::to_string(n) + " programs, " +
+            format_bytes(vm->memory_in_use()) + " of device memory");
+    }
+    return s;
+  }
+
+  // ---- host memory: staging buffers and the warm tier ---------------------------------------------
+
+  void setup_host_memory() {
+    if (streamed.empty()) return;
+    const std::uint64_t slot = plan.slot_bytes;
+    std::uint64_t tier_slots = options.ram_budget / slot;
+    tier_slots = std::min<std::uint64_t>(tier_slots, streamed.size());
+    if (tier_slots > 0) {
+      // pinned memory in blocks of at most ~1 GiB (a whole number of slots, at least one)
+      const std::uint64_t per_block = std::max<std::uint64_t>(1, (std::uint64_t(1) << 30) / slot);
+      std::vector<std::span<std::byte>> regions;
+      for (std::uint64_t done = 0; done < tier_slots;) {
+        const std::uint64_t k = std::min(per_block, tier_slots - done);
+        tier_blocks.push_back(vm->allocate_pinned(k * slot));
+        regions.emplace_back(tier_blocks.back().data, std::size_t(k * slot));
+        done += k;
+      }
+      tier = std::make_unique<stream::ram_tier>(slot, regions);
+    }
+    // Staging only when the tier cannot hold every streamed layer: the ring plus one read ahead.
+    const std::size_t n_staging = tier_slots >= streamed.size() ? 0 : plan.ring_depth + 1;
+    for (std::size_t i = 0; i < n_staging; ++i) staging.push_back({vm->allocate_pinned(slot), false});
+    say("host memory: " + std::to_string(tier_slots) + " of " + std::to_string(streamed.size()) +
+        " streamed layers fit the RAM tier (" + format_bytes(tier_slots * slot) + "), " +
+        std::to_string(n_staging) + " staging buffers of " + format_bytes(slot));
+  }
+
+  /// Which pinned block holds `p` (a tier blob), and where.
+  std::pair<std::uint32_t, std::uint64_t> locate(const std::byte* p) const {
+    for (const auto& b : tier_blocks)
+      if (p >= b.data && p < b.data + b.bytes) return {b.id, std::uint64_t(p - b.data)};
+    throw octo::error("octo: a RAM tier blob outside the pinned blocks");
+  }
+
+  // ---- the pipeline -------------------------------------------------------------------------------
+
+  std::int64_t layer_of_item(std::int64_t item) const { return streamed[std::size_t(item % std::int64_t(streamed.size()))]; }
+
+  void release_done(bool wait_oldest) {
+    if (wait_oldest && !releases.empty()) {
+      const auto t0 = clock_type::now();
+      vm->wait_upload(releases.front().upload);
+      st.upload_wait_ms += ms_since(t0);
+    }
+    const std::uint64_t done = vm->completed_upload();
+    while (!releases.empty() && releases.front().upload <= done) {
+      const auto& r = releases.front();
+      if (r.staging >= 0) staging[std::size_t(r.staging)].busy = false;
+      if (r.tier_layer >= 0) tier->unpin(stream::ram_tier::key(r.tier_layer));
+      releases.pop_front();
+    }
+  }
+
+  std::future<std::uint64_t> read_async(std::int64_t layer, std::span<std::byte> dst) {
+    return reader->submit(
+        [this, layer, dst] {
+          const auto t0 = clock_type::now();
+          const std::uint64_t n = src->read_layer(layer, dst);
+          source_ns += std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - t0).count());
+          source_bytes += n;
+          return n;
+        },
+        "layer " + std::to_string(layer));
+  }
+
+  /// Starts reads for upcoming items while host memory is free (never blocks).
+  void issue_fetches() {
+    const std::int64_t window = std::int64_t(plan.ring_depth + staging.size());
+    while (next_fetch < next_compute + window) {
+      const std::int64_t layer = layer_of_item(next_fetch);
+      const auto bytes = src->layer_blob_bytes(layer);
+      fetch f;
+      f.item = next_fetch;
+      f.layer = layer;
+      const auto key = stream::ram_tier::key(layer);
+      if (tier) {
+        if (auto blob = tier->lookup(key)) {  // warm: straight from pinned RAM
+          tier->pin(key);
+          std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
+          f.tier = true;
+          ++st.ram_hits;
+          fetches.push_back(std::move(f));
+          ++next_fetch;
+          continue;
+        }
+        ++st.ram_misses;
+        // Fill free tier slots, never evict: the access pattern is cyclic, under which LRU would miss
+        // every time, while a fixed subset hits on every pass.
+        if (tier->resident_count() < tier->capacity()) {
+          auto blob = tier->insert(key, bytes);
+          if (blob) {
+            tier->pin(key);
+            std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
+            f.tier = true;
+            f.ready = read_async(layer, *blob);
+            fetches.push_back(std::move(f));
+            ++next_fetch;
+            continue;
+          }
+        }
+      }
+      int free_staging = -1;
+      for (std::size_t i = 0; i < staging.size(); ++i)
+        if (!staging[i].busy) {
+          free_staging = int(i);
+          break;
+        }
+      if (free_staging < 0) {
+        if (tier) --st.ram_misses;  // looked up again when retried
+        return;
+      }
+      auto& sb = staging[std::size_t(free_staging)];
+      sb.busy = true;
+      f.staging = free_staging;
+      f.pinned_id = sb.mem.id;
+      f.pinned_offset = 0;
+      f.ready = read_async(layer, std::span<std::byte>(sb.mem.data, std::size_t(sb.mem.bytes)));
+      fetches.push_back(std::move(f));
+      ++next_fetch;
+    }
+  }
+
+  /// Uploads fetched items in order while their slot is free; blocks on a read only for `must_item`.
+  void issue_uploads(std::int64_t must_item) {
+    while (!fetches.empty()) {
+      auto& f = fetches.front();
+      const auto s = std::size_t(slot_of[std::size_t(f.layer)]);
+      if (slot_pending[s]) return;
+      if (f.ready.valid()) {
+        if (f.item != must_item && f.ready.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+        const auto t0 = clock_type::now();
+        f.ready.get();  // rethrows the read's error
+        st.fetch_wait_ms += ms_since(t0);
+      }
+      const auto bytes = src->layer_blob_bytes(f.layer);
+      const std::uint64_t u =
+          vm->upload_async(f.pinned_id, f.pinned_offset, slot_region(std::uint32_t(s)), 0, bytes, slot_compute[s]);
+      ++st.layer_uploads;
+      st.bytes_uploaded += bytes;
+      slot_pending[s] = true;
+      slot_upload[s] = u;
+      releases.push_back({u, f.staging, f.tier ? f.layer : -1});
+      fetches.pop_front();
+      ++next_upload;
+    }
+  }
+
+  void pump(std::int64_t must_item = -1) {
+    release_done(false);
+    issue_fetches();
+    issue_uploads(must_item);
+  }
+
+  /// The upload value the compute of item next_compute waits for (issuing what it needs).
+  std::uint64_t ensure_uploaded() {
+    for (;;) {
+      pump(next_compute);
+      if (next_upload > next_compute) return slot_upload[std::size_t(slot_of[std::size_t(layer_of_item(next_compute))])];
+      // Not even fetched: every staging buffer is still being uploaded from; wait for the oldest.
+      if (releases.empty()) throw octo::error("octo: streaming pipeline stalled with no upload in flight");
+      release_done(true);
+    }
+  }
+
+  // ---- passes -------------------------------------------------------------------------------------
+
+  /// One pass of `ids` at positions start..: the whole program, or embed, every layer, head. Returns
+  /// the program that holds the logits.
+  std::uint32_t run_pass(const program_set& s, std::span<const std::int32_t> ids, std::int64_t start) {
+    if (broken) throw octo::error("octo: the engine failed earlier and cannot continue");
+    last_ran = &s;
+    try {
+      const auto T = static_cast<std::size_t>(s.T);
+      std::vector<std::int32_t> pos_ids(T);
+      for (std::size_t t = 0; t < T; ++t) pos_ids[t] = static_cast<std::int32_t>(start + std::int64_t(t));
+      const auto first = s.programs.front();
+      vm->write_bytes(first, "tokens", std::as_bytes(ids));
+      vm->write_bytes(s.whole() ? first : s.programs[1], "pos", std::as_bytes(std::span<const std::int32_t>(pos_ids)));
+      vm->set_position(start, s.T);
+      if (s.whole()) {
+        const auto t0 = clock_type::now();
+        vm->run(first);
+        st.compute_wait_ms += ms_since(t0);
+        ++st.passes;
+        return first;
+      }
+      vm->submit(first, 0);
+      for (std::int64_t l = 0; l < cfg.layers; ++l) {
+        const auto prog = s.programs[std::size_t(l) + 1];
+        const auto slot = slot_of[std::size_t(l)];
+        if (slot < 0) {
+          vm->submit(prog, 0);
+          continue;
+        }
+        const std::uint64_t u = ensure_uploaded();
+        slot_compute[std::size_t(slot)] = vm->submit(prog, u);
+        slot_pending[std::size_t(slot)] = false;
+        ++next_compute;
+        pump();
+      }
+      const std::uint64_t done = vm->submit(s.head(), 0);
+      if (!streamed.empty()) pump();  // the next pass's first layers upload while the head computes
+      const auto t0 = clock_type::now();
+      vm->wait_compute(done);
+      st.compute_wait_ms += ms_since(t0);
+      ++st.passes;
+      st.source_ms = double(source_ns.load()) / 1e6;
+      st.bytes_from_source = source_bytes.load();
+      return s.head();
+    } catch (...) {
+      broken = true;
+      throw;
+    }
+  }
+
+  /// The prefill programs for a prompt of n tokens (built, uploaded and recorded here, outside a timed
+  /// pass); those of another length are removed first.
+  const program_set& prefill_programs(std::int64_t n) {
+    const std::int64_t T = std::min(n, chunk);
+    if (T == 1 && !whole) return *decode_set;  // the chain's T = 1 programs are the decode programs
+    if (!prefill_set || prefill_set->T != T) {
+      if (prefill_set) {
+        if (last_ran == &*prefill_set) last_ran = nullptr;
+        for (const auto id : prefill_set->programs) vm->remove_program(id);
+        prefill_set.reset();
+      }
+      prefill_set = add_set(T, set_programs(T));
+    }
+    return *prefill_set;
   }
 
   void check_token(std::int32_t id) const {
-    if (id < 0 || id >= vocab)
-      throw octo::error("octo: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab));
+    if (id < 0 || id >= cfg.vocab)
+      throw octo::error("octo: token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(cfg.vocab));
   }
 
-  void step(std::int32_t id) {
+  std::uint32_t step(std::int32_t id) {
     check_token(id);
-    if (pos >= model.config().max_ctx)
-      throw octo::error("octo: the context of " + std::to_string(model.config().max_ctx) + " tokens is full");
-    const std::int32_t t[1] = {id}, p[1] = {static_cast<std::int32_t>(pos)};
-    vms->write_i32(pass::decode, "tokens", t);
-    vms->write_i32(pass::decode, "pos", p);
-    vms->set_position(pos, 1);
-    vms->run(pass::decode);
-    last_ran = pass::decode;
+    if (pos >= cfg.max_ctx) throw octo::error("octo: the context of " + std::to_string(cfg.max_ctx) + " tokens is full");
+    const std::int32_t t[1] = {id};
+    const auto head = run_pass(*decode_set, t, pos);
     ++pos;
+    return head;
   }
 
-  // The prefill VM for a prompt of n tokens (built, uploaded and recorded here, outside the timed pass).
-  std::int64_t prepare_prefill(std::int64_t n) {
-    const std::int64_t T = std::min(n, options.prefill_chunk);
-    if (prefill_T != T) {
-      if (last_ran == pass::prefill) last_ran.reset();
-      prefill_T = 0;
-      vms->set_prefill(model, model.prefill_program(T));
-      prefill_T = T;
-    }
-    return T;
-  }
-
-  std::vector<float> batched_prefill(std::span<const std::int32_t> ids) {
-    const auto n = static_cast<std::int64_t>(ids.size());
-    const std::int64_t T = prepare_prefill(n);
-    // Windows of T tokens; the last one ends at the prompt's end and may overlap the one before: the
-    // overlapped positions are recomputed to the same keys and values.
-    std::vector<std::int32_t> pos_ids(static_cast<std::size_t>(T));
-    std::int64_t start = 0;
-    for (;;) {
-      const bool last = start + T >= n;
-      if (last) start = n - T;
-      for (std::int64_t t = 0; t < T; ++t) pos_ids[std::size_t(t)] = static_cast<std::int32_t>(start + t);
-      vms->write_i32(pass::prefill, "tokens", ids.subspan(std::size_t(start), std::size_t(T)));
-      vms->write_i32(pass::prefill, "pos", pos_ids);
-      vms->set_position(start, T);
-      vms->run(pass::prefill);
-      last_ran = pass::prefill;
-      if (last) break;
-      start += T;
-    }
-    vms->after_prefill(kv_names);
-    pos = n;
-    return vms->read_f32_range(pass::prefill, "logits", static_cast<std::size_t>((T - 1) * vocab),
-                               static_cast<std::size_t>(vocab));
+  /// The logits of row T-1 only: reading all T rows of a prefill cost more than the pass itself.
+  std::vector<float> last_logits(std::uint32_t head, std::int64_t T) {
+    std::vector<float> out(static_cast<std::size_t>(cfg.vocab));
+    vm->read_into(head, "logits", std::as_writable_bytes(std::span<float>(out)), std::uint64_t(T - 1) * out.size() * 4);
+    return out;
   }
 
   std::vector<float> prefill(std::span<const std::int32_t> ids) {
     if (ids.empty()) throw octo::error("octo: the prompt is empty");
     for (auto id : ids) check_token(id);
-    const auto ctx = model.config().max_ctx;
-    if (pos + static_cast<std::int64_t>(ids.size()) > ctx)
+    if (pos + std::int64_t(ids.size()) > cfg.max_ctx)
       throw octo::error("octo: the prompt has " + std::to_string(ids.size()) + " tokens but the context holds " +
-                        std::to_string(ctx - pos) + " more (raise --ctx)");
-    if (pos == 0) return batched_prefill(ids);
-    for (auto id : ids) step(id);
-    return vms->read_f32(pass::decode, "logits");
+                        std::to_string(cfg.max_ctx - pos) + " more (raise --ctx)");
+    if (pos != 0) {  // continuing a sequence: token by token
+      std::uint32_t head = 0;
+      for (auto id : ids) head = step(id);
+      return last_logits(head, 1);
+    }
+    const auto n = static_cast<std::int64_t>(ids.size());
+    const auto& s = prefill_programs(n);
+    // Windows of T tokens; the last ends at the prompt's end and may overlap the one before (the
+    // overlapped positions are recomputed to the same keys and values).
+    std::int64_t start = 0;
+    std::uint32_t head = 0;
+    for (;;) {
+      const bool last_window = start + s.T >= n;
+      if (last_window) start = n - s.T;
+      head = run_pass(s, ids.subspan(std::size_t(start), std::size_t(s.T)), start);
+      if (last_window) break;
+      start += s.T;
+    }
+    pos = n;
+    return last_logits(head, s.T);
   }
 };
 
-engine::engine(const std::filesystem::path& gguf, const engine_options& options) try
-    : impl_(std::make_unique<impl>(gguf, options)) {
+engine::engine(const std::filesystem::path& model, const engine_options& options) try
+    : impl_(std::make_unique<impl>(model, options)) {
 } catch (const octo::error&) {
   throw;
 } catch (const std::exception& e) {  // out of memory, a library's exception: still one line naming the file
-  throw octo::error("octo: " + gguf.filename().string() + ": cannot load: " +
+  const auto name = model.filename().empty() ? model.parent_path().filename() : model.filename();
+  throw octo::error("octo: " + name.string() + ": cannot load: " +
                     (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : octo::library_text(e.what())));
 }
 engine::~engine() = default;
 engine::engine(engine&&) noexcept = default;
 engine& engine::operator=(engine&&) noexcept = default;
 
-const gguf_model& engine::model() const { return impl_->model; }
-std::string engine::device_name() const {
-  if (impl_->options.vm == backend::reference) return "reference VM (CPU)";
-  return impl_->vulkan()->vm.device().name;
-}
-std::int64_t engine::context() const { return impl_->model.config().max_ctx; }
+const model_source& engine::model() const { return *impl_->src; }
+const residency_plan& engine::plan() const { return impl_->plan; }
+std::string engine::device_name() const { return impl_->vm->device_name(); }
+std::int64_t engine::context() const { return impl_->cfg.max_ctx; }
 std::int64_t engine::position() const { return impl_->pos; }
+std::uint64_t engine::streamed_bytes_per_token() const { return impl_->plan.streamed_bytes_per_pass; }
 void engine::reset() { impl_->pos = 0; }
+std::uint64_t engine::validation_messages() const { return impl_->vm->validation_messages(); }
+const engine::timing& engine::last_timing() const { return impl_->last; }
+const streaming_stats& engine::stats() const { return impl_->st; }
+void engine::reset_stats() {
+  impl_->st = {};
+  impl_->source_ns = 0;
+  impl_->source_bytes = 0;
+}
+void engine::prepare_prefill(std::int64_t n) {
+  if (n > 0 && n <= context()) (void)impl_->prefill_programs(n);
+}
 
 std::vector<float> engine::prefill(std::span<const std::int32_t> ids) { return impl_->prefill(ids); }
 
-std::vector<float> engine::decode(std::int32_t id) {
-  impl_->step(id);
-  return impl_->vms->read_f32(pass::decode, "logits");
-}
+std::vector<float> engine::decode(std::int32_t id) { return impl_->last_logits(impl_->step(id), 1); }
 
 std::int32_t engine::decode_greedy(std::int32_t id) {
-  impl_->step(id);
-  return impl_->vms->read_first_i32(pass::decode, "next_token");
+  const auto head = impl_->step(id);
+  std::int32_t r = 0;
+  impl_->vm->read_into(head, "next_token", std::as_writable_bytes(std::span<std::int32_t>(&r, 1)));
+  return r;
 }
 
-std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt, std::int64_t n,
-                                           const sampling_params& s, const std::function<bool(std::int32_t)>& on_token,
+std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt, std::int64_t n, const sampling_params& s,
+                                           const std::function<bool(std::int32_t)>& on_token,
                                            std::vector<float>* prompt_logits) {
   if (n < 0) throw octo::error("octo: the number of tokens to generate must be >= 0");
-  const auto n_prompt = static_cast<std::int64_t>(prompt.size());
-  // built and recorded outside the timed prefill
-  if (impl_->pos == 0 && n_prompt > 0 && n_prompt <= context()) impl_->prepare_prefill(n_prompt);
-  return detail::generate_loop(*this, impl_->last, prompt, n, s, on_token, prompt_logits);
+  if (impl_->pos == 0) prepare_prefill(static_cast<std::int64_t>(prompt.size()));  // outside the timed prefill
+  const auto ms_since_t = [](clock_type::time_point t0) { return ms_since(t0); };
+  auto& last = impl_->last;
+  sampler smp(s);
+  last = {};
+  std::vector<std::int32_t> history(prompt.begin(), prompt.end()), out;
+  const auto t0 = clock_type::now();
+  std::vector<float> logits = prefill(prompt);
+  last.prompt_tokens = static_cast<std::int64_t>(prompt.size());
+  last.prefill_ms = ms_since_t(t0);
+  if (prompt_logits) *prompt_logits = logits;
+  if (n == 0) return out;
+  // Greedy sampling asks the device for the argmax instead of reading the logits back.
+  const bool greedy = s.is_greedy();
+  std::int32_t next = smp.sample(logits, history);
+  const auto t1 = clock_type::now();
+  for (;;) {
+    out.push_back(next);
+    history.push_back(next);
+    if (on_token && !on_token(next)) break;
+    if (static_cast<std::int64_t>(out.size()) >= n || position() >= context()) break;
+    if (greedy) {
+      next = decode_greedy(next);
+    } else {
+      logits = decode(next);
+      next = smp.sample(logits, history);
+    }
+    ++last.decode_tokens;
+  }
+  last.decode_ms = ms_since_t(t1);
+  return out;
 }
-
-const engine::timing& engine::last_timing() const { return impl_->last; }
 
 vm::vulkan_stats engine::decode_stats() const {
-  if (impl_->options.vm != backend::vulkan) return {};
-  return impl_->vulkan()->vm.stats(impl_->vulkan()->decode_id);
-}
-
-std::uint64_t engine::validation_messages() const {
-  if (impl_->options.vm != backend::vulkan) return 0;
-  std::uint64_t n = impl_->vulkan()->vm.stats().validation_messages;
-  return n;
+  vm::vulkan_stats sum;
+  bool first = true;
+  for (const auto id : impl_->decode_set->programs) {
+    const auto s = impl_->vm->stats(id);
+    if (first) sum = s;
+    else {
+      sum.dispatches += s.dispatches;
+      sum.task_dispatches += s.task_dispatches;
+      sum.barriers += s.barriers;
+      sum.recordings += s.recordings;
+      sum.submits += s.submits;
+    }
+    first = false;
+  }
+  return sum;
 }
 
 std::vector<vm::task_profile> engine::profile() const {
-  auto* v = impl_->vulkan();
-  if (!v || !impl_->last_ran) return {};
-  return v->vm.profile(v->of(*impl_->last_ran));
+  std::vector<vm::task_profile> out;
+  if (!impl_->last_ran) return out;
+  for (const auto id : impl_->last_ran->programs) {
+    auto p = impl_->vm->profile(id);
+    out.insert(out.end(), p.begin(), p.end());
+  }
+  return out;
 }
 
 }  // namespace octo::runtime

@@ -9,33 +9,52 @@
 namespace octo::stream {
 
 prefetcher::prefetcher(const manifest& m, reader_options o, std::size_t depth)
-    : reader_(m, o), depth_(depth == 0 ? 1 : depth) {
+    : reader_(std::in_place, m, o), depth_(depth == 0 ? 1 : depth) {
   thread_ = std::thread([this] { run(); });
+}
+
+prefetcher::prefetcher(std::size_t depth) : depth_(depth == 0 ? 1 : depth) {
+  thread_ = std::thread([this] { run(); });
+}
+
+layer_reader& prefetcher::reader() {
+  if (!reader_) throw octo::error("prefetcher: no manifest to read layer files from (only read jobs)");
+  return *reader_;
 }
 
 prefetcher::~prefetcher() { shutdown(); }
 
-void prefetcher::submit(const file_entry& f, std::span<std::byte> dst, read_callback done) {
+void prefetcher::submit(read_job job, std::string what, read_callback done) {
   std::unique_lock lock(mu_);
   cv_space_.wait(lock, [&] { return stop_ || queue_.size() + in_flight_ < depth_; });
-  if (stop_) throw octo::error("prefetcher: read of " + f.name + " submitted after shutdown");
-  queue_.push_back({&f, dst, std::move(done)});
+  if (stop_) throw octo::error("prefetcher: read of " + what + " submitted after shutdown");
+  queue_.push_back({std::move(job), std::move(what), std::move(done)});
   lock.unlock();
   cv_work_.notify_one();
 }
 
-std::future<std::uint64_t> prefetcher::submit(const file_entry& f, std::span<std::byte> dst) {
+std::future<std::uint64_t> prefetcher::submit(read_job job, std::string what) {
   auto p = std::make_shared<std::promise<std::uint64_t>>();
   auto fut = p->get_future();
-  submit(f, dst, [p](std::uint64_t bytes, std::exception_ptr e) {
+  submit(std::move(job), std::move(what), [p](std::uint64_t bytes, std::exception_ptr e) {
     if (e) p->set_exception(e);
     else p->set_value(bytes);
   });
   return fut;
 }
 
+void prefetcher::submit(const file_entry& f, std::span<std::byte> dst, read_callback done) {
+  auto& r = reader();
+  submit([&r, &f, dst] { return r.read(f, dst); }, f.name, std::move(done));
+}
+
+std::future<std::uint64_t> prefetcher::submit(const file_entry& f, std::span<std::byte> dst) {
+  auto& r = reader();
+  return submit([&r, &f, dst] { return r.read(f, dst); }, f.name);
+}
+
 std::future<std::uint64_t> prefetcher::submit_layer(std::int64_t layer, std::span<std::byte> dst) {
-  return submit(reader_.source().layer_file(layer), dst);
+  return submit(reader().source().layer_file(layer), dst);
 }
 
 std::size_t prefetcher::pending() const {
@@ -60,7 +79,7 @@ void prefetcher::shutdown() {
   cv_space_.notify_all();
   if (thread_.joinable()) thread_.join();
   for (auto& r : cancelled)
-    r.done(0, std::make_exception_ptr(octo::error("prefetcher: read of " + r.file->name + " cancelled by shutdown")));
+    r.done(0, std::make_exception_ptr(octo::error("prefetcher: read of " + r.what + " cancelled by shutdown")));
   cv_space_.notify_all();
 }
 
@@ -78,7 +97,7 @@ void prefetcher::run() {
     std::uint64_t bytes = 0;
     std::exception_ptr error;
     try {
-      bytes = reader_.read(*r.file, r.dst);
+      bytes = r.read();
     } catch (...) {
       error = std::current_exception();
     }

@@ -7,6 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include <unistd.h>
 
@@ -14,15 +18,6 @@
 #include "spirv_registry.hpp"
 
 namespace octo::vm::vulkan {
-
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 namespace {
 
@@ -61,16 +56,20 @@ pipelines::pipelines(const device& dev, std::string cache_dir) : dev_(dev) {
     if (cache_dir != "-") {
       std::filesystem::path dir = cache_dir.empty() ? default_cache_dir() : std::filesystem::path(cache_dir);
       if (!dir.empty()) {
-        std::uint64_t h = 1469598103934665603ull;
+        // The key: every SPIR-V module (name and words), the driver's cache UUID and version (XXH3, as
+        // the layer files' checksums).
+        const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> st(XXH3_createState(), &XXH3_freeState);
+        if (!st) throw std::bad_alloc();
+        XXH3_64bits_reset(st.get());
         for (auto name : spirv_names()) {
           auto words = find_spirv(name);
-          h = fnv1a(name.data(), name.size(), h);
-          h = fnv1a(words.data(), words.size_bytes(), h);
+          XXH3_64bits_update(st.get(), name.data(), name.size());
+          XXH3_64bits_update(st.get(), words.data(), words.size_bytes());
         }
         const auto& p = dev.properties();
-        h = fnv1a(p.pipelineCacheUUID.data(), VK_UUID_SIZE, h);
-        h = fnv1a(&p.driverVersion, sizeof p.driverVersion, h);
-        cache_file_ = dir / ("pipelines-" + hex(h) + ".bin");
+        XXH3_64bits_update(st.get(), p.pipelineCacheUUID.data(), VK_UUID_SIZE);
+        XXH3_64bits_update(st.get(), &p.driverVersion, sizeof p.driverVersion);
+        cache_file_ = dir / ("pipelines-" + hex(XXH3_64bits_digest(st.get())) + ".bin");
       }
     }
     std::vector<char> data;

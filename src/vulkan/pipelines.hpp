@@ -44,7 +44,4 @@ class pipelines {
   std::map<std::pair<std::string, std::vector<std::uint32_t>>, vk::raii::Pipeline> map_;
 };
 
-/// FNV-1a over bytes (the cache key's SPIR-V hash).
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h = 1469598103934665603ull);
-
 }  // namespace octo::vm::vulkan

@@ -33,7 +33,8 @@ mkdir -p "$work/obj"
 # links only the objects it reaches. An object is rebuilt when its source or any header under include/
 # or src/ is newer (coarse, but the fuzz tests share one work folder and build it once).
 sources=("$root"/src/file_io.cpp "$root"/src/ir/*.cpp "$root"/src/model/*.cpp "$root"/src/stream/manifest.cpp
-  "$root"/src/stream/layer_reader.cpp "$root"/src/stream/decompose.cpp "$root"/src/runtime/gguf_model.cpp
+  "$root"/src/stream/layer_reader.cpp "$root"/src/stream/decompose.cpp "$root"/src/runtime/model_source.cpp
+  "$root"/src/runtime/model_source_gguf.cpp "$root"/src/runtime/model_source_directory.cpp
   "$root"/src/runtime/decomposed.cpp)
 echo "run_fuzz.sh: building $target with $cxx in $work" >&2
 export cxx work root

@@ -13,7 +13,6 @@
 
 #include <octo/runtime/decomposed.hpp>
 #include <octo/runtime/engine.hpp>
-#include <octo/runtime/streaming_engine.hpp>
 
 #include "gpu_support.hpp"
 
@@ -88,14 +87,14 @@ void check_identical(const fs::path& model, std::int64_t resident_layers, std::u
   CAPTURE(ring);
   CAPTURE(ram);
   const auto& want = resident();
-  runtime::streaming_options o;
+  runtime::engine_options o;
   o.ctx = ctx;
   o.prefill_chunk = chunk;
   o.resident_layers = resident_layers;
   o.ring_depth = ring;
   o.ram_budget = ram;
   o.vulkan = vk();
-  runtime::streaming_engine e(model, o);
+  runtime::engine e(model, o);
   CHECK(e.plan().resident_layers == resident_layers);
   const auto got = run(e);
   REQUIRE(want.prompt_logits.size() == 632);
@@ -126,24 +125,34 @@ TEST_CASE("streaming on Vulkan: from a decomposed directory") {
 }
 
 TEST_CASE("streaming on Vulkan: the RAM tier holding all or part of the streamed layers") {
-  runtime::streaming_options o;
+  runtime::engine_options o;
   o.ctx = ctx;
   o.resident_layers = 0;
   o.vulkan = vk();
-  const std::uint64_t slot = runtime::streaming_engine(tiny_qwen, o).plan().slot_bytes;
+  const std::uint64_t slot = runtime::engine(tiny_qwen, o).plan().slot_bytes;
   check_identical(tiny_qwen, 0, 2, 6 * slot);
   check_identical(decomposed(), 0, 2, 6 * slot);
   check_identical(decomposed(), 1, 2, 2 * slot);
 }
 
 TEST_CASE("streaming on Vulkan: a plan from a VRAM budget") {
-  runtime::streaming_options o;
+  runtime::engine_options o;
   o.ctx = ctx;
   o.prefill_chunk = chunk;
   o.vulkan = vk();
-  const auto all = runtime::streaming_engine(tiny_qwen, o).plan();
+  {
+    // No budget: the whole model in one program per pass length (one recording for decode).
+    runtime::engine whole(tiny_qwen, o);
+    CHECK(whole.plan().all_resident());
+    CHECK(whole.decode_stats().recordings == 1);
+  }
+  o.resident_layers = 6;  // the chain, every layer resident: embedding, 6 layers, head
+  runtime::engine chain(tiny_qwen, o);
+  CHECK(chain.decode_stats().recordings == 8);
+  const auto all = chain.plan();
+  o.resident_layers = -1;
   o.vram_budget = all.total_bytes - 1;
-  runtime::streaming_engine e(tiny_qwen, o);
+  runtime::engine e(tiny_qwen, o);
   CHECK(e.plan().streamed_layers == 3);  // one layer size: 3 resident + 2 slots < 6 layers
   const auto got = run(e);
   CHECK(got.tokens == resident().tokens);

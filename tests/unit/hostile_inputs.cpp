@@ -27,8 +27,7 @@
 #include "octo/models/model_config.hpp"
 #include "octo/runtime/decomposed.hpp"
 #include "octo/runtime/engine.hpp"
-#include "octo/runtime/gguf_model.hpp"
-#include "octo/runtime/streaming_engine.hpp"
+#include "octo/runtime/model_source.hpp"
 #include "octo/stream/manifest.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_data.hpp"
@@ -62,8 +61,8 @@ fs::path edited(const test::temp_dir& dir, const std::string& name,
   return path;
 }
 
-runtime::streaming_options streamed() {
-  runtime::streaming_options o;
+runtime::engine_options streamed() {
+  runtime::engine_options o;
   o.vm = runtime::backend::reference;
   o.ctx = 64;
   o.resident_layers = 0;  // every layer read from the file on every pass
@@ -112,12 +111,13 @@ TEST_CASE("block_count must match the blocks present, on every path") {
       kv["llama.block_count"] = model_file::gguf_value::of_u32(std::uint32_t(n));
     });
     const std::string name = bad.filename().string();
-    // The default (resident) path once ran the one-fewer case and printed a wrong answer.
+    // The resident path once ran the one-fewer case and printed a wrong answer; the streamed one
+    // refused it.
     const auto e1 = error_of([&] { runtime::engine e(bad, resident()); });
     CHECK(e1.find(name) != std::string::npos);
     CHECK(e1.find("block_count' = " + std::to_string(n)) != std::string::npos);
     CHECK(e1.find('\n') == std::string::npos);
-    CHECK(error_of([&] { runtime::streaming_engine e(bad, streamed()); }) == e1);
+    CHECK(error_of([&] { runtime::engine e(bad, streamed()); }) == e1);
     // decompose fails before writing anything (it once wrote 100,004 files for the 100000 case).
     const auto out = tmp / ("out" + std::to_string(n));
     CHECK(error_of([&] { runtime::decompose_gguf(bad, out); }) == e1);
@@ -139,7 +139,7 @@ TEST_CASE("a tensor the model does not read is refused, on every path") {
   const auto e = error_of([&] { runtime::engine en(bad, resident()); });
   CHECK(e.find("extra.gguf") != std::string::npos);
   CHECK(e.find("tensor 'junk.weight' is not part of the llama model") != std::string::npos);
-  CHECK(error_of([&] { runtime::streaming_engine en(bad, streamed()); }) == e);
+  CHECK(error_of([&] { runtime::engine en(bad, streamed()); }) == e);
   CHECK(error_of([&] { runtime::decompose_gguf(bad, tmp / "out"); }) == e);
   CHECK(!fs::exists(tmp / "out"));
 }
@@ -167,7 +167,7 @@ TEST_CASE("sizes whose products would overflow are refused before any graph is b
     kv["llama.attention.value_length"] = model_file::gguf_value::of_u32(1u << 22);
     kv["llama.rope.dimension_count"] = model_file::gguf_value::of_u32(1u << 22);
   });
-  const auto e = error_of([&] { runtime::gguf_model m(bad); });
+  const auto e = error_of([&] { runtime::model_source::open(bad); });
   CHECK(e.find("heads.gguf") != std::string::npos);
   CHECK(e.find("exceeds 2^31") != std::string::npos);
 }
@@ -186,7 +186,7 @@ TEST_CASE("FIFOs, directories and devices given as files are refused at once, ne
   };
   CHECK(refused([&] { model_file::gguf_file::open(fifo); }, fifo.string()) == 0);
   CHECK(refused([&] { runtime::engine e(fifo, resident()); }, fifo.string()) == 0);
-  CHECK(refused([&] { runtime::streaming_engine e(fifo, streamed()); }, fifo.string()) == 0);
+  CHECK(refused([&] { runtime::engine e(fifo, streamed()); }, fifo.string()) == 0);
   CHECK(refused([&] { runtime::decompose_gguf(fifo, tmp / "out"); }, fifo.string()) == 0);
   CHECK(refused([&] { model_file::load_tokenizer_json(fifo); }, fifo.string()) == 0);
   // A decomposed directory whose manifest.json is a FIFO.
@@ -202,7 +202,7 @@ TEST_CASE("a GGUF cut short while a model streams from it is an error, not SIGBU
   const auto copy = tmp / "s.gguf";
   fs::copy_file(test::stories260k_gguf(), copy);
   const auto [rc, peak] = in_child([&] {
-    runtime::streaming_engine e(copy, streamed());
+    runtime::engine e(copy, streamed());
     const auto f = model_file::gguf_file::open(copy);
     // Cut the file inside the first block's tensors: the mapping stays, its pages past the end go.
     const auto* t = f.find_tensor("blk.0.attn_q.weight");
@@ -268,7 +268,7 @@ TEST_CASE("a decomposed directory's meta.gguf is checked against the manifest be
   test::temp_dir tmp("hostile-meta");
   const auto dir = tmp / "s.octo";
   runtime::decompose_gguf(test::stories260k_gguf(), dir);
-  CHECK_NOTHROW(runtime::streaming_engine(dir, streamed()));
+  CHECK_NOTHROW(runtime::engine(dir, streamed()));
   {
     // One byte changed, size unchanged: only the checksum can tell.
     std::fstream f(dir / "meta.gguf", std::ios::in | std::ios::out | std::ios::binary);
@@ -277,7 +277,7 @@ TEST_CASE("a decomposed directory's meta.gguf is checked against the manifest be
     f.seekp(-1, std::ios::end);
     f.put(char(c ^ 1));
   }
-  const auto e = error_of([&] { runtime::streaming_engine en(dir, streamed()); });
+  const auto e = error_of([&] { runtime::engine en(dir, streamed()); });
   CHECK(e.find("meta.gguf") != std::string::npos);
   CHECK(e.find("checksum mismatch") != std::string::npos);
 }

@@ -57,7 +57,7 @@ struct edited_copy {
 
 std::string load_error(const fs::path& p) {
   try {
-    runtime::gguf_model m(p);
+    (void)runtime::model_source::open(p);
   } catch (const octo::error& e) {
     return e.what();
   }

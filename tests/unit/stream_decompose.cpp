@@ -16,7 +16,7 @@
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/vocabulary.hpp"
 #include "octo/runtime/decomposed.hpp"
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/runtime/model_source.hpp"
 #include "octo/stream/layer_reader.hpp"
 #include "octo/stream/manifest.hpp"
 #include "../support/temp_dir.hpp"

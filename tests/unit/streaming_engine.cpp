@@ -15,7 +15,6 @@
 #include <octo/error.hpp>
 #include <octo/runtime/decomposed.hpp>
 #include <octo/runtime/engine.hpp>
-#include <octo/runtime/streaming_engine.hpp>
 
 namespace fs = std::filesystem;
 using namespace octo;
@@ -53,8 +52,8 @@ const outcome& resident() {
   return r;
 }
 
-runtime::streaming_options options(std::int64_t resident_layers, std::uint32_t ring, std::uint64_t ram = 0) {
-  runtime::streaming_options o;
+runtime::engine_options options(std::int64_t resident_layers, std::uint32_t ring, std::uint64_t ram = 0) {
+  runtime::engine_options o;
   o.vm = runtime::backend::reference;
   o.ctx = ctx;
   o.prefill_chunk = chunk;
@@ -68,9 +67,9 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-void check_identical(const runtime::streaming_options& o) {
+void check_identical(const runtime::engine_options& o) {
   const auto& want = resident();
-  runtime::streaming_engine e(tiny_qwen, o);
+  runtime::engine e(tiny_qwen, o);
   const auto got = run(e);
   REQUIRE(want.prompt_logits.size() == 632);
   CHECK(same_bits(got.prompt_logits, want.prompt_logits));
@@ -87,7 +86,7 @@ void check_identical(const runtime::streaming_options& o) {
 }  // namespace
 
 TEST_CASE("streaming engine: all layers resident") {
-  runtime::streaming_engine e(tiny_qwen, options(6, 2));
+  runtime::engine e(tiny_qwen, options(6, 2));
   CHECK(e.plan().all_resident());
   CHECK(e.streamed_bytes_per_token() == 0);
   check_identical(options(6, 2));
@@ -112,11 +111,11 @@ TEST_CASE("streaming engine: nothing resident, ring 1, 2 and 3") {
 TEST_CASE("streaming engine: the RAM tier") {
   // every streamed layer fits: one read per layer, then only hits
   {
-    runtime::streaming_engine probe(tiny_qwen, options(0, 2));
+    runtime::engine probe(tiny_qwen, options(0, 2));
     const std::uint64_t slot = probe.plan().slot_bytes;
     auto o = options(0, 2, 6 * slot);
     check_identical(o);
-    runtime::streaming_engine e(tiny_qwen, o);
+    runtime::engine e(tiny_qwen, o);
     (void)run(e);
     const auto& s = e.stats();
     CHECK(s.ram_misses == 6);
@@ -124,7 +123,7 @@ TEST_CASE("streaming engine: the RAM tier") {
     // two slots of the tier: a fixed two layers hit on every pass, the other four are read each time
     o = options(0, 2, 2 * slot);
     check_identical(o);
-    runtime::streaming_engine f(tiny_qwen, o);
+    runtime::engine f(tiny_qwen, o);
     (void)run(f);
     CHECK(f.stats().ram_hits >= 2 * (f.stats().passes - 1));
     CHECK(f.stats().bytes_from_source > 0);
@@ -132,12 +131,28 @@ TEST_CASE("streaming engine: the RAM tier") {
 }
 
 TEST_CASE("streaming engine: the plan from a VRAM budget") {
-  runtime::streaming_engine all(tiny_qwen, options(6, 2));
+  runtime::engine all(tiny_qwen, options(6, 2));  // the chain, every layer resident
   const auto& p = all.plan();
+  {
+    // No budget, or one the whole model fits: one program per pass, more memory than the chain's.
+    runtime::engine whole(tiny_qwen, options(-1, 2));
+    CHECK(whole.plan().all_resident());
+    CHECK(whole.plan().total_bytes > p.total_bytes);
+    auto w = options(-1, 2);
+    w.vram_budget = whole.plan().total_bytes;
+    runtime::engine fits(tiny_qwen, w);
+    CHECK(fits.plan().total_bytes == whole.plan().total_bytes);
+    // Between the two: every layer resident, as the chain.
+    w.vram_budget = whole.plan().total_bytes - 1;
+    runtime::engine chain(tiny_qwen, w);
+    CHECK(chain.plan().all_resident());
+    CHECK(chain.plan().total_bytes == p.total_bytes);
+    check_identical(w);
+  }
   // A budget one byte short of everything resident: layers stream, results stay identical.
   auto o = options(-1, 2);
   o.vram_budget = p.total_bytes - 1;
-  runtime::streaming_engine e(tiny_qwen, o);
+  runtime::engine e(tiny_qwen, o);
   CHECK(e.plan().streamed_layers > 0);
   CHECK(e.plan().total_bytes <= o.vram_budget);
   // tiny-qwen's layers have one size: k resident + min(2, 6-k) slots must be under 6 layers: k = 3 (0, 5, 1)
@@ -149,7 +164,7 @@ TEST_CASE("streaming engine: the plan from a VRAM budget") {
   // Below the minimum: one clear error naming the sizes.
   o.vram_budget = p.fixed_bytes;
   try {
-    runtime::streaming_engine bad(tiny_qwen, o);
+    runtime::engine bad(tiny_qwen, o);
     FAIL("a budget below the minimum was accepted");
   } catch (const octo::error& err) {
     CHECK(std::string(err.what()).find("is below the minimum") != std::string::npos);
@@ -157,10 +172,10 @@ TEST_CASE("streaming engine: the plan from a VRAM budget") {
 }
 
 TEST_CASE("streaming engine: bad input") {
-  CHECK_THROWS_WITH_AS(runtime::streaming_engine("/nonexistent/model.gguf", options(0, 2)),
+  CHECK_THROWS_WITH_AS(runtime::engine("/nonexistent/model.gguf", options(0, 2)),
                        doctest::Contains("no such model file"), octo::error);
-  CHECK_THROWS_WITH_AS(runtime::streaming_engine(tiny_qwen, options(0, 0)), doctest::Contains("ring depth"), octo::error);
-  runtime::streaming_engine e(tiny_qwen, options(0, 2));
+  CHECK_THROWS_WITH_AS(runtime::engine(tiny_qwen, options(0, 0)), doctest::Contains("ring depth"), octo::error);
+  runtime::engine e(tiny_qwen, options(0, 2));
   CHECK_THROWS_WITH_AS(e.decode(632), doctest::Contains("outside the vocabulary"), octo::error);
   const std::vector<std::int32_t> empty;
   CHECK_THROWS_WITH_AS(e.prefill(empty), doctest::Contains("empty"), octo::error);
@@ -172,7 +187,7 @@ TEST_CASE("streaming engine: a layer file that goes bad mid-run is an error nami
   runtime::decompose_gguf(tiny_qwen, dir);
   {
     // identical from the directory first (the same bytes, read through the layer files)
-    runtime::streaming_engine e(dir, options(0, 2));
+    runtime::engine e(dir, options(0, 2));
     const auto got = run(e);
     CHECK(got.tokens == resident().tokens);
     CHECK(same_bits(got.prompt_logits, resident().prompt_logits));
@@ -188,14 +203,14 @@ TEST_CASE("streaming engine: a layer file that goes bad mid-run is an error nami
     f.write(&c, 1);
   };
   {
-    runtime::streaming_engine e(dir, options(0, 2));  // loads embed / head only: layers stream
+    runtime::engine e(dir, options(0, 2));  // loads embed / head only: layers stream
     flip_byte("layer_002.bin");                        // corrupted after load, before its first read
     CHECK_THROWS_WITH_AS(e.prefill(prompt), doctest::Contains("layer_002.bin"), octo::error);
     CHECK_THROWS_WITH_AS(e.decode(1), doctest::Contains("failed earlier"), octo::error);
   }
   flip_byte("layer_002.bin");  // repaired
   {
-    runtime::streaming_engine e(dir, options(0, 2));
+    runtime::engine e(dir, options(0, 2));
     fs::resize_file(dir / "layer_004.bin", 4096);  // short
     CHECK_THROWS_WITH_AS(e.prefill(prompt), doctest::Contains("layer_004.bin"), octo::error);
   }

@@ -1,5 +1,5 @@
-// engine: a GGUF model on a VM, turning prompt ids into next-token logits: batched prefill (the
-// prefill(config, T) graph, chunked), then one decode step per submit of one recorded program.
+// engine: a model (GGUF file or decomposed directory) on a VM, turning prompt ids into next-token logits:
+// chunked batched prefill, then one decode step per pass; layers that do not fit the VRAM budget stream.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "octo/runtime/gguf_model.hpp"
+#include "octo/model_file/tokenizer.hpp"
+#include "octo/models/model_config.hpp"
+#include "octo/runtime/model_source.hpp"
+#include "octo/runtime/residency_plan.hpp"
 #include "octo/runtime/sampler.hpp"
 #include "octo/vm/vulkan_vm.hpp"
 
@@ -18,23 +22,52 @@ namespace octo::runtime {
 
 enum class backend : std::uint8_t {
   vulkan,     // the Vulkan VM (any Vulkan device, lavapipe included)
-  reference,  // the CPU reference VM: slow, the oracle
+  reference,  // the CPU reference VM: slow, the oracle (it emulates the Vulkan VM's streaming API)
 };
 
 struct engine_options {
   backend vm = backend::vulkan;
-  std::int64_t ctx = 0;             // KV cache positions; 0: the file's context_length, at most 4096
-  std::int64_t prefill_chunk = 128; // most prompt tokens per prefill pass (longer prompts go in chunks)
-  vm::vulkan_options vulkan;        // device choice, memory budget, ...
+  std::int64_t ctx = 0;              // KV cache positions; 0: the model's context_length, at most 4096
+  std::int64_t prefill_chunk = 128;  // most prompt tokens per prefill pass (longer prompts go in chunks;
+                                     // each streamed layer is uploaded once per pass)
+  std::uint64_t vram_budget = 0;     // bytes for weights, KV cache, activations and the ring; 0: all resident
+  std::uint64_t ram_budget = 0;      // pinned host memory for the warm tier of streamed layers; 0: none
+                                     // (every pass reads them from the GGUF file / the layer files)
+  std::uint32_t ring_depth = 2;      // device slots streamed layers cycle through (>= 1)
+  std::int64_t resident_layers = -1; // -1: as the plan decides; else the chain of segment programs with
+                                     // exactly this many resident, in the plan's order (first and last
+                                     // first) -- for tests and experiments
+  vm::vulkan_options vulkan;         // device choice, memory budget, timeouts, validation, profiling
+  /// Load progress (the residency plan, "loading: 12 of 30 programs", ...), one line per call; may be empty.
+  std::function<void(std::string_view)> progress;
 };
 
-/// One model on one VM. The decode program (T = 1, with a GPU argmax) is loaded and recorded once;
-/// each decode step writes the token and its position (host-visible memory: a memcpy), sets the VM's
-/// position and submits once. On Vulkan the prefill program for T prompt tokens is a second program on
-/// the same VM, sharing the weights and the KV caches by name (one copy, nothing copied after the
-/// prompt); the reference VM runs it on a second VM and copies the KV cache over.
+/// Where the bytes of the streamed layers came from and how long the host waited for them (zeros but
+/// `passes` when every layer is resident).
+struct streaming_stats {
+  std::uint64_t passes = 0;             // decode steps and prefill chunks
+  std::uint64_t layer_uploads = 0;      // streamed layer uploads into ring slots
+  std::uint64_t bytes_uploaded = 0;     // bytes of those uploads
+  std::uint64_t ram_hits = 0, ram_misses = 0;  // warm-tier lookups of streamed layers
+  std::uint64_t bytes_from_source = 0;  // bytes read from the GGUF file or the layer files
+  double source_ms = 0.0;               // time the reader spent filling staging / tier memory
+  double fetch_wait_ms = 0.0;           // time the host waited for a read before it could upload
+  double upload_wait_ms = 0.0;          // time the host waited for an upload to finish (staging reuse)
+  double compute_wait_ms = 0.0;         // time the host waited for compute (end of a pass)
+};
+
+/// One model on one VM. The residency plan decides the segments: when every layer is resident (no
+/// budget, or the whole model's buffers fit it) the
+/// model is one program (the decode program, T = 1 with a GPU argmax, recorded once; each decode step
+/// writes the token and its position and submits once) and the prefill program for T prompt tokens is a
+/// second one sharing the weights and the KV caches by name. Otherwise the model is a chain of programs
+/// (embedding, one per layer, head) whose streamed layers flow through an N-deep ring of device slots,
+/// read ahead by a reader thread and uploaded on the transfer queue; logits and tokens are bit-identical
+/// to the resident run for every budget.
 /// @code
-///   octo::runtime::engine e("model.gguf", {});
+///   octo::runtime::engine_options o;
+///   o.vram_budget = octo::runtime::parse_bytes("4GiB");   // 0 (the default): every layer resident
+///   octo::runtime::engine e("model.gguf", o);             // or a directory made by `octo decompose`
 ///   auto ids = e.model().tokenizer().encode("Once upon a time", true);
 ///   std::vector<float> logits = e.prefill(ids);
 ///   std::int32_t next = octo::runtime::argmax(logits);
@@ -42,16 +75,22 @@ struct engine_options {
 /// @endcode
 class engine {
  public:
-  engine(const std::filesystem::path& gguf, const engine_options& options = {});
+  /// `model`: a GGUF file or a decomposed directory. octo::error on a bad model or when the budget
+  /// cannot hold even the minimum (the message names the sizes).
+  engine(const std::filesystem::path& model, const engine_options& options = {});
   ~engine();
   engine(engine&&) noexcept;
   engine& operator=(engine&&) noexcept;
 
-  const gguf_model& model() const;
+  /// The model's config, tokenizer, architecture and tensors.
+  const model_source& model() const;
+  const residency_plan& plan() const;
   /// "reference VM (CPU)" or the Vulkan device's name.
   std::string device_name() const;
   std::int64_t context() const;   // KV cache positions
   std::int64_t position() const;  // tokens in the KV cache so far
+  /// Bytes of streamed layer weights uploaded per decode step (0 when every layer is resident).
+  std::uint64_t streamed_bytes_per_token() const;
 
   /// Forgets the sequence (position 0); the KV cache is overwritten as the next one goes.
   void reset();
@@ -62,6 +101,8 @@ class engine {
   std::vector<float> decode(std::int32_t id);
   /// One decode step returning only the argmax of the logits, computed on the device.
   std::int32_t decode_greedy(std::int32_t id);
+  /// Builds (and records) the prefill programs for a prompt of `n` tokens now, outside a timed pass.
+  void prepare_prefill(std::int64_t n);
 
   /// Prefill of `prompt`, then up to `n` tokens chosen by `s` (greedy ones without reading the logits
   /// back). `on_token(id)` sees each; returning false stops. Stops early when the context is full.
@@ -76,9 +117,12 @@ class engine {
     double prefill_ms = 0.0, decode_ms = 0.0;
   };
   const timing& last_timing() const;
+  /// Streaming counters since construction or the last reset_stats().
+  const streaming_stats& stats() const;
+  void reset_stats();
 
-  /// The decode program's Vulkan statistics (dispatches, barriers, its submits; the VM's memory); zeros
-  /// on the reference VM.
+  /// The decode programs' Vulkan statistics (dispatches, barriers, recordings and submits summed over the
+  /// decode pass's programs; the VM's memory); zeros on the reference VM.
   vm::vulkan_stats decode_stats() const;
   /// Khronos validation messages reported by the engine's Vulkan VM so far (0 on the reference VM).
   std::uint64_t validation_messages() const;

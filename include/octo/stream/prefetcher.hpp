@@ -1,5 +1,6 @@
-// prefetcher: a background reader thread in front of a layer_reader: a bounded queue of read requests
-// into caller buffers, each completed through a future or a callback, errors handed to whoever waits.
+// prefetcher: a background reader thread (in front of a layer_reader, or running the caller's read jobs):
+// a bounded queue of reads into caller buffers, each completed through a future or a callback, errors
+// handed to whoever waits.
 #pragma once
 
 #include <condition_variable>
@@ -10,7 +11,9 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <string>
 #include <thread>
 
 #include "octo/stream/layer_reader.hpp"
@@ -21,6 +24,8 @@ namespace octo::stream {
 /// Called on the reader thread when a request finishes: the raw bytes read, or the error (then bytes 0).
 /// It must not throw and should be short (it delays the next read).
 using read_callback = std::function<void(std::uint64_t bytes, std::exception_ptr error)>;
+/// A read the caller describes itself (run on the reader thread): returns the bytes it read.
+using read_job = std::function<std::uint64_t()>;
 
 /// One reader thread; requests are served in submission order.
 /// @code
@@ -33,6 +38,8 @@ class prefetcher {
  public:
   /// `depth`: most requests queued or in flight; submit blocks beyond it (>= 1).
   explicit prefetcher(const manifest& m, reader_options o = {}, std::size_t depth = 2);
+  /// Without a manifest: only read jobs (the engine's reads from a GGUF mapping or a model source).
+  explicit prefetcher(std::size_t depth);
   /// shutdown().
   ~prefetcher();
   prefetcher(const prefetcher&) = delete;
@@ -43,6 +50,9 @@ class prefetcher {
   std::future<std::uint64_t> submit_layer(std::int64_t layer, std::span<std::byte> dst);
   /// The same with a callback instead of a future.
   void submit(const file_entry& f, std::span<std::byte> dst, read_callback done);
+  /// Queues `job`; `what` names it in the cancellation error.
+  std::future<std::uint64_t> submit(read_job job, std::string what);
+  void submit(read_job job, std::string what, read_callback done);
 
   /// Requests queued or in flight.
   std::size_t pending() const;
@@ -54,13 +64,14 @@ class prefetcher {
 
  private:
   struct request {
-    const file_entry* file;
-    std::span<std::byte> dst;
+    read_job read;
+    std::string what;
     read_callback done;
   };
   void run();
+  layer_reader& reader();
 
-  layer_reader reader_;
+  std::optional<layer_reader> reader_;
   std::size_t depth_;
   mutable std::mutex mu_;
   std::condition_variable cv_work_;   // reader thread: work arrived or stop

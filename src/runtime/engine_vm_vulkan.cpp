@@ -1,16 +1,16 @@
-// The streaming VM API on the Vulkan VM: a thin forwarding layer (regions, placements, pinned memory,
+// The engine's VM seam on the Vulkan VM: a thin forwarding layer (regions, placements, pinned memory,
 // transfer-queue uploads and timeline-semaphore submits are the VM's own).
 #include <vector>
 
-#include "stream_vm.hpp"
+#include "engine_vm.hpp"
 
 namespace octo::runtime::detail {
 
 namespace {
 
-class vulkan_stream_vm final : public stream_vm {
+class vulkan_engine_vm final : public engine_vm {
  public:
-  explicit vulkan_stream_vm(const vm::vulkan_options& o) : vm_(o) {}
+  explicit vulkan_engine_vm(const vm::vulkan_options& o) : vm_(o) {}
 
   std::string device_name() const override { return vm_.device().name; }
   void create_region(std::string_view name, std::uint64_t bytes) override { vm_.create_region(name, bytes); }
@@ -23,16 +23,11 @@ class vulkan_stream_vm final : public stream_vm {
   void write_bytes(std::uint32_t prog, std::string_view buffer, std::span<const std::byte> bytes) override {
     vm_.write_bytes(prog, buffer, bytes);
   }
-  std::vector<std::byte> read_bytes(std::uint32_t prog, std::string_view buffer) override {
-    return vm_.read_bytes(prog, buffer);
+  void remove_program(std::uint32_t prog) override { vm_.remove_program(prog); }
+  void read_into(std::uint32_t prog, std::string_view buffer, std::span<std::byte> dst, std::uint64_t offset) override {
+    vm_.read_into(prog, buffer, dst, offset);
   }
-  std::vector<float> read_f32(std::uint32_t prog, std::string_view buffer) override { return vm_.read_f32(prog, buffer); }
-  std::vector<float> read_f32_range(std::uint32_t prog, std::string_view buffer, std::size_t first,
-                                    std::size_t count) override {
-    std::vector<float> out(count);
-    vm_.read_into(prog, buffer, std::as_writable_bytes(std::span<float>(out)), std::uint64_t{first} * 4);
-    return out;
-  }
+  void run(std::uint32_t prog) override { vm_.execute(prog); }
   void set_position(std::int64_t pos, std::int64_t n) override {
     vm_.set_position(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(n));
   }
@@ -50,6 +45,8 @@ class vulkan_stream_vm final : public stream_vm {
   std::uint64_t completed_upload() const override { return vm_.completed_upload(); }
   std::uint64_t memory_in_use() const override { return vm_.stats().memory_in_use; }
   std::uint64_t validation_messages() const override { return vm_.stats().validation_messages; }
+  vm::vulkan_stats stats(std::uint32_t prog) const override { return vm_.stats(prog); }
+  std::vector<vm::task_profile> profile(std::uint32_t prog) const override { return vm_.profile(prog); }
 
  private:
   vm::vulkan_vm vm_;
@@ -57,8 +54,8 @@ class vulkan_stream_vm final : public stream_vm {
 
 }  // namespace
 
-std::unique_ptr<stream_vm> make_vulkan_stream_vm(const vm::vulkan_options& o) {
-  return std::make_unique<vulkan_stream_vm>(o);
+std::unique_ptr<engine_vm> make_vulkan_vm(const vm::vulkan_options& o) {
+  return std::make_unique<vulkan_engine_vm>(o);
 }
 
 }  // namespace octo::runtime::detail

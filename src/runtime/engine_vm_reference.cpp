@@ -1,4 +1,4 @@
-// The streaming VM API emulated over CPU reference VMs (one per program): regions and pinned memory are
+// The engine's VM seam emulated over CPU reference VMs (one per program): regions and pinned memory are
 // host arrays, placed and shared buffers are copied in before a program runs and out after it.
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "octo/error.hpp"
 #include "octo/vm/reference_vm.hpp"
-#include "stream_vm.hpp"
+#include "engine_vm.hpp"
 
 namespace octo::runtime::detail {
 
@@ -56,7 +56,7 @@ struct program_state {
   std::vector<shared_use> shared;
 };
 
-class reference_stream_vm final : public stream_vm {
+class reference_engine_vm final : public engine_vm {
  public:
   std::string device_name() const override { return "reference VM (CPU)"; }
 
@@ -121,26 +121,31 @@ class reference_stream_vm final : public stream_vm {
     s.vm->write_bytes(id, bytes);
   }
 
-  std::vector<std::byte> read_bytes(std::uint32_t prog, std::string_view name) override {
+  void remove_program(std::uint32_t prog) override { at(prog) = {}; }
+
+  void read_into(std::uint32_t prog, std::string_view name, std::span<std::byte> dst, std::uint64_t offset) override {
     auto& s = at(prog);
     const std::int32_t id = s.vm->buffer_id(name);
+    std::span<const std::byte> all;
+    bool found = false;
     for (auto& x : s.placements)
       if (x.id == id) {
-        const auto& r = regions_.at(x.region);
-        return {r.bytes.begin() + std::ptrdiff_t(x.offset), r.bytes.begin() + std::ptrdiff_t(x.offset + x.bytes)};
+        all = std::span<const std::byte>(regions_.at(x.region).bytes).subspan(std::size_t(x.offset), std::size_t(x.bytes));
+        found = true;
       }
     for (auto& u : s.shared)
-      if (u.id == id) return shared_.at(u.name).bytes;
-    const auto b = s.vm->bytes(id);
-    return {b.begin(), b.end()};
+      if (!found && u.id == id) {
+        all = shared_.at(u.name).bytes;
+        found = true;
+      }
+    if (!found) all = s.vm->bytes(id);
+    if (offset > all.size() || dst.size() > all.size() - offset)
+      throw octo::error("octo: read_into: buffer '" + std::string(name) + "' holds " + std::to_string(all.size()) +
+                        " bytes, " + std::to_string(dst.size()) + " asked for from byte " + std::to_string(offset));
+    std::memcpy(dst.data(), all.data() + offset, dst.size());
   }
 
-  std::vector<float> read_f32(std::uint32_t prog, std::string_view name) override {
-    const auto b = read_bytes(prog, name);
-    std::vector<float> f(b.size() / 4);
-    std::memcpy(f.data(), b.data(), f.size() * 4);
-    return f;
-  }
+  void run(std::uint32_t prog) override { wait_compute(submit(prog, upload_)); }
 
   void set_position(std::int64_t pos, std::int64_t) override { pos_ = pos; }
 
@@ -208,6 +213,8 @@ class reference_stream_vm final : public stream_vm {
   }
   std::uint64_t completed_upload() const override { return upload_; }
   std::uint64_t validation_messages() const override { return 0; }
+  vm::vulkan_stats stats(std::uint32_t) const override { return {}; }
+  std::vector<vm::task_profile> profile(std::uint32_t) const override { return {}; }
   std::uint64_t memory_in_use() const override {
     std::uint64_t n = 0;
     for (const auto& [k, r] : regions_) n += r.bytes.size();
@@ -217,7 +224,7 @@ class reference_stream_vm final : public stream_vm {
 
  private:
   program_state& at(std::uint32_t prog) {
-    if (prog >= programs_.size()) throw octo::error("octo: no program " + std::to_string(prog));
+    if (prog >= programs_.size() || !programs_[prog].vm) throw octo::error("octo: no program " + std::to_string(prog));
     return programs_[prog];
   }
   static void check_size(std::string_view name, std::uint64_t want, std::uint64_t got) {
@@ -236,6 +243,6 @@ class reference_stream_vm final : public stream_vm {
 
 }  // namespace
 
-std::unique_ptr<stream_vm> make_reference_stream_vm() { return std::make_unique<reference_stream_vm>(); }
+std::unique_ptr<engine_vm> make_reference_vm() { return std::make_unique<reference_engine_vm>(); }
 
 }  // namespace octo::runtime::detail

@@ -1,4 +1,4 @@
-// The decomposed-directory weight source: config from the manifest, tokenizer from meta.gguf, layer blobs
+// The decomposed-directory model source: config from the manifest, tokenizer from meta.gguf, layer blobs
 // are the layer files themselves (read by octo::stream::layer_reader: O_DIRECT, zstd, checksums).
 #include <map>
 
@@ -7,15 +7,15 @@
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/vocabulary.hpp"
 #include "octo/runtime/decomposed.hpp"
+#include "octo/runtime/model_source.hpp"
 #include "octo/stream/layer_reader.hpp"
 #include "octo/stream/manifest.hpp"
-#include "weight_source.hpp"
 
-namespace octo::runtime::detail {
+namespace octo::runtime {
 
 namespace {
 
-class directory_source final : public weight_source {
+class directory_source final : public model_source {
  public:
   directory_source(const std::filesystem::path& dir, std::int64_t ctx)
       : m_(stream::manifest::load(dir)), label_(dir.filename().empty() ? dir.parent_path().filename().string()
@@ -40,7 +40,7 @@ class directory_source final : public weight_source {
       throw octo::error("octo: " + label_ + ": the tokenizer has more tokens than the embedding has rows");
     for (const auto& t : m_.tensors()) {
       const auto& f = m_.file_of(t);
-      tensor_desc d;
+      tensor_info d;
       d.ggml_type = t.ggml_type;
       d.dims = t.dims;
       d.bytes = t.bytes;
@@ -56,17 +56,17 @@ class directory_source final : public weight_source {
   const model_file::tokenizer& tokenizer() const override { return *tokenizer_; }
   const std::string& architecture() const override { return arch_; }
   std::string label() const override { return label_; }
-  const tensor_desc* find(std::string_view name) const override {
+  const tensor_info* find(std::string_view name) const override {
     const auto it = tensors_.find(name);
     return it == tensors_.end() ? nullptr : &it->second;
   }
   std::uint64_t layer_blob_bytes(std::int64_t l) const override { return m_.layer_file(l).raw_bytes; }
-  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) override {
+  std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) const override {
     const auto before = worker_->bytes_read();
     worker_->read_layer(l, dst);
     return worker_->bytes_read() - before;
   }
-  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) override {
+  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
     const auto* t = m_.find_tensor(name);
     if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
     const auto& f = m_.file_of(*t);
@@ -77,7 +77,6 @@ class directory_source final : public weight_source {
     }
     use(cached_.span().subspan(std::size_t(t->offset), std::size_t(t->bytes)));
   }
-  bool is_directory() const override { return true; }
 
  private:
   stream::manifest m_;
@@ -85,16 +84,17 @@ class directory_source final : public weight_source {
   models::model_config config_;
   std::string arch_;
   std::unique_ptr<model_file::tokenizer> tokenizer_;
-  std::map<std::string, tensor_desc, std::less<>> tensors_;
+  std::map<std::string, tensor_info, std::less<>> tensors_;
+  // read_layer runs on the engine's reader thread, with_tensor at load: each has its own reader
   std::unique_ptr<stream::layer_reader> worker_, main_;
-  stream::aligned_buffer cached_;
-  const stream::file_entry* cached_file_ = nullptr;
+  mutable stream::aligned_buffer cached_;
+  mutable const stream::file_entry* cached_file_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<weight_source> open_directory_source(const std::filesystem::path& dir, std::int64_t ctx) {
+std::unique_ptr<model_source> open_directory_source(const std::filesystem::path& dir, std::int64_t ctx) {
   return std::make_unique<directory_source>(dir, ctx);
 }
 
-}  // namespace octo::runtime::detail
+}  // namespace octo::runtime

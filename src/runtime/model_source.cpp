@@ -1,5 +1,6 @@
-// gguf_model: config from GGUF metadata, tensor checks, and the decode / prefill programs of a file.
-#include "octo/runtime/gguf_model.hpp"
+// model_source: config from GGUF metadata, the weight binding (tensor checks) and the decode / prefill
+// programs of a model, whichever the source.
+#include "octo/runtime/model_source.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -158,73 +159,68 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   return c;
 }
 
-gguf_model::gguf_model(const std::filesystem::path& path, std::int64_t ctx)
-    : file_(std::make_unique<model_file::gguf_file>(model_file::gguf_file::open(path))) {
-  arch_ = file_->get_string_or("general.architecture", "");
-  config_ = config_from_gguf(*file_, ctx);
-  try {
-    tokenizer_ = std::make_unique<model_file::tokenizer>(model_file::load_gguf_vocabulary(*file_));
-  } catch (const octo::error& e) {
-    fail(*file_, std::string("tokenizer: ") + e.what());
-  }
-  if (tokenizer_->size() > config_.vocab)
-    fail(*file_, "the tokenizer has " + std::to_string(tokenizer_->size()) + " tokens but token_embd.weight only " +
-                     std::to_string(config_.vocab) + " rows");
-  // Check every tensor the graph reads now, so a broken file fails at load with the tensor's name.
-  (void)decode_program(false);
-}
-
-ir::program gguf_model::finish(ir::program p) const {
-  const auto& f = *file_;
+ir::program model_source::bind(ir::program p) const {
+  const auto fail = [&](const std::string& problem) { throw octo::error("octo: " + label() + ": " + problem); };
   for (auto& b : p.buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
     const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
-    const auto* t = f.find_tensor(key);
-    if (!t) fail(f, "missing tensor '" + key + "'");
+    const auto* t = find(key);
+    if (!t) fail("missing tensor '" + key + "'");
     std::vector<std::int64_t> want(b.shape.rbegin(), b.shape.rend());  // GGUF order: fastest first
     if (t->dims != want)
-      fail(f, "tensor '" + key + "' has shape " + shape_text(t->dims) + ", expected " + shape_text(want) + " (GGUF order)");
+      fail("tensor '" + key + "' has shape " + shape_text(t->dims) + ", expected " + shape_text(want) + " (GGUF order)");
     const auto dt = model_file::to_dtype(t->ggml_type);
     if (!dt) {
       const auto tn = model_file::ggml_type_name(t->ggml_type);
-      fail(f, "tensor '" + key + "' has unsupported type " + (tn.empty() ? "#" + std::to_string(t->ggml_type) : std::string(tn)));
+      fail("tensor '" + key + "' has unsupported type " + (tn.empty() ? "#" + std::to_string(t->ggml_type) : std::string(tn)));
     }
     b.dtype = *dt;
-    if (static_cast<std::uint64_t>(b.nbytes()) != t->size)
-      fail(f, "tensor '" + key + "' holds " + std::to_string(t->size) + " bytes, expected " + std::to_string(b.nbytes()));
+    if (static_cast<std::uint64_t>(b.nbytes()) != t->bytes)
+      fail("tensor '" + key + "' holds " + std::to_string(t->bytes) + " bytes, expected " + std::to_string(b.nbytes()));
   }
   const auto r = ir::validate(p);
   if (!r.ok)
-    fail(f, "the model's program does not validate: " + (r.errors.empty() ? std::string("(no detail)") : r.errors.front().str()));
+    fail("the model's program does not validate: " + (r.errors.empty() ? std::string("(no detail)") : r.errors.front().str()));
   return p;
 }
 
-ir::program gguf_model::decode_program(bool argmax) const {
+ir::program model_source::decode_program(bool argmax, models::segment part) const {
   models::build_options o;
   o.argmax = argmax;
-  return finish(models::decoder_step(config_, o));
+  o.part = part;
+  return bind(models::decoder_step(config(), o));
 }
 
-ir::program gguf_model::prefill_program(std::int64_t tokens) const {
-  if (tokens <= 0 || tokens > config_.max_ctx)
+ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, models::segment part) const {
+  if (tokens <= 0 || tokens > config().max_ctx)
     throw octo::error("octo: prefill of " + std::to_string(tokens) + " tokens does not fit the context of " +
-                      std::to_string(config_.max_ctx));
-  return finish(models::prefill(config_, tokens));
+                      std::to_string(config().max_ctx));
+  models::build_options o;
+  o.argmax = argmax;
+  o.part = part;
+  return bind(models::prefill(config(), tokens, o));
 }
 
-void gguf_model::for_each_weight(const ir::program& p,
-                                 const std::function<void(std::string_view, std::span<const std::byte>)>& write) const {
-  std::vector<std::byte> buffer;
+void model_source::for_each_weight(const ir::program& p,
+                                   const std::function<void(std::string_view, std::span<const std::byte>)>& write) const {
   for (const auto& b : p.buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
     const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
-    const auto* t = file_->find_tensor(key);
-    if (!t) fail(*file_, "missing tensor '" + key + "'");
-    // Copied out with pread, not read through the mapping: a file cut short meanwhile is an error, not SIGBUS.
-    buffer.resize(std::size_t(t->size));
-    file_->read_tensor(*t, buffer);
-    write(b.name.view(), buffer);
+    with_tensor(key, [&](std::span<const std::byte> bytes) { write(b.name.view(), bytes); });
   }
+}
+
+std::unique_ptr<model_source> open_gguf_source(const std::filesystem::path& gguf, std::int64_t ctx);
+std::unique_ptr<model_source> open_directory_source(const std::filesystem::path& dir, std::int64_t ctx);
+
+std::unique_ptr<model_source> model_source::open(const std::filesystem::path& path, std::int64_t ctx) {
+  std::unique_ptr<model_source> m;
+  if (std::filesystem::is_directory(path)) m = open_directory_source(path, ctx);
+  else if (std::filesystem::exists(path)) m = open_gguf_source(path, ctx);
+  else throw octo::error("octo: no such model file or directory '" + path.string() + "'");
+  // Check every tensor the graph reads now, so a broken model fails at load with the tensor's name.
+  (void)m->decode_program(false);
+  return m;
 }
 
 }  // namespace octo::runtime

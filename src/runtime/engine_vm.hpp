@@ -1,5 +1,5 @@
-// stream_vm: what the streaming engine needs of a VM (the multi-program / streaming API of
-// notes/vm-streaming-api.md): the Vulkan VM, or the CPU reference VM behind an emulation of that API.
+// engine_vm: what the engine needs of a VM (the Vulkan VM's multi-program / streaming API, described in
+// docs/streaming.md): the Vulkan VM, or the CPU reference VM behind an emulation of that API.
 #pragma once
 
 #include <cstddef>
@@ -30,24 +30,22 @@ struct pinned_block {
   std::uint64_t bytes = 0;
 };
 
-class stream_vm {
+class engine_vm {
  public:
-  virtual ~stream_vm() = default;
+  virtual ~engine_vm() = default;
   virtual std::string device_name() const = 0;
   virtual void create_region(std::string_view name, std::uint64_t bytes) = 0;
   virtual std::uint32_t add_program(const ir::program& p, std::span<const placement> placements) = 0;
+  /// Frees the program's own buffers (shared weights and KV caches stay).
+  virtual void remove_program(std::uint32_t prog) = 0;
   virtual void write_bytes(std::uint32_t prog, std::string_view buffer, std::span<const std::byte> bytes) = 0;
-  virtual std::vector<std::byte> read_bytes(std::uint32_t prog, std::string_view buffer) = 0;
-  virtual std::vector<float> read_f32(std::uint32_t prog, std::string_view buffer) = 0;
-  /// `count` floats from float `first` on (the last row of a prefill's logits without reading all T).
-  virtual std::vector<float> read_f32_range(std::uint32_t prog, std::string_view buffer, std::size_t first,
-                                            std::size_t count) {
-    auto all = read_f32(prog, buffer);
-    if (first > all.size() || count > all.size() - first)
-      throw octo::error("octo: buffer '" + std::string(buffer) + "' is shorter than asked");
-    return {all.begin() + static_cast<std::ptrdiff_t>(first), all.begin() + static_cast<std::ptrdiff_t>(first + count)};
-  }
+  /// dst.size() bytes of a buffer from byte `offset` on (the last row of a prefill's logits without
+  /// reading all T).
+  virtual void read_into(std::uint32_t prog, std::string_view buffer, std::span<std::byte> dst,
+                         std::uint64_t offset = 0) = 0;
   virtual void set_position(std::int64_t pos, std::int64_t n_tokens) = 0;
+  /// One run of `prog`, waited for (a whole model in one program: one submit).
+  virtual void run(std::uint32_t prog) = 0;
   virtual pinned_block allocate_pinned(std::uint64_t bytes) = 0;
   virtual std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,
                                      std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) = 0;
@@ -57,13 +55,17 @@ class stream_vm {
   virtual std::uint64_t completed_upload() const = 0;
   virtual std::uint64_t memory_in_use() const = 0;
   virtual std::uint64_t validation_messages() const = 0;
+  /// One program's dispatches, barriers, recordings and submits, with the VM's memory (zeros on the CPU).
+  virtual vm::vulkan_stats stats(std::uint32_t prog) const = 0;
+  /// Per-task GPU times of the program's last run (profiling on; empty on the CPU).
+  virtual std::vector<vm::task_profile> profile(std::uint32_t prog) const = 0;
 };
 
 /// The CPU reference VM, one per program, with regions, placements, shared weights / KV caches and
 /// pinned memory emulated by copies; submits and uploads run at once (in order), so the engine's
 /// ordering is exercised but not its overlap.
-std::unique_ptr<stream_vm> make_reference_stream_vm();
-/// The Vulkan VM's streaming API.
-std::unique_ptr<stream_vm> make_vulkan_stream_vm(const vm::vulkan_options& o);
+std::unique_ptr<engine_vm> make_reference_vm();
+/// The Vulkan VM.
+std::unique_ptr<engine_vm> make_vulkan_vm(const vm::vulkan_options& o);
 
 }  // namespace octo::runtime::detail

@@ -1,0 +1,289 @@
+// The Vulkan VM's state (vulkan_vm::impl) and the records it keeps, shared by the files of its concerns:
+// vulkan_vm.cpp (boot, waiting, the public face), vm_placement.cpp, vm_recording.cpp, vm_transfers.cpp,
+// vm_host_io.cpp.
+#pragma once
+
+#include "octo/vm/vulkan_vm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "barrier_plan.hpp"
+#include "device.hpp"
+#include "kernel_registry.hpp"
+#include "memory.hpp"
+#include "octo/error.hpp"
+#include "octo/ir/validate.hpp"
+#include "pipelines.hpp"
+#include "vm_kernels.hpp"
+
+namespace octo::vm {
+
+using namespace octo::vm::vulkan;
+
+namespace vm_detail {
+
+constexpr std::uint32_t register_count = 32;
+constexpr std::uint32_t metrics_floats = 8;  // per instance (regulator.comp)
+constexpr std::uint32_t control_floats = 4;  // per instance
+
+inline std::optional<std::uint32_t> register_index(std::string_view name) {
+  if (name.size() < 2 || name.size() > 3 || name[0] != 'R') return std::nullopt;
+  std::uint32_t v = 0;
+  for (char c : name.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (name.size() == 3 && name[1] == '0') return std::nullopt;
+  return v < register_count ? std::optional<std::uint32_t>(v) : std::nullopt;
+}
+
+/// One placed IR buffer.
+struct placed {
+  std::uint64_t address = 0;
+  vk::Buffer buffer;
+  std::uint64_t offset = 0;  // within `buffer`
+  std::uint64_t bytes = 0;
+  const char* binding = "";
+  std::byte* mapped = nullptr;  // host pointer of a host-visible IO buffer: writes and reads are a memcpy
+};
+
+// IO buffers up to this size live in host-visible memory, so the per-token writes (tokens, pos) and reads
+// (next_token) are a memcpy instead of a staging copy with its own submit and fence wait (~40 us each).
+// Inputs go to device-local BAR memory where the device has it (host writes are write-combined; kernels
+// read at device speed); outputs go to host-cached memory (kernels write across the bus once, the host
+// reads from its cache: uncached BAR reads are slow). Larger IO (logits: vocab x 4 bytes per position,
+// e.g. 600 KB for Qwen2.5, 77 MB for a 128-token prefill) stays device-local: kernels writing it across
+// PCIe would slow the pass more than one staging copy costs.
+constexpr std::uint64_t host_io_limit = std::uint64_t{256} << 10;
+
+struct instance_state {
+  ir::program program;
+  std::vector<placed> buffers;   // by buffer id
+  std::vector<allocation> owned; // freed with the program
+  std::vector<std::string> shared_names;  // shared buffers this instance uses (reference counts)
+  std::map<std::string, std::int32_t, std::less<>> by_name;
+};
+
+/// A task's pair of timestamps in the profiling query pool (queries 2q and 2q+1).
+struct profile_slot {
+  std::int32_t task = 0;
+  std::uint32_t instance = 0;
+  std::string opcode, output;
+  std::uint32_t query = 0;
+};
+
+/// One program: a chain of instances (load(span)) or one (add_program), with its recorded command buffer.
+struct program_state {
+  std::vector<instance_state> instances;
+  vk::raii::CommandBuffer cb{nullptr};
+  vk::raii::QueryPool queries{nullptr};
+  std::vector<profile_slot> slots;
+  bool profiled_run = false;  // submitted since it was recorded
+  std::uint64_t dispatches = 0, task_dispatches = 0, barriers = 0, submits = 0;
+};
+
+/// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs.
+struct shared_buffer {
+  allocation a;
+  std::uint64_t bytes = 0;
+  ir::buffer_kind kind{};
+  std::uint32_t users = 0;
+};
+
+struct region_state {
+  allocation a;
+  std::uint64_t bytes = 0;
+};
+
+struct pinned_state {
+  allocation a;
+  std::uint64_t pad = 0;  // bytes skipped so the host pointer is 4096-aligned
+  std::uint64_t bytes = 0;
+};
+
+struct upload_slot {
+  vk::raii::CommandBuffer cb{nullptr};
+  std::uint64_t value = 0;  // transfer-timeline value its last submit signals
+};
+
+inline bool env_profile() {
+  const char* v = std::getenv("OCTO_PROFILE");
+  return v && *v && std::string_view(v) != "0";
+}
+
+inline bool shared_kind(ir::buffer_kind k) {
+  return k == ir::buffer_kind::weight || k == ir::buffer_kind::constant || k == ir::buffer_kind::kv_cache;
+}
+
+}  // namespace vm_detail
+
+using namespace vm_detail;
+
+struct vulkan_vm::impl {
+  vulkan_options options;
+  std::unique_ptr<vulkan::device> dev;
+  std::unique_ptr<device_memory> memory;
+  std::unique_ptr<vulkan::pipelines> pipes;
+  vk::raii::CommandPool pool{nullptr};           // compute family: programs and staging copies
+  vk::raii::CommandPool upload_pool{nullptr};    // transfer family when the device has one
+  vk::raii::CommandBuffer transfer_cb{nullptr};  // staging copies (one_shot)
+  vk::raii::Fence fence{nullptr};                // execute() without timeline semaphores
+  vk::raii::Fence transfer_fence{nullptr};
+  vk::raii::Semaphore compute_timeline{nullptr}, transfer_timeline{nullptr};
+  std::uint64_t compute_value = 0, transfer_value = 0;  // last values submitted to signal
+  std::uint64_t compute_seen = 0;  // a compute value the host has seen reached (skips redundant waits)
+  std::vector<upload_slot> upload_slots;
+
+  allocation registers, metrics, control, globals, staging;
+  std::vector<std::unique_ptr<program_state>> programs;  // by program_id; null once removed
+  std::map<std::string, shared_buffer, std::less<>> shared;
+  std::map<std::string, region_state, std::less<>> regions;
+  std::map<std::uint32_t, pinned_state> pinned_blocks;
+  std::uint32_t next_pinned = 1;
+  std::optional<program_id> last_run;
+  bool pending = false;  // fence path: a submit whose fence has not been seen signalled (after a timeout)
+  bool lost = false;
+  vulkan_stats st;
+
+  // Profiling (vulkan_options::profile / OCTO_PROFILE): nothing of this exists when it is off.
+  bool profiling = false;
+  double ns_per_tick = 1.0;
+  std::uint64_t timestamp_mask = ~std::uint64_t{0};
+
+  ~impl() { release(); }
+
+  void release();
+
+  void check_usable(const char* what) const;
+  bool timeline() const { return dev->timeline_semaphores(); }
+  void need_timeline(const char* what) const;
+
+  std::uint64_t register_bytes() const { return std::uint64_t{options.register_floats} * 4; }
+  std::uint64_t register_address(std::uint32_t inst, std::uint32_t reg) const;
+
+  // ---- waiting (vulkan_vm.cpp) ----------------------------------------------------------------------
+  void wait(const vk::raii::Fence& f, const char* what);
+
+  void wait_timeline(const vk::raii::Semaphore& sem, std::uint64_t value, const std::string& what);
+
+  std::uint64_t counter(const vk::raii::Semaphore& sem) const;
+
+  void wait_compute(std::uint64_t v);
+  void wait_upload(std::uint64_t v);
+
+  /// Before the host touches memory a program may use: every submitted program has finished.
+  void finish_pending();
+
+  // ---- host <-> device (staging) (vm_transfers.cpp) -------------------------------------------------
+  static constexpr std::uint64_t staging_chunk = std::uint64_t{64} << 20;  // transfers larger than this loop
+
+  std::byte* staging_for(std::uint64_t bytes);
+
+  template <class F>
+  void one_shot(F&& record, const char* what) {
+    finish_pending();
+    try {
+      transfer_cb.reset();
+      transfer_cb.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eOneTimeSubmit));
+      record(transfer_cb);
+      transfer_cb.end();
+      dev->logical().resetFences({*transfer_fence});
+      vk::CommandBuffer cb = *transfer_cb;
+      dev->compute_queue().submit(vk::SubmitInfo({}, {}, cb), *transfer_fence);
+      ++st.transfers;
+    } catch (const vk::DeviceLostError&) {
+      lost = true;
+      throw octo::error(std::string("octo: the Vulkan device was lost during ") + what);
+    } catch (...) {
+      rethrow_vulkan(what);
+    }
+    wait(transfer_fence, what);
+  }
+
+  void upload(vk::Buffer dst, std::uint64_t dst_offset, const void* src, std::uint64_t bytes);
+
+  void download(vk::Buffer src, std::uint64_t src_offset, void* dst, std::uint64_t bytes);
+
+  // ---- boot (vulkan_vm.cpp) -------------------------------------------------------------------------
+  void boot(const vulkan_options& o);
+
+  void reset_control();
+
+  // ---- placing a program's buffers (vm_placement.cpp) -----------------------------------------------
+  // `share`: WEIGHT / CONST / KV_CACHE buffers come from (or go into) the shared map. `fresh` collects
+  // allocations made here (to be zeroed), `fresh_shared` the names added to the shared map.
+  void place(instance_state& is, std::uint32_t inst, bool share, std::span<const buffer_placement> placements,
+             std::vector<allocation>& fresh, std::vector<std::string>& fresh_shared);
+
+  void release_instance(instance_state& is);
+
+  void release_program(program_state& ps);
+
+  static void validate_program(const ir::program& p, const std::string& which);
+
+  void zero(const std::vector<allocation>& fresh, bool registers_too);
+
+  void load(std::span<const ir::program> progs);
+
+  program_id add_program(const ir::program& p, std::span<const buffer_placement> placements);
+
+  void remove_program(program_id id);
+
+  std::size_t program_count() const;
+
+  void unload();
+
+  program_state& program(program_id id, const char* what);
+  const program_state& program(program_id id, const char* what) const;
+
+  // ---- recording (vm_recording.cpp) -----------------------------------------------------------------
+  void record(program_state& ps);
+
+  // ---- running (vm_recording.cpp) -------------------------------------------------------------------
+  std::uint64_t submit(program_id id, std::uint64_t after_upload);
+
+  void execute(program_id id);
+
+  std::vector<task_profile> profile(program_id id);
+
+  // ---- streaming (vm_transfers.cpp) -----------------------------------------------------------------
+  std::vector<std::uint32_t> sharing_families() const;
+
+  void create_region(std::string_view name, std::uint64_t bytes);
+
+  const region_state& region(std::string_view name, const char* what) const;
+
+  vulkan_vm::pinned allocate_pinned(std::uint64_t bytes);
+
+  void free_pinned(std::uint32_t id);
+
+  std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region_name,
+                             std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute);
+
+  // ---- buffers by name (vm_host_io.cpp) -------------------------------------------------------------
+  const placed& find(std::string_view name, std::uint32_t inst, const ir::buffer** info);
+  const placed& find(program_id id, std::string_view name, const ir::buffer** info);
+  static const placed& find_in(instance_state& is, std::string_view name, const ir::buffer** info);
+  std::string name_of(std::int32_t id, std::uint32_t inst);
+
+  void write_placed(const placed& pl, std::string_view name, std::span<const std::byte> bytes);
+  void read_placed(const placed& pl, std::span<std::byte> dst, std::uint64_t from = 0);
+  static void require_f32(const ir::buffer* b, std::string_view name, const char* use);
+  static std::vector<float> as_floats(const std::vector<std::byte>& bytes);
+
+  void write_bytes(std::string_view name, std::span<const std::byte> bytes, std::uint32_t inst);
+  void write_f32(std::string_view name, std::span<const float> v, std::uint32_t inst);
+  std::vector<std::byte> read_bytes(std::string_view name, std::uint32_t inst);
+  std::vector<float> read_f32(std::string_view name, std::uint32_t inst);
+
+  void check_register(std::uint32_t inst, std::uint32_t reg, std::size_t count);
+
+  vulkan_stats stats_of(const program_state* ps) const;
+};
+
+}  // namespace octo::vm

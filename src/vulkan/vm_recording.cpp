@@ -1,0 +1,251 @@
+// Recording and running: a program's command buffer (dispatches, the barriers the plan asks for, the
+// profiling timestamps), recorded once; its submits (fence or timeline) and the per-task GPU times.
+#include "vm_impl.hpp"
+
+namespace octo::vm {
+
+using namespace octo::vm::vulkan;
+
+void vulkan_vm::impl::record(program_state& ps) {
+  const auto& facts = dev->facts();
+  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0;
+  bool dirty = false;  // a dispatch since the last barrier
+  vk::Pipeline bound;
+  try {
+    vk::raii::CommandBuffers cbs(dev->logical(),
+                                 vk::CommandBufferAllocateInfo(*pool, vk::CommandBufferLevel::ePrimary, 1));
+    ps.cb = std::move(cbs[0]);
+  } catch (...) {
+    rethrow_vulkan("allocating the program's command buffer");
+  }
+  auto& cb = ps.cb;
+
+  auto barrier = [&] {
+    if (!dirty) return;
+    vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite, vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
+    cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eComputeShader, {}, mb, {}, {});
+    ++barriers;
+    dirty = false;
+  };
+  auto dispatch = [&](const kernel_launch& l, const std::string& who) {
+    if (l.shader.empty() || l.groups[0] == 0 || l.groups[1] == 0 || l.groups[2] == 0) return false;
+    if (l.push_constants.size() > pipes->push_constant_bytes())
+      throw octo::error("octo: " + who + ": " + std::to_string(l.push_constants.size()) +
+                        " bytes of push constants, more than the " + std::to_string(pipes->push_constant_bytes()) +
+                        " the pipeline layout has");
+    vk::Pipeline pl = pipes->get(l.shader, l.spec_constants);
+    if (pl != bound) {
+      cb.bindPipeline(vk::PipelineBindPoint::eCompute, pl);
+      bound = pl;
+    }
+    if (!l.push_constants.empty()) {
+      std::vector<std::byte> pc = l.push_constants;
+      pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
+      cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
+    }
+    cb.dispatch(l.groups[0], l.groups[1], l.groups[2]);
+    ++dispatches;
+    dirty = true;
+    return true;
+  };
+
+  ps.slots.clear();
+  ps.profiled_run = false;
+  std::uint32_t query_capacity = 0;
+  if (profiling) {
+    for (const auto& is : ps.instances) query_capacity += 2 * static_cast<std::uint32_t>(is.program.tasks.size());
+    query_capacity = std::max<std::uint32_t>(query_capacity, 2);
+    try {
+      ps.queries =
+          vk::raii::QueryPool(dev->logical(), vk::QueryPoolCreateInfo({}, vk::QueryType::eTimestamp, query_capacity));
+    } catch (...) {
+      rethrow_vulkan("creating the profiling query pool");
+    }
+  }
+
+  try {
+    // Simultaneous use: submit() may queue the same program again before its last run finished.
+    cb.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eSimultaneousUse));
+    if (profiling) cb.resetQueryPool(*ps.queries, 0, query_capacity);
+    // Host writes (IO, globals record, control), transfers and earlier programs' kernels -> kernels.
+    {
+      vk::MemoryBarrier mb(
+          vk::AccessFlagBits::eHostWrite | vk::AccessFlagBits::eTransferWrite | vk::AccessFlagBits::eShaderWrite,
+          vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
+      cb.pipelineBarrier(vk::PipelineStageFlagBits::eHost | vk::PipelineStageFlagBits::eTransfer |
+                             vk::PipelineStageFlagBits::eComputeShader,
+                         vk::PipelineStageFlagBits::eComputeShader, {}, mb, {}, {});
+    }
+    std::uint32_t n_inst = static_cast<std::uint32_t>(ps.instances.size());
+    for (std::uint32_t i = 0; i < n_inst; ++i) {
+      auto& is = ps.instances[i];
+      const auto& p = is.program;
+      if (i > 0) barrier();  // R31 was written by the message kernel
+      std::vector<std::uint64_t> addresses(p.buffers.size());
+      for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
+      for (const auto& step : plan_barriers(p)) {
+        const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
+        if (step.barrier_before) barrier();
+        std::string who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
+        if (n_inst > 1) who = "instance " + std::to_string(i) + " " + who;
+        if (t.op == ir::opcode::nop) continue;
+        kernel_planner planner = find_planner(t.op);
+        if (!planner) planner = find_vm_planner(t.op);
+        if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
+        task_context ctx{p, t, addresses, globals.address, facts};
+        const kernel_launch launch = planner(ctx);
+        if (profiling && !launch.shader.empty()) {
+          // Serialized: the barrier makes the first stamp the end of everything before this task.
+          barrier();
+          profile_slot slot;
+          slot.task = t.id;
+          slot.instance = i;
+          slot.opcode = std::string(ir::name(t.op));
+          if (!t.outputs.empty()) slot.output = p.buffers[static_cast<std::size_t>(t.outputs.front())].name.str();
+          slot.query = static_cast<std::uint32_t>(ps.slots.size());
+          cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query);
+          const bool dispatched = dispatch(launch, who);
+          cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query + 1);
+          if (dispatched) {
+            ++task_dispatches;
+            ps.slots.push_back(std::move(slot));
+          }
+          continue;
+        }
+        if (dispatch(launch, who)) ++task_dispatches;
+      }
+      // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
+      auto r30 = is.by_name.find("R30");
+      std::uint32_t n = r30 != is.by_name.end()
+                            ? static_cast<std::uint32_t>(p.buffers[static_cast<std::size_t>(r30->second)].numel())
+                            : options.register_floats - 4;
+      if (r30 != is.by_name.end()) {
+        barrier();
+        dispatch(plan_vm_regulator(register_address(i, 30), metrics.address, control.address, n, i, n_inst,
+                                   options.regulator == regulator_mode::regulate, options.target_norm, facts),
+                 "the regulator");
+      }
+      if (i + 1 < n_inst) {
+        barrier();
+        dispatch(plan_vm_message(register_address(i, 30), register_address(i + 1, 31), control.address, n, i + 1),
+                 "the message from instance " + std::to_string(i));
+      }
+    }
+    // Kernels -> host reads of host-visible memory, later transfers and the next program's kernels.
+    vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite | vk::AccessFlagBits::eShaderRead,
+                         vk::AccessFlagBits::eHostRead | vk::AccessFlagBits::eTransferRead |
+                             vk::AccessFlagBits::eTransferWrite);
+    cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader,
+                       vk::PipelineStageFlagBits::eHost | vk::PipelineStageFlagBits::eTransfer, {}, mb, {}, {});
+    cb.end();
+  } catch (const octo::error&) {
+    throw;
+  } catch (...) {
+    rethrow_vulkan("recording the program's command buffer");
+  }
+  ps.barriers = barriers;
+  ps.dispatches = dispatches;
+  ps.task_dispatches = task_dispatches;
+  ++st.recordings;
+}
+
+std::uint64_t vulkan_vm::impl::submit(program_id id, std::uint64_t after_upload) {
+  need_timeline("submit");
+  auto& ps = program(id, "submit");
+  if (after_upload > transfer_value)
+    throw octo::error("octo: vulkan_vm::submit: after_upload " + std::to_string(after_upload) + " but only " +
+                      std::to_string(transfer_value) + " uploads were submitted");
+  if (pending) {  // a fence-path execute that timed out
+    wait(fence, "the previous execute");
+    pending = false;
+  }
+  const std::uint64_t signal = compute_value + 1;
+  try {
+    vk::Semaphore wait_sem = *transfer_timeline, signal_sem = *compute_timeline;
+    vk::PipelineStageFlags wait_stage = vk::PipelineStageFlagBits::eAllCommands;
+    const std::uint64_t wait_value = after_upload;
+    vk::TimelineSemaphoreSubmitInfo tsi;
+    vk::SubmitInfo si;
+    vk::CommandBuffer cb = *ps.cb;
+    si.setCommandBuffers(cb);
+    si.setSignalSemaphores(signal_sem);
+    tsi.setSignalSemaphoreValues(signal);
+    if (after_upload > 0) {
+      si.setWaitSemaphores(wait_sem);
+      si.setWaitDstStageMask(wait_stage);
+      tsi.setWaitSemaphoreValues(wait_value);
+    }
+    si.pNext = &tsi;
+    dev->compute_queue().submit(si);
+  } catch (const vk::DeviceLostError&) {
+    lost = true;
+    throw octo::error("octo: the Vulkan device was lost submitting program " + std::to_string(id));
+  } catch (...) {
+    rethrow_vulkan("submitting a program");
+  }
+  compute_value = signal;
+  ++st.submits;
+  ++ps.submits;
+  ps.profiled_run = profiling;
+  last_run = id;
+  return signal;
+}
+
+void vulkan_vm::impl::execute(program_id id) {
+  auto& ps = program(id, "execute");
+  if (timeline()) {
+    finish_pending();  // host-visible memory written before this pass must not race an older one
+    const auto v = submit(id, 0);
+    wait_timeline(compute_timeline, v, "execute");
+    compute_seen = v;
+    return;
+  }
+  finish_pending();
+  try {
+    dev->logical().resetFences({*fence});
+    vk::CommandBuffer cb = *ps.cb;
+    dev->compute_queue().submit(vk::SubmitInfo({}, {}, cb), *fence);
+  } catch (const vk::DeviceLostError&) {
+    lost = true;
+    throw octo::error("octo: the Vulkan device was lost submitting the program");
+  } catch (...) {
+    rethrow_vulkan("submitting the program");
+  }
+  ++st.submits;
+  ++ps.submits;
+  pending = true;
+  ps.profiled_run = profiling;
+  last_run = id;
+  wait(fence, "execute");
+  pending = false;
+}
+
+std::vector<task_profile> vulkan_vm::impl::profile(program_id id) {
+  std::vector<task_profile> out;
+  auto& ps = program(id, "profile");
+  if (!profiling || !ps.profiled_run || ps.slots.empty()) return out;
+  finish_pending();
+  const auto n = static_cast<std::uint32_t>(2 * ps.slots.size());
+  std::vector<std::uint64_t> ticks;
+  try {
+    auto r = ps.queries.getResults<std::uint64_t>(0, n, n * sizeof(std::uint64_t), sizeof(std::uint64_t),
+                                                  vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+    ticks = std::move(r.second);
+  } catch (...) {
+    rethrow_vulkan("reading the profiling timestamps");
+  }
+  out.reserve(ps.slots.size());
+  for (const auto& s : ps.slots) {
+    const std::uint64_t a = ticks[2 * s.query] & timestamp_mask, b = ticks[2 * s.query + 1] & timestamp_mask;
+    task_profile tp;
+    tp.task = s.task;
+    tp.instance = s.instance;
+    tp.opcode = s.opcode;
+    tp.output = s.output;
+    tp.microseconds = static_cast<double>((b - a) & timestamp_mask) * ns_per_tick / 1000.0;
+    out.push_back(std::move(tp));
+  }
+  return out;
+}
+
+}  // namespace octo::vm
