@@ -28,19 +28,21 @@ std::filesystem::path folder_of(const std::filesystem::path& p) {
   return p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
 }
 
-// The temporaries open now, for the signal handler: fixed slots written before the file exists and
-// cleared after it is gone, read with only async-signal-safe calls.
+// The temporaries open now, for the signal handler: fixed slots, each free, being written, or holding
+// a name the handler may unlink (only then), read with only async-signal-safe calls.
 constexpr int slot_count = 16;
 constexpr std::size_t slot_bytes = 4096;
+enum slot_state : int { slot_free, slot_writing, slot_ready };
 char slots[slot_count][slot_bytes];
-std::atomic<bool> slot_used[slot_count];
+std::atomic<int> slot_states[slot_count];
 
 int claim_slot(const std::string& tmp) {
   if (tmp.size() >= slot_bytes) return -1;  // not removed on a signal; removed on every other exit
   for (int i = 0; i < slot_count; ++i) {
-    bool expected = false;
-    if (!slot_used[i].load() && slot_used[i].compare_exchange_strong(expected, true)) {
+    int expected = slot_free;
+    if (slot_states[i].compare_exchange_strong(expected, slot_writing)) {
       std::memcpy(slots[i], tmp.c_str(), tmp.size() + 1);
+      slot_states[i].store(slot_ready);
       return i;
     }
   }
@@ -48,17 +50,15 @@ int claim_slot(const std::string& tmp) {
 }
 
 void release_slot(int i) {
-  if (i >= 0) slot_used[i].store(false);
+  if (i >= 0) slot_states[i].store(slot_free);
 }
 
 extern "C" void octo_remove_temporaries_and_die(int sig) {
   for (int i = 0; i < slot_count; ++i)
-    if (slot_used[i].load()) ::unlink(slots[i]);
+    if (slot_states[i].load() == slot_ready) ::unlink(slots[i]);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
-
-}  // namespace
 
 std::string_view type_of(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
@@ -66,8 +66,10 @@ std::string_view type_of(mode_t m) {
   if (S_ISCHR(m)) return "a character device";
   if (S_ISBLK(m)) return "a block device";
   if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
+  return "of another kind";
 }
+
+}  // namespace
 
 int open_regular_file(const std::filesystem::path& path, int flags) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
@@ -137,12 +139,13 @@ output_file::output_file(std::filesystem::path path) : path_(std::move(path)) {
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".tmp-%ld-%08x", long(::getpid()), unsigned(rd()));
     tmp_ = path_.string() + suffix;
-    slot_ = claim_slot(tmp_.string());
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ >= 0) break;
-    const int e = errno;
-    release_slot(std::exchange(slot_, -1));
-    if (e != EEXIST) throw octo::error(tmp_.string() + ": cannot create: " + text_of(e));
+    if (fd_ >= 0) {
+      // Listed only once it is ours: the signal handler must never unlink a file someone else made.
+      slot_ = claim_slot(tmp_.string());
+      break;
+    }
+    if (errno != EEXIST) throw octo::error(tmp_.string() + ": cannot create: " + text_of(errno));
   }
   if (fd_ < 0) throw octo::error(path_.string() + ": cannot find a free temporary name beside it");
 }

@@ -308,6 +308,21 @@ TEST_CASE("outputs are written beside their target and renamed; a user's file is
   out.commit();
   CHECK(fs::file_size(target) == 3);
   CHECK(test::temporaries_of(target).empty());
+  // Killed by SIGTERM mid-write (a tool that called remove_temporaries_on_signals): no temporary left.
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    remove_temporaries_on_signals();
+    output_file doomed(target);
+    doomed.write(std::as_bytes(std::span("partial", 7)));
+    ::raise(SIGTERM);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+  CHECK(test::temporaries_of(target).empty());
+  CHECK(fs::file_size(target) == 3);
   CHECK(error_of([&] { check_output_path(tmp.path()); }).find("is a directory") != std::string::npos);
   CHECK(error_of([&] { check_output_path(tmp / "no" / "x.npy"); }).find("does not exist") != std::string::npos);
   const auto fifo = tmp / "fifo";
