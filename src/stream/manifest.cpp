@@ -374,7 +374,7 @@ manifest manifest::parse(std::string_view text, const std::filesystem::path& dir
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and out_of_range for a number like 1e999
     m.fail(std::string("bad JSON: ") + octo::library_text(e.what()));
   }
   try {

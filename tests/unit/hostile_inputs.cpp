@@ -282,6 +282,13 @@ TEST_CASE("a decomposed directory's meta.gguf is checked against the manifest be
   CHECK(e.find("checksum mismatch") != std::string::npos);
 }
 
+TEST_CASE("a manifest with a number too large for a double is one error line (found by fuzz_manifest)") {
+  // nlohmann throws out_of_range, not parse_error, for 1e999: it escaped manifest::parse as a foreign
+  // exception (tests/fuzz/regressions/manifest/number-overflow-escapes-as-json-out_of_range).
+  const auto e = error_of([] { stream::manifest::parse(R"({"format": "octo-decomposed-model", "x": 9e999})", "d"); });
+  CHECK(e.find("manifest.json: bad JSON: number overflow") != std::string::npos);
+}
+
 TEST_CASE("outputs are written beside their target and renamed; a user's file is never emptied early") {
   test::temp_dir tmp("hostile-output");
   const auto target = tmp / "logits.npy";
