@@ -41,7 +41,11 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
   --ctx N               KV cache positions (default: the model's context length, at most 4096)
   --vm vulkan|reference the Vulkan VM (default) or the CPU reference VM
   --device NAME         Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)
-  --prefill-chunk N     most prompt tokens per batched prefill pass (default 128)
+  --prefill-chunk N     most prompt tokens per batched prefill pass (default: as many as device
+                        memory holds, at most the context; 512 when streaming)
+  --precision fast|accurate
+                        fast (default): prefill GEMMs on tensor cores with f16 factors where the device
+                        has cooperative matrices (docs/precision.md); accurate: f32 arithmetic throughout
   --vram-budget SIZE    stream layers that do not fit SIZE of device memory (e.g. 4GiB, 512MiB):
                         weights, KV cache, activations and the ring; prints the residency plan
   --ram-budget SIZE     pinned host memory keeping streamed layers warm (default 0: read each pass)
@@ -60,7 +64,8 @@ struct options {
   std::string model, prompt, dump_logits, device;
   std::vector<std::int32_t> then_ids;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
-  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
+  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
+  octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
   std::uint64_t vram_budget = 0, ram_budget = 0;
   std::uint32_t ring = 2;
   bool streaming = false;
@@ -126,6 +131,11 @@ options parse(int argc, char** argv) {
       o.ctx = parse_int(a, value(), 1, std::int64_t(1) << 24);
     } else if (a == "--prefill-chunk") {
       o.prefill_chunk = parse_int(a, value(), 1, 65536);
+    } else if (a == "--precision") {
+      const auto v = value();
+      if (v == "fast") o.precision = octo::vm::matmul_precision::fast;
+      else if (v == "accurate") o.precision = octo::vm::matmul_precision::accurate;
+      else bad("--precision must be fast or accurate, not '" + std::string(v) + "'");
     } else if (a == "--vram-budget") {
       o.vram_budget = octo::runtime::parse_bytes(std::string(value()), "--vram-budget");
       o.streaming = true;
@@ -301,6 +311,7 @@ int run(const options& o) {
       while (!l.empty() && l.back() == '\n') l.pop_back();
       std::cerr << l << "\n";
     };
+  eo.vulkan.precision = o.precision;
   octo::runtime::engine e(o.model, eo);
   return run_with(o, e);
 }
