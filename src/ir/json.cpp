@@ -6,15 +6,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <span>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::ir {
 namespace {
@@ -609,36 +609,29 @@ json_result from_json(std::string_view text) {
     try {
       doc = json::parse(text);
     } catch (const json::exception& e) {  // parse_error, or out_of_range 406 for a number like 1e999
-      std::string what = e.what();
-      auto at = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] " prefix
-      r.error = "malformed JSON: " + (at == std::string::npos ? what : what.substr(at + 2));
+      r.error = "malformed JSON: " + octo::library_text(e.what());
       return r;
     }
     r.value = read_program(doc);
   } catch (const load_error& e) {
     r.error = e.message;
   } catch (const std::exception& e) {  // out of memory, or a nlohmann invariant we did not foresee
-    r.error = std::string("cannot load program: ") + e.what();
+    r.error = std::string("cannot load program: ") + octo::library_text(e.what());
   }
   if (!r.error.empty()) r.value.reset();
   return r;
 }
 
 json_result load_program(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  try {
+    text = read_file_text(path);  // a FIFO or a device is an error, never a wait
+  } catch (const octo::error& e) {
     json_result r;
-    r.error = "cannot read " + path.string() + ": " + std::strerror(errno);
+    r.error = std::string("cannot read ") + e.what();
     return r;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) {
-    json_result r;
-    r.error = "cannot read " + path.string() + ": I/O error";
-    return r;
-  }
-  json_result r = from_json(buf.str());
+  json_result r = from_json(text);
   if (!r) r.error = path.string() + ": " + r.error;
   return r;
 }
@@ -646,11 +639,9 @@ json_result load_program(const std::filesystem::path& path) {
 void save_program(const program& p, const std::filesystem::path& path) {
   std::string s = to_json(p, 2);
   s += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw octo::error("cannot write " + path.string() + ": " + std::strerror(errno));
-  out.write(s.data(), static_cast<std::streamsize>(s.size()));
-  out.close();
-  if (!out) throw octo::error("cannot write " + path.string() + ": I/O error");
+  octo::output_file out(path);  // an existing file is replaced only by a complete one
+  out.write(std::as_bytes(std::span(s)));
+  out.commit();
 }
 
 }  // namespace octo::ir

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/vocabulary.hpp"
 
 namespace octo::model_file {
@@ -19,19 +20,14 @@ using json = nlohmann::json;
 constexpr int64_t max_token_id = 16 * 1024 * 1024;
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("tokenizer: cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw error("tokenizer: cannot read '" + path.string() + "'");
-  return std::move(s).str();
+  return read_file_text(path, std::uint64_t(1) << 30);
 }
 
 json read_json(const std::filesystem::path& path) {
   try {
     return json::parse(read_file(path));
   } catch (const json::exception& e) {
-    throw error("tokenizer: '" + path.string() + "' is not valid JSON: " + e.what());
+    throw error("tokenizer: '" + path.string() + "' is not valid JSON: " + octo::library_text(e.what()));
   }
 }
 
@@ -177,7 +173,7 @@ vocabulary load_hf_vocabulary(const std::filesystem::path& folder) {
     return load_hf_vocabulary_unchecked(folder);
   } catch (const nlohmann::json::exception& e) {
     // A value of the wrong JSON type somewhere deep (e.g. "special": "yes").
-    throw error("tokenizer: unexpected JSON value in '" + folder.string() + "': " + e.what());
+    throw error("tokenizer: unexpected JSON value in '" + folder.string() + "': " + octo::library_text(e.what()));
   }
 }
 

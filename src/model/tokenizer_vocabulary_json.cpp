@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/vocabulary.hpp"
 
 namespace octo::model_file {
@@ -44,15 +45,12 @@ bool has_type(const json& j, const char* list_key, std::string_view type) {
 
 vocabulary load(const std::filesystem::path& path) {
   const std::string where = "tokenizer '" + path.string() + "': ";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("tokenizer: cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
+  const std::string text = read_file_text(path, std::uint64_t(1) << 30);
   json j;
   try {
-    j = json::parse(s.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
-    throw error(where + "not valid JSON: " + e.what());
+    throw error(where + "not valid JSON: " + octo::library_text(e.what()));
   }
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) throw error(where + "no \"model\" object");
   const json& m = j["model"];
@@ -196,7 +194,7 @@ vocabulary load_tokenizer_json(const std::filesystem::path& path) {
   try {
     return load(path);
   } catch (const nlohmann::json::exception& e) {
-    throw error("tokenizer '" + path.string() + "': unexpected JSON value: " + e.what());
+    throw error("tokenizer '" + path.string() + "': unexpected JSON value: " + octo::library_text(e.what()));
   }
 }
 

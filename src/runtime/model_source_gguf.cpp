@@ -1,9 +1,11 @@
-// The GGUF model source: config and tokenizer from the file's metadata, tensors straight from its
-// mapping; a layer blob is packed by copying the layer's tensors to 4096-aligned offsets (the layout
-// `octo decompose` writes).
+// The GGUF model source: config and tokenizer from the file's metadata, tensors copied out with pread
+// (gguf_file::read_tensor: a file cut short while in use is an error, not SIGBUS from the mapping); a
+// layer blob is packed by copying the layer's tensors to 4096-aligned offsets (the layout `octo
+// decompose` writes).
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "octo/error.hpp"
 #include "octo/model_file/vocabulary.hpp"
@@ -76,14 +78,20 @@ class gguf_source final : public model_source {
     std::uint64_t n = 0;
     for (const auto& name : layer_tensors_.at(std::size_t(l))) {
       const auto& d = tensors_.find(name)->second;
-      const auto t = file_.tensor(name);
-      std::memcpy(dst.data() + d.offset, t.data.data(), t.data.size());
-      n += t.data.size();
+      const auto* t = file_.find_tensor(name);
+      // pread, not the mapping: a file cut short while streaming is an octo::error, never SIGBUS.
+      file_.read_tensor(*t, dst.subspan(std::size_t(d.offset), std::size_t(t->size)));
+      n += t->size;
     }
     return n;
   }
   void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
-    use(file_.tensor(std::string(name)).data);
+    const auto* t = file_.find_tensor(name);
+    if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
+    // Copied with pread, not handed out of the mapping: a file cut short meanwhile is an error, not SIGBUS.
+    std::vector<std::byte> bytes(std::size_t(t->size));
+    file_.read_tensor(*t, bytes);
+    use(bytes);
   }
 
  private:
@@ -94,6 +102,7 @@ class gguf_source final : public model_source {
   std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
+  std::vector<std::byte> buffer_;  // with_tensor's copy
 };
 
 }  // namespace
