@@ -11,11 +11,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# expect_error PATTERN ARGS...: nonzero exit, stdout empty, stderr one line containing PATTERN
+# expect_error PATTERN ARGS...: nonzero exit, stdout empty, stderr one line containing PATTERN (within
+# two minutes: a hang is a failure too)
+limit=""
+command -v timeout >/dev/null && limit="timeout 120"
 expect_error() {
   pattern="$1"
   shift
-  "$exe" "$@" >"$tmp/out" 2>"$tmp/err"
+  $limit "$exe" "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
   lines=$(wc -l <"$tmp/err")
   if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] || ! grep -q -- "$pattern" "$tmp/err"; then
@@ -49,7 +52,23 @@ expect_error "not an integer" --model "$model" --seed x
 expect_error "out of range" --model "$model" --ctx 0
 expect_error "not one of vulkan, reference" --model "$model" --vm cuda
 expect_error "raise --ctx" --model "$model" --vm reference --ctx 4 --prompt "Once upon a time there was a little girl"
-expect_error "cannot write" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
+expect_error "does not exist" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
+expect_error "is a directory" --model "$model" --vm reference -n 2 --dump-logits "$tmp"
+
+# A FIFO as the model is refused at once (it used to block forever waiting for a writer).
+if mkfifo "$tmp/fifo.gguf" 2>/dev/null; then
+  expect_error "is a FIFO" --model "$tmp/fifo.gguf" --vm reference
+fi
+# A bad model leaves an existing --dump-logits file as it was (it used to be emptied before the model
+# was checked).
+echo "precious" >"$tmp/keep.npy"
+expect_error "truncated.gguf" --model "$tmp/truncated.gguf" --vm reference --dump-logits "$tmp/keep.npy"
+if [ "$(cat "$tmp/keep.npy")" = "precious" ] && [ -z "$(ls "$tmp" | grep 'keep.npy.tmp')" ]; then
+  echo "ok: --dump-logits file kept when the model is bad"
+else
+  echo "FAIL: --dump-logits file changed by a failed run"
+  failures=$((failures + 1))
+fi
 
 expect_error "--vram-budget: 'abc' is not a size" --model "$model" --vram-budget abc
 expect_error "out of range" --model "$model" --ring 0

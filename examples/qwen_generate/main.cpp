@@ -19,6 +19,7 @@
 #include <octo/ir/enums.hpp>
 #include <octo/model_file/chat_template.hpp>
 #include <octo/model_file/tokenizer.hpp>
+#include <octo/file_io.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
 #include <octo/runtime/residency_plan.hpp>
@@ -265,8 +266,13 @@ int run_with(const options& o, octo::runtime::engine& e) {
 
 int run(const options& o) {
   if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
-  if (!o.dump_logits.empty() && !std::ofstream(o.dump_logits, std::ios::binary))  // fail before any output
-    bad("--dump-logits: cannot write '" + o.dump_logits + "'");
+  if (!o.dump_logits.empty()) {  // fail before any output, without touching an existing file
+    try {
+      octo::check_output_path(o.dump_logits);
+    } catch (const octo::error& ex) {
+      bad(std::string("--dump-logits: ") + ex.what());
+    }
+  }
   octo::runtime::engine_options eo;
   eo.vm = o.vm;
   eo.ctx = o.ctx;

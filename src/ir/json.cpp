@@ -6,15 +6,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <span>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::ir {
 namespace {
@@ -625,20 +625,15 @@ json_result from_json(std::string_view text) {
 }
 
 json_result load_program(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  try {
+    text = read_file_text(path);  // a FIFO or a device is an error, never a wait
+  } catch (const octo::error& e) {
     json_result r;
-    r.error = "cannot read " + path.string() + ": " + std::strerror(errno);
+    r.error = std::string("cannot read ") + e.what();
     return r;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) {
-    json_result r;
-    r.error = "cannot read " + path.string() + ": I/O error";
-    return r;
-  }
-  json_result r = from_json(buf.str());
+  json_result r = from_json(text);
   if (!r) r.error = path.string() + ": " + r.error;
   return r;
 }
@@ -646,11 +641,9 @@ json_result load_program(const std::filesystem::path& path) {
 void save_program(const program& p, const std::filesystem::path& path) {
   std::string s = to_json(p, 2);
   s += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw octo::error("cannot write " + path.string() + ": " + std::strerror(errno));
-  out.write(s.data(), static_cast<std::streamsize>(s.size()));
-  out.close();
-  if (!out) throw octo::error("cannot write " + path.string() + ": I/O error");
+  octo::output_file out(path);  // an existing file is replaced only by a complete one
+  out.write(std::as_bytes(std::span(s)));
+  out.commit();
 }
 
 }  // namespace octo::ir

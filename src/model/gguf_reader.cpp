@@ -19,6 +19,7 @@
 
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::model_file {
 
@@ -78,21 +79,7 @@ constexpr std::pair<std::uint32_t, ir::dtype> ggml_to_ir[] = {
     {14, ir::dtype::q6_k}, {24, ir::dtype::i8},   {26, ir::dtype::i32},
 };
 
-std::string quote_name(std::string_view s) {
-  // Names come from untrusted files: keep messages one printable line.
-  std::string out = "'";
-  for (unsigned char c : s.substr(0, 200)) {
-    if (c >= 0x20 && c < 0x7f) out += char(c);
-    else {
-      static constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > 200) out += "...";
-  return out + "'";
-}
+std::string quote_name(std::string_view s) { return octo::quoted(s); }
 
 }  // namespace
 
@@ -115,14 +102,47 @@ std::uint32_t to_ggml_type(ir::dtype t) {
 
 // ---- gguf_value ---------------------------------------------------------------------------------------
 
+namespace {
+
+// Bytes per packed item of an array of scalars; 0 for strings and arrays.
+std::size_t packed_width(gguf_type t) {
+  switch (t) {
+    case gguf_type::u8: case gguf_type::i8: case gguf_type::boolean: return 1;
+    case gguf_type::u16: case gguf_type::i16: return 2;
+    case gguf_type::u32: case gguf_type::i32: case gguf_type::f32: return 4;
+    case gguf_type::u64: case gguf_type::i64: case gguf_type::f64: return 8;
+    case gguf_type::string: case gguf_type::array: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 gguf_value gguf_value::array_of(gguf_type element, array items) {
   for (std::size_t i = 0; i < items.size(); ++i)
     if (items[i].type() != element)
       throw octo::error("GGUF array of " + std::string(name(element)) + " has item " + std::to_string(i) +
                         " of type " + std::string(name(items[i].type())));
-  gguf_value v(gguf_type::array, 0);
+  gguf_value v(gguf_type::array, items.size());
   v.element_ = element;
-  v.a_ = std::move(items);
+  if (element == gguf_type::array) {
+    v.a_ = std::move(items);
+  } else if (element == gguf_type::string) {
+    for (const auto& x : items) {
+      v.s_ += x.s_;
+      v.ends_.push_back(v.s_.size());
+    }
+  } else {
+    const std::size_t w = packed_width(element);
+    v.s_.resize(items.size() * w);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // f32 items hold a double's bits: store the float's, as the file does.
+      const std::uint64_t bits = element == gguf_type::f32
+                                     ? std::bit_cast<std::uint32_t>(float(std::bit_cast<double>(items[i].bits_)))
+                                     : items[i].bits_;
+      for (std::size_t k = 0; k < w; ++k) v.s_[i * w + k] = char((bits >> (8 * k)) & 0xff);
+    }
+  }
   return v;
 }
 
@@ -197,9 +217,42 @@ const std::string& gguf_value::as_string() const {
   return s_;
 }
 
-const gguf_value::array& gguf_value::as_array() const {
+gguf_array_ref gguf_value::as_array() const {
   if (type_ != gguf_type::array) type_mismatch(type_, "array");
-  return a_;
+  return gguf_array_ref(*this);
+}
+
+std::size_t gguf_value::size() const {
+  if (type_ != gguf_type::array) type_mismatch(type_, "array");
+  return std::size_t(bits_);
+}
+
+void gguf_value::check_item(std::size_t i) const {
+  if (i >= size())
+    throw octo::error("GGUF array item " + std::to_string(i) + " is out of range (" + std::to_string(bits_) + " items)");
+}
+
+std::string_view gguf_value::string_item(std::size_t i) const {
+  check_item(i);
+  if (element_ != gguf_type::string) type_mismatch(element_, "string");
+  const std::uint64_t begin = i == 0 ? 0 : ends_[i - 1];
+  return std::string_view(s_).substr(std::size_t(begin), std::size_t(ends_[i] - begin));
+}
+
+gguf_value gguf_value::item(std::size_t i) const {
+  check_item(i);
+  if (element_ == gguf_type::array) return a_[i];
+  if (element_ == gguf_type::string) return of_string(std::string(string_item(i)));
+  const std::size_t w = packed_width(element_);
+  std::uint64_t bits = 0;
+  for (std::size_t k = 0; k < w; ++k) bits |= std::uint64_t(static_cast<unsigned char>(s_[i * w + k])) << (8 * k);
+  switch (element_) {
+    case gguf_type::i8: return of_i8(std::int8_t(std::uint8_t(bits)));
+    case gguf_type::i16: return of_i16(std::int16_t(std::uint16_t(bits)));
+    case gguf_type::i32: return of_i32(std::int32_t(std::uint32_t(bits)));
+    case gguf_type::f32: return of_f32(std::bit_cast<float>(std::uint32_t(bits)));
+    default: return gguf_value(element_, bits);
+  }
 }
 
 std::int64_t gguf_tensor_info::elements() const {
@@ -217,7 +270,7 @@ std::int64_t gguf_tensor::elements() const {
 // ---- parsing ------------------------------------------------------------------------------------------
 
 namespace {
-constexpr std::uint64_t max_array_items_total = std::uint64_t(1) << 26;  // bounds memory for metadata
+constexpr std::uint64_t max_nested_items_total = std::uint64_t(1) << 20;  // arrays of arrays: rare, not packed
 constexpr int max_array_depth = 8;
 constexpr std::uint32_t max_dims = 4;  // GGML_MAX_DIMS
 }  // namespace
@@ -379,14 +432,37 @@ class gguf_parser {
         if (n > left() / min_size(et))
           f_.fail(what_ + ": array length " + std::to_string(n) + " of " + std::string(name(et)) +
                   " does not fit in the " + std::to_string(left()) + " bytes left");
-        items_total_ += n;
-        if (items_total_ > max_array_items_total)
-          f_.fail(what_ + ": metadata arrays hold more than " + std::to_string(max_array_items_total) +
-                  " items in total");
-        gguf_value::array items;
-        items.reserve(std::size_t(n));
-        for (std::uint64_t i = 0; i < n; ++i) items.push_back(value(et, depth + 1));
-        return gguf_value::array_of(et, std::move(items));
+        // Packed as in the file: memory in proportion to the bytes read. Only arrays of arrays hold a
+        // whole gguf_value per item, so their items are capped.
+        gguf_value v(gguf_type::array, n);
+        v.element_ = et;
+        if (et == gguf_type::array) {
+          items_total_ += n;
+          if (items_total_ > max_nested_items_total)
+            f_.fail(what_ + ": nested metadata arrays hold more than " + std::to_string(max_nested_items_total) +
+                    " items in total");
+          v.a_.reserve(std::size_t(n));
+          for (std::uint64_t i = 0; i < n; ++i) v.a_.push_back(value(et, depth + 1));
+        } else if (et == gguf_type::string) {
+          v.ends_.reserve(std::size_t(n));
+          for (std::uint64_t i = 0; i < n; ++i) {
+            const std::uint64_t len = u64("string length");
+            need(len, "string value");
+            v.s_.append(reinterpret_cast<const char*>(f_.base_ + pos_), std::size_t(len));
+            pos_ += len;
+            v.ends_.push_back(v.s_.size());
+          }
+        } else {
+          const std::uint64_t bytes = n * min_size(et);  // n <= left() / min_size: no overflow
+          need(bytes, "array items");
+          v.s_.assign(reinterpret_cast<const char*>(f_.base_ + pos_), std::size_t(bytes));
+          if (et == gguf_type::boolean)
+            for (std::uint64_t i = 0; i < n; ++i)
+              if (static_cast<unsigned char>(v.s_[i]) > 1)
+                f_.fail(what_ + ": bool item " + std::to_string(i) + " is neither 0 nor 1");
+          pos_ += bytes;
+        }
+        return v;
       }
     }
     f_.fail(what_ + ": unknown value type");
@@ -441,17 +517,12 @@ void gguf_file::fail(const std::string& problem) const { throw octo::error(path_
 gguf_file gguf_file::open(const std::filesystem::path& path) {
   gguf_file f;
   f.path_ = path.string();
-  const int fd = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) f.fail(std::string("cannot open GGUF file: ") + std::strerror(errno));
+  const int fd = open_regular_file(path);  // never blocks on a FIFO; one line naming the file otherwise
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
     f.fail(std::string("cannot stat: ") + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    f.fail("not a regular file");
   }
   if (st.st_size == 0) {
     ::close(fd);
@@ -459,8 +530,11 @@ gguf_file gguf_file::open(const std::filesystem::path& path) {
   }
   void* m = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   const int e = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (m == MAP_FAILED) f.fail(std::string("cannot map: ") + std::strerror(e));
+  if (m == MAP_FAILED) {
+    ::close(fd);
+    f.fail(std::string("cannot map: ") + std::strerror(e));
+  }
+  f.fd_ = fd;  // kept for read_tensor: pread reports a file cut short, where the mapping would SIGBUS
   f.map_ = m;
   f.base_ = static_cast<const std::byte*>(m);
   f.size_ = std::uint64_t(st.st_size);
@@ -478,6 +552,27 @@ gguf_file gguf_file::from_bytes(std::span<const std::byte> bytes, std::string na
   return f;
 }
 
+void gguf_file::read_tensor(const gguf_tensor_info& t, std::span<std::byte> dst) const {
+  if (dst.size() != t.size)
+    fail("tensor " + quote_name(t.name) + ": a buffer of " + std::to_string(dst.size()) + " bytes for " +
+         std::to_string(t.size));
+  const std::uint64_t at = data_offset_ + t.offset;
+  if (fd_ < 0) {  // from_bytes: the bytes are ours
+    std::memcpy(dst.data(), base_ + at, dst.size());
+    return;
+  }
+  std::size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t n = ::pread(fd_, dst.data() + done, dst.size() - done, off_t(at + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("tensor " + quote_name(t.name) + ": read failed: " + std::strerror(errno));
+    if (n == 0)
+      fail("tensor " + quote_name(t.name) + ": the file ends early (" + std::to_string(at + done) +
+           " bytes; was it truncated or replaced while in use?)");
+    done += std::size_t(n);
+  }
+}
+
 void gguf_file::parse() {
   gguf_parser p(*this);
   p.run();
@@ -488,6 +583,7 @@ gguf_file::gguf_file(gguf_file&& o) noexcept
       base_(std::exchange(o.base_, nullptr)),
       size_(std::exchange(o.size_, 0)),
       map_(std::exchange(o.map_, nullptr)),
+      fd_(std::exchange(o.fd_, -1)),
       owned_(std::move(o.owned_)),
       version_(o.version_),
       alignment_(o.alignment_),
@@ -504,6 +600,7 @@ gguf_file& gguf_file::operator=(gguf_file&& o) noexcept {
     base_ = std::exchange(o.base_, nullptr);
     size_ = std::exchange(o.size_, 0);
     map_ = std::exchange(o.map_, nullptr);
+    fd_ = std::exchange(o.fd_, -1);
     owned_ = std::move(o.owned_);
     version_ = o.version_;
     alignment_ = o.alignment_;
@@ -519,6 +616,8 @@ gguf_file& gguf_file::operator=(gguf_file&& o) noexcept {
 gguf_file::~gguf_file() { release(); }
 
 void gguf_file::release() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   if (map_) ::munmap(map_, std::size_t(size_));
   map_ = nullptr;
   base_ = nullptr;
@@ -586,15 +685,16 @@ double gguf_file::get_f64(std::string_view key) const {
 bool gguf_file::get_bool(std::string_view key) const {
   return keyed(*this, key, [](const gguf_value& v) { return v.as_bool(); });
 }
-const gguf_value::array& gguf_file::get_array(std::string_view key) const {
-  return keyed(*this, key, [](const gguf_value& v) -> const gguf_value::array& { return v.as_array(); });
+gguf_array_ref gguf_file::get_array(std::string_view key) const {
+  return keyed(*this, key, [](const gguf_value& v) { return v.as_array(); });
 }
 
 std::vector<std::string_view> gguf_file::get_string_array(std::string_view key) const {
   return keyed(*this, key, [](const gguf_value& v) {
     std::vector<std::string_view> out;
-    out.reserve(v.as_array().size());
-    for (const auto& x : v.as_array()) out.push_back(x.as_string());
+    if (v.size() > 0 && v.element_type() != gguf_type::string) v.string_item(0);  // the type error
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(v.string_item(i));
     return out;
   });
 }

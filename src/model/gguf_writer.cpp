@@ -179,45 +179,34 @@ gguf_stream gguf_writer::stream_to(const std::filesystem::path& path) const { re
 // ---- gguf_stream ------------------------------------------------------------------------------------
 
 gguf_stream::gguf_stream(const gguf_writer& w, std::filesystem::path path)
-    : w_(&w), path_(std::move(path)), tmp_(path_.string() + ".tmp") {
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw octo::error(tmp_.string() + ": cannot open for writing: " + std::strerror(errno));
-  try {
-    const auto header = w.header_bytes();
-    put(header.data(), header.size());
-    settle();
-  } catch (...) {
-    abandon();
-    throw;
-  }
+    : w_(&w), out_(std::in_place, path), path_(std::move(path)) {
+  const auto header = w.header_bytes();
+  put(header.data(), header.size());
+  settle();
 }
 
 gguf_stream::gguf_stream(gguf_stream&& o) noexcept
-    : w_(o.w_), f_(o.f_), path_(std::move(o.path_)), tmp_(std::move(o.tmp_)), index_(o.index_),
-      in_tensor_(o.in_tensor_), written_(o.written_), finished_(o.finished_) {
-  o.f_ = nullptr;
+    : w_(o.w_), out_(std::move(o.out_)), path_(std::move(o.path_)), index_(o.index_), in_tensor_(o.in_tensor_),
+      written_(o.written_), finished_(o.finished_) {
+  o.out_.reset();
   o.finished_ = true;
 }
 
-gguf_stream::~gguf_stream() {
-  if (!finished_) abandon();
-}
+gguf_stream::~gguf_stream() = default;  // an unfinished output_file removes its temporary
 
 void gguf_stream::abandon() noexcept {
-  if (f_) std::fclose(f_);
-  f_ = nullptr;
-  std::error_code ec;
-  std::filesystem::remove(tmp_, ec);  // best effort: the error that brought us here matters more
+  out_.reset();
   finished_ = true;
 }
 
 void gguf_stream::put(const void* p, std::size_t n) {
   if (n == 0) return;
-  if (!f_) throw octo::error(path_.string() + ": the GGUF stream is closed");
-  if (std::fwrite(p, 1, n, f_) != n) {
-    const std::string why = std::strerror(errno);
+  if (!out_) throw octo::error(path_.string() + ": the GGUF stream is closed");
+  try {
+    out_->write({static_cast<const std::byte*>(p), n});
+  } catch (...) {
     abandon();
-    throw octo::error(tmp_.string() + ": write failed: " + why);
+    throw;
   }
   written_ += n;
 }
@@ -267,20 +256,13 @@ void gguf_stream::finish() {
     abandon();
     throw octo::error(msg);
   }
-  const bool ok = std::fflush(f_) == 0;
-  const std::string why = std::strerror(errno);
-  const bool closed = std::fclose(f_) == 0;
-  f_ = nullptr;
-  if (!ok || !closed) {
+  try {
+    out_->commit();
+  } catch (...) {
     abandon();
-    throw octo::error(tmp_.string() + ": write failed: " + why);
+    throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) {
-    abandon();
-    throw octo::error(path_.string() + ": cannot rename " + tmp_.filename().string() + " into place: " + ec.message());
-  }
+  out_.reset();
   finished_ = true;
 }
 

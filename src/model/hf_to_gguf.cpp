@@ -21,6 +21,7 @@
 
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/gguf_writer.hpp"
 #include "octo/model_file/safetensors.hpp"
 #include "octo/model_file/vocabulary.hpp"
@@ -32,12 +33,9 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 json read_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("convert: cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
+  const std::string text = read_file_text(path, std::uint64_t(1) << 30);
   try {
-    return json::parse(s.str());
+    return json::parse(text);
   } catch (const json::exception& e) {
     throw error("convert: '" + path.string() + "' is not valid JSON: " + e.what());
   }
@@ -172,10 +170,7 @@ vocabulary read_tokenizer(const fs::path& folder, const hf_config& h) {
   if (config.is_object() && config.contains("chat_template") && config["chat_template"].is_string())
     v.chat_template = config["chat_template"].get<std::string>();
   if (v.chat_template.empty() && fs::exists(folder / "chat_template.jinja")) {
-    std::ifstream in(folder / "chat_template.jinja", std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    v.chat_template = s.str();
+    v.chat_template = read_file_text(folder / "chat_template.jinja", std::uint64_t(1) << 24);
   }
   // The embedding may have more rows than the tokenizer has tokens (Qwen pads to a multiple of 128):
   // pad as llama.cpp does.

@@ -17,6 +17,7 @@
 
 #include "octo/detail/element_convert.hpp"
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::model_file {
 namespace {
@@ -113,7 +114,7 @@ std::int64_t safetensors_tensor::elements() const {
 safetensors_file safetensors_file::open(const std::filesystem::path& path) {
   safetensors_file f;
   f.path_ = path.string();
-  const int fd = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open_regular_file(f.path_);
   if (fd < 0) fail(f.path_, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -167,13 +168,10 @@ safetensors_model safetensors_model::open(const std::filesystem::path& folder) {
   const auto single = folder / "model.safetensors";
   const auto index = folder / "model.safetensors.index.json";
   if (std::filesystem::exists(index)) {
-    std::ifstream in(index, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (!in) throw error("safetensors: cannot read '" + index.string() + "'");
+    const std::string text = read_file_text(index, std::uint64_t(1) << 30);
     json j;
     try {
-      j = json::parse(s.str());
+      j = json::parse(text);
     } catch (const json::exception& e) {
       throw error("safetensors: '" + index.string() + "' is not valid JSON: " + e.what());
     }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/vocabulary.hpp"
 
 namespace octo::model_file {
@@ -19,12 +20,7 @@ using json = nlohmann::json;
 constexpr int64_t max_token_id = 16 * 1024 * 1024;
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("tokenizer: cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw error("tokenizer: cannot read '" + path.string() + "'");
-  return std::move(s).str();
+  return read_file_text(path, std::uint64_t(1) << 30);
 }
 
 json read_json(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/vocabulary.hpp"
 
 namespace octo::model_file {
@@ -44,13 +45,10 @@ bool has_type(const json& j, const char* list_key, std::string_view type) {
 
 vocabulary load(const std::filesystem::path& path) {
   const std::string where = "tokenizer '" + path.string() + "': ";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("tokenizer: cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
+  const std::string text = read_file_text(path, std::uint64_t(1) << 30);
   json j;
   try {
-    j = json::parse(s.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw error(where + "not valid JSON: " + e.what());
   }

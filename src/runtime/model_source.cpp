@@ -3,6 +3,7 @@
 #include "octo/runtime/model_source.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,31 @@ std::string shape_text(std::span<const std::int64_t> s) {
   return r + "]";
 }
 
+// block_count against the tensors present, before anything is sized by it: every blk.N tensor has
+// N < block_count and every block has tensors. A too-large count would otherwise build graphs and files
+// for layers that do not exist; a too-small one would silently drop the last layers (a wrong answer).
+void check_blocks(const model_file::gguf_file& f, std::int64_t layers, const std::string& arch) {
+  const auto tensors = f.tensors();
+  const std::string key = "'" + arch + ".block_count' = " + std::to_string(layers);
+  if (std::uint64_t(layers) > tensors.size())
+    fail(f, key + " but the file holds only " + std::to_string(tensors.size()) + " tensors");
+  std::vector<bool> seen(std::size_t(layers), false);
+  for (const auto& t : tensors) {
+    const std::string_view n = t.name;
+    if (!n.starts_with("blk.")) continue;
+    const auto rest = n.substr(4);
+    std::uint64_t block = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), block);
+    if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.')
+      fail(f, "tensor name " + octo::quoted(n, 80) + " has no block number");
+    if (block >= std::uint64_t(layers))
+      fail(f, "tensor " + octo::quoted(n, 80) + " belongs to block " + std::to_string(block) + " but " + key);
+    seen[std::size_t(block)] = true;
+  }
+  for (std::size_t l = 0; l < seen.size(); ++l)
+    if (!seen[l]) fail(f, key + " but block " + std::to_string(l) + " has no tensors");
+}
+
 }  // namespace
 
 models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64_t ctx) {
@@ -71,7 +97,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   if (a == "llama") c.architecture = models::arch::llama;
   else if (a == "qwen2") c.architecture = models::arch::qwen2;
   else if (a == "qwen3") c.architecture = models::arch::qwen3;
-  else fail(f, "unknown architecture '" + a + "' (octo runs llama, qwen2, qwen3)");
+  else fail(f, "unknown architecture " + octo::quoted(a, 40) + " (octo runs llama, qwen2, qwen3)");
 
   c.hidden = meta_int(f, a + ".embedding_length");
   c.layers = meta_int(f, a + ".block_count");
@@ -113,6 +139,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   c.qk_norm = c.architecture == models::arch::qwen3;
   // GGUF's llama converter permutes q/k rows for the interleaved (GPT-J) pairing; Qwen keeps NeoX.
   c.rope = c.architecture == models::arch::llama ? rope_style::interleaved : rope_style::neox;
+  check_blocks(f, c.layers, a);
   if (ctx < 0) fail(f, "context length " + std::to_string(ctx) + " is negative");
   c.max_ctx = ctx > 0 ? ctx : std::min<std::int64_t>(train_ctx, 4096);
   try {

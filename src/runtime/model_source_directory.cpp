@@ -3,6 +3,7 @@
 #include <map>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/vocabulary.hpp"
 #include "octo/runtime/decomposed.hpp"
@@ -22,9 +23,16 @@ class directory_source final : public model_source {
     config_ = config_from_manifest(m_, ctx);
     arch_ = m_.config().architecture;
     const auto meta = dir / std::string(m_.meta_gguf());
+    // meta.gguf is read once, checked against the manifest's checksum, and parsed from those same bytes
+    // (no window for the file to change between the check and the use).
+    const std::string bytes = read_file_text(meta, m_.meta_file().stored_bytes);
+    const auto raw = std::as_bytes(std::span(bytes));
+    if (raw.size() != m_.meta_file().stored_bytes || stream::xxh3_64(raw) != m_.meta_file().xxh3)
+      throw octo::error(meta.string() + ": checksum mismatch against the manifest (XXH3 " + stream::hex64(stream::xxh3_64(raw)) +
+                        ", the manifest says " + stream::hex64(m_.meta_file().xxh3) + "): the file is corrupt");
     try {
       tokenizer_ = std::make_unique<model_file::tokenizer>(
-          model_file::load_gguf_vocabulary(model_file::gguf_file::open(meta)));
+          model_file::load_gguf_vocabulary(model_file::gguf_file::from_bytes(raw, meta.string())));
     } catch (const octo::error& e) {
       throw octo::error("octo: " + label_ + ": tokenizer from " + std::string(m_.meta_gguf()) + ": " + e.what());
     }

@@ -76,14 +76,19 @@ class gguf_source final : public model_source {
     std::uint64_t n = 0;
     for (const auto& name : layer_tensors_.at(std::size_t(l))) {
       const auto& d = tensors_.find(name)->second;
-      const auto t = file_.tensor(name);
-      std::memcpy(dst.data() + d.offset, t.data.data(), t.data.size());
-      n += t.data.size();
+      const auto* t = file_.find_tensor(name);
+      // pread, not the mapping: a file cut short while streaming is an octo::error, never SIGBUS.
+      file_.read_tensor(*t, dst.subspan(std::size_t(d.offset), std::size_t(t->size)));
+      n += t->size;
     }
     return n;
   }
   void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
-    use(file_.tensor(std::string(name)).data);
+    const auto* t = file_.find_tensor(name);
+    if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
+    buffer_.resize(std::size_t(t->size));
+    file_.read_tensor(*t, buffer_);
+    use(buffer_);
   }
 
  private:
@@ -94,6 +99,7 @@ class gguf_source final : public model_source {
   std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
+  mutable std::vector<std::byte> buffer_;  // with_tensor's copy (at load, one thread)
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 
 #include <bit>
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::runtime {
 
@@ -16,16 +16,13 @@ void write_npy_f32(const std::filesystem::path& path, std::span<const float> val
   const std::size_t prefix = 10;  // magic (6) + version (2) + header length (2)
   header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw octo::error("octo: cannot write '" + path.string() + "'");
+  octo::output_file out(path);
   const auto len = static_cast<std::uint16_t>(header.size());
-  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  out.write(magic, 8);
-  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(len_bytes, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
-  if (!out) throw octo::error("octo: writing '" + path.string() + "' failed");
+  const char magic[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(std::as_bytes(std::span(magic)));
+  out.write(std::as_bytes(std::span(header)));
+  out.write(std::as_bytes(values));
+  out.commit();
 }
 
 }  // namespace octo::runtime

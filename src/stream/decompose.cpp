@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include <xxhash.h>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/gguf_writer.hpp"
 #include "posix_io.hpp"
 
@@ -131,6 +134,7 @@ std::string random_hex() {
   return hex64((std::uint64_t(rd()) << 32) ^ rd()).substr(0, 8);
 }
 
+
 // OUTDIR.tmp-PID-XXXX directories whose PID no longer runs are leftovers of interrupted runs.
 void remove_stale_temporaries(const fs::path& out_dir) {
   const fs::path parent = out_dir.parent_path().empty() ? fs::path(".") : out_dir.parent_path();
@@ -147,6 +151,31 @@ void remove_stale_temporaries(const fs::path& out_dir) {
     std::error_code rm;
     fs::remove_all(e.path(), rm);
   }
+}
+
+// Why `dir` (non-empty) is not a directory decompose may replace, or nullopt when it is one: its
+// manifest.json says it is an octo decomposition and it holds nothing but the files decompose writes. A
+// user's folder that merely contains a manifest.json, or a decomposition with anything added, is kept.
+std::optional<std::string> not_a_decomposition(const fs::path& dir) {
+  std::string format;
+  try {
+    if (!fs::exists(fs::symlink_status(dir / "manifest.json"))) return "no manifest.json";
+    const auto j = nlohmann::json::parse(read_file_text(dir / "manifest.json", std::uint64_t(1) << 30));
+    if (j.is_object() && j.contains("format") && j["format"].is_string()) format = j["format"].get<std::string>();
+  } catch (const std::exception&) {
+    return "its manifest.json is not JSON";
+  }
+  if (format != manifest_format) return "its manifest.json is not an octo manifest";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    const bool ours = n == "manifest.json" || n == "meta.gguf" || n == "embed.bin" || n == "head.bin" ||
+                      (n.starts_with("layer_") && n.ends_with(".bin") && n.size() > 10 &&
+                       std::all_of(n.begin() + 6, n.end() - 4, [](char c) { return c >= '0' && c <= '9'; }));
+    if (!ours || !it->is_regular_file(ec) || it->is_symlink(ec)) return "it holds " + octo::quoted(n, 80) + ", which decompose does not write";
+  }
+  if (ec) return "cannot list it: " + ec.message();
+  return std::nullopt;
 }
 
 bool same_layout(const manifest& m, const source_info& src, const stored_config& config, const decompose_options& o) {
@@ -189,16 +218,16 @@ decompose_outcome decompose(const model_file::gguf_file& gguf, const fs::path& g
   remove_stale_temporaries(out_dir);
 
   // An existing OUTDIR: keep it when it is this decomposition, complete and intact; replace it when it
-  // is a (stale or broken) decomposed directory; refuse anything else rather than delete user files.
+  // is an octo decomposition (stale or broken); refuse anything else rather than delete user files.
   std::error_code ec;
-  const bool exists = fs::exists(out_dir, ec);
+  const bool exists = fs::exists(fs::symlink_status(out_dir, ec));
   if (exists) {
-    if (!fs::is_directory(out_dir, ec)) throw octo::error(out_dir.string() + " exists and is not a directory");
-    const bool empty = fs::is_empty(out_dir, ec);
-    if (!empty && !fs::exists(out_dir / "manifest.json", ec))
-      throw octo::error(out_dir.string() + " exists and is not a decomposed model directory (no manifest.json); "
-                        "refusing to replace it");
-    if (!empty) {
+    if (fs::is_symlink(fs::symlink_status(out_dir, ec)) || !fs::is_directory(out_dir, ec))
+      throw octo::error(out_dir.string() + " exists and is not a directory");
+    if (!fs::is_empty(out_dir, ec)) {
+      if (const auto why = not_a_decomposition(out_dir))
+        throw octo::error(out_dir.string() + " is not a decomposed model directory (" + *why +
+                          "); refusing to replace it: remove it or choose another OUTDIR");
       try {
         const auto m = manifest::load(out_dir);
         if (same_layout(m, src, config, o)) {
@@ -206,7 +235,7 @@ decompose_outcome decompose(const model_file::gguf_file& gguf, const fs::path& g
           return decompose_outcome::kept;
         }
       } catch (const octo::error&) {
-        // incomplete, corrupt or from another version: rebuilt below
+        // a damaged octo decomposition, or one from another version: rebuilt below
       }
     }
   }
@@ -245,8 +274,7 @@ decompose_outcome decompose(const model_file::gguf_file& gguf, const fs::path& g
   if (!fs::create_directory(tmp, ec) || ec)
     throw octo::error(tmp.string() + ": cannot create the temporary directory: " + ec.message());
   try {
-    detail::fd_handle in(::open(gguf_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!in) throw octo::error(gguf_path.string() + ": cannot open: " + detail::errno_text(errno));
+    detail::fd_handle in(open_regular_file(gguf_path));
     std::vector<std::byte> buf(copy_chunk);
     std::uint64_t bytes_done = 0;
     std::size_t files_done = 0;

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "octo/model_file/gguf.hpp"
 #include "posix_io.hpp"
 
@@ -40,13 +41,7 @@ std::string_view role_name(file_role r) {
   return "?";
 }
 
-std::string shown(std::string_view s) {
-  // Names come from a file: keep messages on one printable line.
-  std::string out;
-  for (unsigned char c : s.substr(0, 120)) out += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
-  if (s.size() > 120) out += "...";
-  return "'" + out + "'";
-}
+std::string shown(std::string_view s) { return octo::quoted(s, 120); }
 
 bool parse_hex64(std::string_view s, std::uint64_t& out) {
   if (s.size() != 16) return false;
@@ -204,8 +199,7 @@ std::string hex64(std::uint64_t v) {
 std::uint64_t xxh3_64(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 std::uint64_t xxh3_64_file(const std::filesystem::path& path) {
-  detail::fd_handle fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw octo::error(path.string() + ": cannot open: " + detail::errno_text(errno));
+  detail::fd_handle fd(open_regular_file(path));
   XXH3_state_t* st = XXH3_createState();
   if (!st) throw octo::error("out of memory for a checksum state");
   XXH3_64bits_reset(st);
@@ -437,15 +431,12 @@ manifest manifest::load(const std::filesystem::path& dir, verify_level level) {
   const auto path = dir / "manifest.json";
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw octo::error(dir.string() + ": not a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw octo::error(path.string() + ": missing (not a decomposed model directory, or an unfinished one)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw octo::error(path.string() + ": read failed");
-  manifest m = parse(ss.str(), dir);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0)
+    throw octo::error(path.string() + ": missing (not a decomposed model directory, or an unfinished one)");
+  manifest m = parse(read_file_text(path, std::uint64_t(1) << 30), dir);
   auto check_size = [&](const file_entry& f) {
     const auto p = dir / f.name;
-    struct stat st {};
     if (::stat(p.c_str(), &st) != 0) throw octo::error(p.string() + ": missing (" + detail::errno_text(errno) + ")");
     if (!S_ISREG(st.st_mode)) throw octo::error(p.string() + ": not a regular file");
     if (std::uint64_t(st.st_size) != f.stored_bytes)

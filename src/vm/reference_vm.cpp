@@ -3,6 +3,8 @@
 
 #include "octo/vm/reference_vm.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -62,12 +64,17 @@ void block_to_f32(const ir::buffer& b, std::span<const std::byte> src, std::span
 
 }  // namespace
 
-reference_vm::reference_vm(ir::program program) : program_(std::move(program)) {
+reference_vm::reference_vm(ir::program program, std::uint64_t memory_budget) : program_(std::move(program)) {
   const auto result = ir::validate(program_);
   if (!result.ok)
     throw octo::error("reference_vm: the program is rejected by validate(): " +
                       (result.errors.empty() ? std::string("(no message)") : result.errors.front().str()));
-  storage_.resize(program_.buffers.size());
+  if (memory_budget == 0) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    memory_budget = pages > 0 && page > 0 ? std::uint64_t(pages) / 4 * 3 * std::uint64_t(page) : std::uint64_t(1) << 34;
+  }
+  std::uint64_t total = 0, largest = 0;
+  std::size_t largest_at = 0;
   for (std::size_t i = 0; i < program_.buffers.size(); ++i) {
     const auto n = program_.buffers[i].nbytes();
     // 256 TiB is beyond any host; refusing it up front also keeps sanitizers' allocators from aborting.
@@ -75,6 +82,18 @@ reference_vm::reference_vm(ir::program program) : program_(std::move(program)) {
     if (n < 0 || n > max_buffer_bytes)
       throw octo::error("reference_vm: buffer '" + program_.buffers[i].name.str() + "' has an impossible size of " +
                         std::to_string(n) + " bytes");
+    total += std::uint64_t(n);
+    if (std::uint64_t(n) > largest) largest = std::uint64_t(n), largest_at = i;
+  }
+  if (total > memory_budget) {
+    const auto mib = [](std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
+    throw octo::error("reference_vm: the program's buffers need " + mib(total) + " (the largest, '" +
+                      program_.buffers[largest_at].name.str() + "', " + mib(largest) + "), more than the memory budget of " +
+                      mib(memory_budget) + " (a smaller context length needs less)");
+  }
+  storage_.resize(program_.buffers.size());
+  for (std::size_t i = 0; i < program_.buffers.size(); ++i) {
+    const auto n = program_.buffers[i].nbytes();
     try {
       storage_[i].assign(static_cast<std::size_t>(n), std::byte{0});
     } catch (const std::exception&) {  // bad_alloc / length_error: a size no host can hold

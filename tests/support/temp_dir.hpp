@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace octo::test {
 
@@ -31,5 +32,15 @@ class temp_dir {
  private:
   std::filesystem::path path_;
 };
+
+/// The temporary siblings octo::output_file leaves beside `path` while writing it (PATH.tmp-*).
+inline std::vector<std::filesystem::path> temporaries_of(const std::filesystem::path& path) {
+  std::vector<std::filesystem::path> out;
+  const std::string prefix = path.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path.parent_path(), ec))
+    if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path());
+  return out;
+}
 
 }  // namespace octo::test

@@ -1,6 +1,6 @@
 // The streaming GGUF writer (gguf_writer::declare_tensor + gguf_stream): its file against the
 // in-memory writer's bytes and against a layout computed here byte by byte from the GGUF spec
-// (header, metadata, tensor directory, 32-aligned data), chunked writes of any size, the PATH.tmp /
+// (header, metadata, tensor directory, 32-aligned data), chunked writes of any size, the temporary sibling /
 // rename behaviour, and its errors.
 #include <doctest/doctest.h>
 
@@ -15,6 +15,7 @@
 #include "octo/error.hpp"
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/gguf_writer.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace octo;
@@ -85,7 +86,7 @@ TEST_CASE("streamed in odd chunks, a GGUF file equals the in-memory writer's and
   const auto path = temp_path("chunks.gguf");
   {
     auto s = streamed.stream_to(path);
-    CHECK(fs::exists(path.string() + ".tmp"));
+    CHECK(octo::test::temporaries_of(path).size() == 1);
     CHECK_FALSE(fs::exists(path));
     std::mt19937 rng(3);
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -101,7 +102,7 @@ TEST_CASE("streamed in odd chunks, a GGUF file equals the in-memory writer's and
     CHECK(s.bytes_written() == streamed.file_size());
     s.finish();
   }
-  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+  CHECK(octo::test::temporaries_of(path).empty());
   const std::string file = slurp(path);
   const auto mem = held.to_bytes();
   REQUIRE(file.size() == mem.size());
@@ -139,7 +140,7 @@ TEST_CASE("streamed in odd chunks, a GGUF file equals the in-memory writer's and
   fs::remove(path);
 }
 
-TEST_CASE("held and declared tensors mix; write() is atomic through PATH.tmp") {
+TEST_CASE("held and declared tensors mix; write() is atomic through a temporary sibling") {
   const auto tensors = sample_tensors();
   gguf_writer all_held, mixed;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -162,46 +163,47 @@ TEST_CASE("held and declared tensors mix; write() is atomic through PATH.tmp") {
   REQUIRE(file.size() == mem.size());
   CHECK(std::memcmp(file.data(), mem.data(), mem.size()) == 0);
 
-  // write() of held tensors goes through the same .tmp and rename.
+  // write() of held tensors goes through the same temporary and rename.
   const auto path2 = temp_path("held.gguf");
   all_held.write(path2);
   CHECK(slurp(path2) == file);
-  CHECK_FALSE(fs::exists(path2.string() + ".tmp"));
+  CHECK(octo::test::temporaries_of(path2).empty());
   fs::remove(path);
   fs::remove(path2);
 }
 
-TEST_CASE("an unfinished or failed stream removes PATH.tmp and leaves an existing file alone") {
+TEST_CASE("an unfinished or failed stream removes its temporary and leaves an existing file alone") {
   gguf_writer w;
   w.declare_tensor("x", ir::dtype::f32, {4});
   w.declare_tensor("y", ir::dtype::f32, {2});
   const auto path = temp_path("unfinished.gguf");
-  const fs::path tmp = path.string() + ".tmp";
+  const fs::path users = path.string() + ".tmp";  // a user's file of the old temporary name: never touched
+  std::ofstream(users) << "mine";
   std::ofstream(path) << "old";
   const std::vector<std::byte> four(16), two(8), nine(36);
   {
     auto s = w.stream_to(path);
     s.write(four);
-    CHECK(fs::exists(tmp));
+    CHECK(octo::test::temporaries_of(path).size() == 1);
   }  // dropped without finish()
-  CHECK_FALSE(fs::exists(tmp));
+  CHECK(octo::test::temporaries_of(path).empty());
   CHECK(slurp(path) == "old");
   {
     auto s = w.stream_to(path);
     s.write(four);
     CHECK_THROWS_WITH_AS(s.finish(), doctest::Contains("tensor 'y' got 0 of 8 bytes"), octo::error);
-    CHECK_FALSE(fs::exists(tmp));
+    CHECK(octo::test::temporaries_of(path).empty());
   }
   {
     auto s = w.stream_to(path);
     CHECK_THROWS_WITH_AS(s.write(nine), doctest::Contains("beyond the last tensor"), octo::error);
   }
-  CHECK_FALSE(fs::exists(tmp));
+  CHECK(octo::test::temporaries_of(path).empty());
   CHECK(slurp(path) == "old");
   CHECK_THROWS_WITH_AS(w.write(path), doctest::Contains("tensor 'x' was declared but has no data"), octo::error);
   CHECK_THROWS_WITH_AS(w.to_bytes(), doctest::Contains("tensor 'x' was declared but has no data"), octo::error);
   CHECK_THROWS_WITH_AS(w.stream_to("/nonexistent/dir/m.gguf"),
-                       doctest::Contains("/nonexistent/dir/m.gguf.tmp: cannot open for writing"), octo::error);
+                       doctest::Contains("/nonexistent/dir/m.gguf: its folder /nonexistent/dir does not exist"), octo::error);
   CHECK_THROWS_WITH_AS(w.declare_tensor("z", ir::dtype::q4_k, {100}), doctest::Contains("not a multiple"), octo::error);
   CHECK_THROWS_WITH_AS(w.declare_tensor("x", ir::dtype::f32, {1}), doctest::Contains("added twice"), octo::error);
   {
@@ -212,5 +214,7 @@ TEST_CASE("an unfinished or failed stream removes PATH.tmp and leaves an existin
     CHECK_THROWS_WITH_AS(s.finish(), doctest::Contains("already finished"), octo::error);
   }
   CHECK(fs::file_size(path) == w.file_size());
+  CHECK(slurp(users) == "mine");
   fs::remove(path);
+  fs::remove(users);
 }

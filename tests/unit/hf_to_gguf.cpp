@@ -5,9 +5,10 @@
 // tokenizer_ids.json, made by tools/make_reference_models.py). Plus the converter's error messages,
 // llama.cpp's Q4_K_M / Q5_K_M type mixtures (expected types listed here from llama.cpp's rule),
 // quantized values within each format's error bound of the source, the streamed file against the
-// in-memory writer, the .tmp/rename behaviour, and reference-VM logits of quantized tiny-qwen files.
+// in-memory writer, the temporary/rename behaviour, and reference-VM logits of quantized tiny-qwen files.
 #include <doctest/doctest.h>
 
+#include "../support/temp_dir.hpp"
 #include "../support/test_data.hpp"
 
 #include <cmath>
@@ -644,22 +645,21 @@ TEST_CASE("the streamed file equals the in-memory writer's bytes for the same te
   fs::remove(out);
 }
 
-TEST_CASE("conversion writes OUT.tmp and renames it; a failure leaves the old file and no .tmp") {
+TEST_CASE("conversion writes a temporary sibling and renames it; a failure leaves the old file and no temporary") {
   const auto out = temp_path("atomic.gguf");
-  const fs::path tmp = out.string() + ".tmp";
   std::ofstream(out) << "old contents";
   // A failure halfway (here: the progress callback throws at the 10th tensor, after data was written).
   auto o = options(ir::dtype::q8_0);
   bool saw_tmp = false;
   o.progress = [&](const hf_convert_progress& p) {
-    saw_tmp = saw_tmp || fs::exists(tmp);
+    saw_tmp = saw_tmp || !octo::test::temporaries_of(out).empty();
     CHECK(p.count == 1 + 6 * 12 + 1);
     CHECK(p.bytes_written <= p.file_bytes);
     if (p.index == 9) throw octo::error("stop here");
   };
   CHECK_THROWS_WITH_AS(convert_hf_to_gguf(tiny_qwen, out, o), "stop here", octo::error);
   CHECK(saw_tmp);
-  CHECK_FALSE(fs::exists(tmp));
+  CHECK(octo::test::temporaries_of(out).empty());
   CHECK(slurp(out) == "old contents");
   // A bad input fails before anything is written.
   CHECK(error_of(ref_models / "nowhere", out).find("is not a folder") != std::string::npos);
@@ -668,7 +668,7 @@ TEST_CASE("conversion writes OUT.tmp and renames it; a failure leaves the old fi
   std::uint64_t last = 0, total = 0;
   o.progress = [&](const hf_convert_progress& p) { last = p.bytes_written, total = p.file_bytes; };
   const auto sum = convert_hf_to_gguf(tiny_qwen, out, o);
-  CHECK_FALSE(fs::exists(tmp));
+  CHECK(octo::test::temporaries_of(out).empty());
   CHECK(sum.file_bytes == fs::file_size(out));
   CHECK(last == total);
   CHECK(total == fs::file_size(out));

@@ -222,6 +222,49 @@ TEST_CASE("decompose is idempotent: same source kept, corrupt or different optio
   CHECK(fs::exists(other / "notes.txt"));
 }
 
+TEST_CASE("decompose never deletes a folder that only looks like a decomposition") {
+  test::temp_dir tmp("decompose-not-ours");
+  const auto src = test::stories260k_gguf();
+  SUBCASE("a user's project holding some manifest.json") {
+    const auto dir = tmp / "project";
+    fs::create_directories(dir / "src");
+    std::ofstream(dir / "manifest.json") << R"({"name": "my app", "version": 1})";
+    std::ofstream(dir / "src" / "main.c") << "int main() {}";
+    const auto err = error_of([&] { run(src, dir); });
+    CHECK(err.find("not an octo manifest") != std::string::npos);
+    CHECK(err.find("refusing to replace it") != std::string::npos);
+    CHECK(fs::exists(dir / "src" / "main.c"));
+    CHECK(fs::exists(dir / "manifest.json"));
+    CHECK(siblings_with_prefix(dir).empty());
+  }
+  SUBCASE("a manifest.json that is not JSON") {
+    const auto dir = tmp / "p2";
+    fs::create_directories(dir);
+    std::ofstream(dir / "manifest.json") << "not json";
+    CHECK(error_of([&] { run(src, dir); }).find("not JSON") != std::string::npos);
+    CHECK(fs::exists(dir / "manifest.json"));
+  }
+  SUBCASE("an octo decomposition the user added a file to") {
+    const auto dir = tmp / "d";
+    REQUIRE(run(src, dir) == stream::decompose_outcome::created);
+    std::ofstream(dir / "notes.txt") << "mine";
+    stream::decompose_options z;
+    z.zstd = true;  // another layout: would be rebuilt and swapped in
+    const auto err = error_of([&] { run(src, dir, z); });
+    CHECK(err.find("'notes.txt'") != std::string::npos);
+    CHECK(fs::exists(dir / "notes.txt"));
+    CHECK(stream::manifest::load(dir).layer_file(0).comp == stream::compression::none);  // untouched
+  }
+  SUBCASE("a symbolic link as OUTDIR") {
+    const auto target = tmp / "real";
+    fs::create_directories(target);
+    std::ofstream(target / "keep.txt") << "x";
+    fs::create_directory_symlink(target, tmp / "link");
+    CHECK(error_of([&] { run(src, tmp / "link"); }).find("is not a directory") != std::string::npos);
+    CHECK(fs::exists(target / "keep.txt"));
+  }
+}
+
 TEST_CASE("an interrupted decompose leaves nothing that loads; its temporary directory is cleaned up") {
   test::temp_dir tmp("decompose-interrupt");
   const auto out = tmp / "s";

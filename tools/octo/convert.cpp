@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "octo/file_io.hpp"
 #include "octo/error.hpp"
 #include "octo/model_file/hf_to_gguf.hpp"
 
@@ -23,8 +24,9 @@ constexpr const char* convert_help =
     "Converts a Hugging Face checkpoint folder (config.json, model.safetensors or a sharded\n"
     "model.safetensors.index.json, tokenizer.json) of a LlamaForCausalLM, Qwen2ForCausalLM or\n"
     "Qwen3ForCausalLM model into a GGUF v3 file with llama.cpp's tensor names and metadata.\n"
-    "Tensors are streamed to OUT.gguf.tmp as they are converted (memory stays far below the\n"
-    "file's size) and the file is renamed to OUT.gguf at the end.\n"
+    "Tensors are streamed to a temporary OUT.gguf.tmp-* as they are converted (memory stays far\n"
+    "below the file's size) and the file is renamed to OUT.gguf at the end; a failed or interrupted\n"
+    "conversion removes it and leaves an existing OUT.gguf as it was.\n"
     "\n"
     "  --type TYPE   weight matrices: f32, f16 (default), bf16, q8_0, q4_0, q4_1, q5_0, q5_1,\n"
     "                q2_k, q3_k, q4_k, q5_k, q6_k (every matrix that type), or llama.cpp's\n"
@@ -36,14 +38,6 @@ constexpr const char* convert_help =
     "  --quiet       no progress line on stderr\n"
     "  --verbose     print each tensor as it is written\n";
 
-// OUT.gguf.tmp, for the signal handler: an interrupted or timed-out conversion (SIGINT, SIGTERM)
-// removes its partial file as a failing one does. Only async-signal-safe calls in the handler.
-char tmp_path[4096];
-extern "C" void remove_tmp_and_die(int sig) {
-  if (tmp_path[0] != '\0') ::unlink(tmp_path);
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
 }  // namespace
 
 int convert_main(std::span<const std::string_view> args) {
@@ -101,15 +95,8 @@ int convert_main(std::span<const std::string_view> args) {
                    double(p.file_bytes) / 1e6, s, tty && !done ? "" : "\n");
     };
   }
-  const std::string tmp = positional[1] + ".tmp";
-  if (tmp.size() < sizeof tmp_path) {
-    std::memcpy(tmp_path, tmp.c_str(), tmp.size() + 1);
-    std::signal(SIGINT, remove_tmp_and_die);
-    std::signal(SIGTERM, remove_tmp_and_die);
-  }
+  octo::remove_temporaries_on_signals();  // an interrupted conversion removes its partial file
   const auto s = model_file::convert_hf_to_gguf(positional[0], positional[1], o);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   std::printf("wrote %s: %s, file type %u, %lld tensors, %llu bytes in %.1f s\n", positional[1].c_str(),
               s.architecture.c_str(), s.file_type, static_cast<long long>(s.tensors),
               static_cast<unsigned long long>(s.file_bytes),

@@ -24,8 +24,12 @@ enum class gguf_type : std::uint32_t {
 };
 std::string_view name(gguf_type t);
 
+class gguf_array_ref;
+
 /// One metadata value: a scalar, a string or an array (of scalars, strings or arrays). Values own their
-/// data, so they outlive the file they were read from and can be built by hand for gguf_writer.
+/// data, so they outlive the file they were read from and can be built by hand for gguf_writer. Arrays
+/// are stored packed (scalars at their width, strings back to back with their ends), so a value takes
+/// about the bytes it took in the file: a file cannot make its metadata balloon in memory.
 /// @code
 ///   auto v = gguf_value::of_u32(4096);
 ///   auto names = gguf_value::array_of(gguf_type::string, {gguf_value::of_string("a")});
@@ -72,21 +76,67 @@ class gguf_value {
   double as_f64() const;
   bool as_bool() const;
   const std::string& as_string() const;
-  const array& as_array() const;
+  /// The items of an array, read on demand (see gguf_array_ref).
+  gguf_array_ref as_array() const;
+
+  // Arrays, item by item (octo::error when not an array or `i` is out of range).
+  std::size_t size() const;
+  gguf_value item(std::size_t i) const;
+  /// Item `i` of an array of strings, viewed in place (valid while this value lives).
+  std::string_view string_item(std::size_t i) const;
 
   bool operator==(const gguf_value&) const = default;
 
  private:
   gguf_value(gguf_type t, std::uint64_t bits) : type_(t), bits_(bits) {}
   bool is_signed() const;
+  void check_item(std::size_t i) const;
+  friend class gguf_parser;
 
   // Plain members rather than a std::variant: g++ 12 reports false maybe-uninitialized warnings for a
   // variant holding a vector of its own type.
   gguf_type type_ = gguf_type::u8;
   gguf_type element_ = gguf_type::u8;
-  std::uint64_t bits_ = 0;  // integers (signed as two's complement), f32/f64 as a double's bits, bool
-  std::string s_;
-  array a_;
+  std::uint64_t bits_ = 0;  // integers (signed as two's complement), f32/f64 as a double's bits, bool;
+                            // an array's item count
+  std::string s_;           // a string; an array of scalars: items little-endian at their width; an array
+                            // of strings: the items' bytes back to back
+  std::vector<std::uint64_t> ends_;  // an array of strings: where each item ends in s_
+  std::vector<gguf_value> a_;        // an array of arrays
+};
+
+/// A view of an array value's items (each returned by value); valid while the value lives.
+/// @code
+///   for (const auto& item : f.get_array("tokenizer.ggml.scores")) sum += item.as_f64();
+/// @endcode
+class gguf_array_ref {
+ public:
+  explicit gguf_array_ref(const gguf_value& v) : v_(&v) {}
+  std::size_t size() const { return v_->size(); }
+  bool empty() const { return size() == 0; }
+  gguf_type element_type() const { return v_->element_type(); }
+  gguf_value operator[](std::size_t i) const { return v_->item(i); }
+
+  class iterator {
+   public:
+    iterator(const gguf_value* v, std::size_t i) : v_(v), i_(i) {}
+    gguf_value operator*() const { return v_->item(i_); }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const gguf_value* v_;
+    std::size_t i_;
+  };
+  iterator begin() const { return {v_, 0}; }
+  iterator end() const { return {v_, size()}; }
+
+ private:
+  const gguf_value* v_;
 };
 
 struct gguf_kv {
@@ -164,7 +214,7 @@ class gguf_file {
   float get_f32(std::string_view key) const;
   double get_f64(std::string_view key) const;
   bool get_bool(std::string_view key) const;
-  const gguf_value::array& get_array(std::string_view key) const;
+  gguf_array_ref get_array(std::string_view key) const;
   // Convenience conversions of whole arrays (items converted as the scalar getters do).
   std::vector<std::string_view> get_string_array(std::string_view key) const;
   std::vector<float> get_f32_array(std::string_view key) const;
@@ -181,6 +231,10 @@ class gguf_file {
   /// The tensor `name` with its bytes; throws octo::error when absent or of a type octo does not support.
   gguf_tensor tensor(std::string_view name) const;
   gguf_tensor tensor(std::size_t index) const;
+  /// Copies tensor `t`'s bytes (dst.size() == t.size) with pread rather than through the mapping: a
+  /// file cut short while in use is an octo::error naming it, where touching the mapping past its new
+  /// end would kill the process with SIGBUS. Loaders use this; tensor()'s spans are for small files.
+  void read_tensor(const gguf_tensor_info& t, std::span<std::byte> dst) const;
 
  private:
   gguf_file() = default;
@@ -193,6 +247,7 @@ class gguf_file {
   const std::byte* base_ = nullptr;
   std::uint64_t size_ = 0;
   void* map_ = nullptr;              // mmap base when memory mapped
+  int fd_ = -1;                      // the open file when memory mapped (read_tensor)
   std::vector<std::byte> owned_;     // from_bytes copy
   std::uint32_t version_ = 0;
   std::uint32_t alignment_ = 32;

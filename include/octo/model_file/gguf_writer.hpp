@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "octo/ir/enums.hpp"
 #include "octo/model_file/gguf.hpp"
+#include "octo/file_io.hpp"
 
 namespace octo::model_file {
 
@@ -53,10 +55,10 @@ class gguf_writer {
 
   /// The whole file (throws octo::error if a tensor was only declared).
   std::vector<std::byte> to_bytes() const;
-  /// Writes the file through stream_to(path).finish(): atomically, via `path`.tmp. Throws octo::error
+  /// Writes the file through stream_to(path).finish(): atomically, via a temporary sibling. Throws octo::error
   /// naming the path when it cannot, or if a tensor was only declared.
   void write(const std::filesystem::path& path) const;
-  /// Starts writing the file to `path`.tmp: header, metadata and tensor directory (offsets computed
+  /// Starts writing the file to a temporary sibling of `path` (octo::output_file): header, metadata and tensor directory (offsets computed
   /// from the declared sizes) go out at once; the returned stream then takes the declared tensors'
   /// bytes in order (tensors added with data are copied out when their turn comes) and
   /// gguf_stream::finish renames the file to `path`. The writer must outlive the stream and not change.
@@ -113,7 +115,7 @@ class gguf_stream {
   std::uint64_t remaining_in_tensor() const;
   /// Bytes in the file so far (header included).
   std::uint64_t bytes_written() const { return written_; }
-  /// Checks every tensor is complete, closes the file and renames `path`.tmp to `path`.
+  /// Checks every tensor is complete, syncs the file and renames it to `path`.
   void finish();
 
  private:
@@ -124,8 +126,8 @@ class gguf_stream {
   void abandon() noexcept;
 
   const gguf_writer* w_ = nullptr;
-  std::FILE* f_ = nullptr;
-  std::filesystem::path path_, tmp_;
+  std::optional<octo::output_file> out_;  // empty once finished or abandoned
+  std::filesystem::path path_;
   std::size_t index_ = 0;
   std::uint64_t in_tensor_ = 0;  // bytes of the current tensor written
   std::uint64_t written_ = 0;

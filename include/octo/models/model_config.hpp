@@ -46,6 +46,14 @@ struct model_config {
     if (vocab <= 0 || hidden <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || head_dim <= 0 || ffn <= 0 ||
         max_ctx <= 0)
       detail::graph_error("octo::models::model_config: every size must be positive");
+    // Bounded so that every product the graphs form (heads x head_dim, vocab x hidden, ...) stays far
+    // inside int64: a hostile file must not reach signed overflow.
+    constexpr std::int64_t size_limit = std::int64_t(1) << 31;
+    if (vocab > size_limit || hidden > size_limit || layers > size_limit || heads > size_limit ||
+        kv_heads > size_limit || head_dim > size_limit || ffn > size_limit || max_ctx > size_limit)
+      detail::graph_error("octo::models::model_config: a size exceeds 2^31");
+    if (heads * head_dim > size_limit || kv_heads * head_dim > size_limit)
+      detail::graph_error("octo::models::model_config: heads x head_dim exceeds 2^31");
     if (heads % kv_heads != 0) detail::graph_error("octo::models::model_config: heads must be a multiple of kv_heads");
     if (head_dim % 2 != 0) detail::graph_error("octo::models::model_config: head_dim must be even (RoPE pairs)");
     if (!(rope_theta > 0.0) || !(rms_eps > 0.0))

@@ -34,7 +34,10 @@ struct run_options {
 class reference_vm {
  public:
   /// Validates `program` (octo::ir::validate) and throws octo::error with the first error if rejected.
-  explicit reference_vm(ir::program program);
+  /// The buffers' bytes together must fit `memory_budget` (0: three quarters of the machine's physical
+  /// memory), checked before anything is allocated: a too-large context is one error line, not an
+  /// allocation of tens of gigabytes.
+  explicit reference_vm(ir::program program, std::uint64_t memory_budget = 0);
 
   const ir::program& program() const noexcept { return program_; }
 
