@@ -18,16 +18,18 @@ set(OCTO_CORE_IS_STATIC OFF)
 if(octo_core_type STREQUAL "STATIC_LIBRARY")
   set(OCTO_CORE_IS_STATIC ON)
 endif()
-# Subdirectories that link a package PRIVATE into octo_core announce it with
-#   set_property(GLOBAL APPEND PROPERTY OCTO_STATIC_DEPENDENCIES <package>)
+# Subdirectories that link a dependency PRIVATE into octo_core announce it with
+#   set_property(GLOBAL APPEND PROPERTY OCTO_STATIC_DEPENDENCIES <name>)
+# (a name octo_find_dependency() knows, cmake/OctoDependencies.cmake).
 get_property(OCTO_STATIC_DEPENDENCIES GLOBAL PROPERTY OCTO_STATIC_DEPENDENCIES)
 list(REMOVE_DUPLICATES OCTO_STATIC_DEPENDENCIES)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/octoConfig.cmake.in
   ${PROJECT_BINARY_DIR}/octoConfig.cmake INSTALL_DESTINATION ${OCTO_INSTALL_CMAKEDIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-# The find modules octoConfig.cmake uses for a static core's private dependencies travel with it.
+# The find path octoConfig.cmake uses for a static core's private dependencies travels with it.
 install(FILES ${PROJECT_BINARY_DIR}/octoConfig.cmake ${PROJECT_BINARY_DIR}/octoConfigVersion.cmake
-  ${PROJECT_SOURCE_DIR}/cmake/Findocto_pcre2.cmake
-  ${PROJECT_SOURCE_DIR}/cmake/Findocto_zstd.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/OctoDependencies.cmake
   DESTINATION ${OCTO_INSTALL_CMAKEDIR})
+# The license (MIT) travels with every installed copy.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/octo)

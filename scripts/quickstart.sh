@@ -37,6 +37,21 @@ build() {  # build DIR [cmake args...]
   cmake --build "$dir" -j "$jobs"
 }
 
+# The machine facts that decide how the Vulkan driver behaves (lavapipe's code generation follows the
+# CPU's vector width; its leaks differ with it), printed so a failure elsewhere can be read from the log.
+machine_facts() {
+  echo "octo: machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)," \
+    "CPU $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" >&2
+  echo "octo: CPU vector extensions: $(grep -m1 -o -w -E 'avx|avx2|avx512f|avx512bw|avx512vl' /proc/cpuinfo \
+    | sort -u | tr '\n' ' ')${LP_NATIVE_VECTOR_WIDTH:+(LP_NATIVE_VECTOR_WIDTH=$LP_NATIVE_VECTOR_WIDTH)}" >&2
+  echo "octo: packages: $(dpkg-query -W -f='${Package} ${Version}, ' mesa-vulkan-drivers 'libllvm*' libvulkan1 \
+    2>/dev/null | sed 's/, $//')" >&2
+  if command -v vulkaninfo >/dev/null; then
+    vulkaninfo --summary 2>/dev/null | awk -F'= ' '/deviceName|driverInfo|apiVersion/ {gsub(/^[ \t]+/, "", $1);
+      printf "octo: vulkan: %s= %s\n", $1, $2}' >&2 || true
+  fi
+}
+
 install_missing
 case "$mode" in
   demo)
@@ -61,6 +76,7 @@ case "$mode" in
     done
     ;;
   test)
+    machine_facts
     build build/release -DCMAKE_BUILD_TYPE=Release
     (cd build/release && ctest --output-on-failure -j "$jobs")
     echo "octo: the suite again under AddressSanitizer + UBSan" >&2

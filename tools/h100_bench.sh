@@ -15,6 +15,16 @@
 #              f16,q4_k_m) under STREAM_BUDGET (default 4GiB), from the GGUF with every streamed layer in
 #              pinned RAM, and from a decomposed directory read with O_DIRECT; reuses the checkpoint
 #              decode7b / convert7b kept. Split as BENCH_TYPES=f16 ... stream, BENCH_TYPES=q4_k_m ... stream
+#   peer:      both engines on the same files (Qwen2.5 0.5B and 1.5B x F16, Q8_0, Q4_K_M): bench_decode,
+#              llama.cpp's llama-bench -p 512 -n 128 -ngl 99, qwen_generate's defaults (512-token prompt,
+#              128 generated) and 32 greedy tokens from both (tools/peer_compare.sh); then
+#              python3 tools/peer_table.py $OUT writes peer-table.md / peer-table.jsonl.
+#   peer7b:    the same for the 7B shape (BENCH_TYPES, default q4_k_m,q8_0; the checkpoint is kept), then
+#              llama.cpp's partial offload (-ngl N at STREAM_BUDGET of layers) beside octo's streaming
+#              (qwen_generate --vram-budget STREAM_BUDGET) on the last file -> offload.jsonl
+#              The peer's binaries: PEER_BIN (default .carry/peer, or beside BENCH_BIN) holding
+#              llama-bench and llama-completion or peer.tar.xz (tools/build_peer.sh), else built there
+#              from peer-src.tar.xz (tools/build_peer.sh --pack-source) into /tmp/peer-bin.
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
 #   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b).
 #   One device call has 600 s: run "env conformance dispatch gemv", "decode" and "decode7b" as separate
@@ -31,6 +41,7 @@ scratch=${BENCH_SCRATCH:-/tmp/octo-bench}
 bw=${BANDWIDTH_GBS:-3071}
 quick=${BENCH_QUICK:-0}
 log="$OUT/log.txt"
+peer_bin=${PEER_BIN:-$(dirname "$bin")/peer}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(env conformance dispatch gemv decode)
 
@@ -53,6 +64,23 @@ run_step() {
   rc=$?
   echo "=== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a "$log" >&2
   return 0
+}
+
+# ensure_peer: llama-bench and llama-completion in $peer_bin, unpacked or built there when needed.
+ensure_peer() {
+  [ -x "$peer_bin/llama-bench" ] && [ -x "$peer_bin/llama-completion" ] && return 0
+  if [ -f "$peer_bin/peer.tar.xz" ]; then
+    mkdir -p /tmp/peer-bin && tar -C /tmp/peer-bin -xJf "$peer_bin/peer.tar.xz" && peer_bin=/tmp/peer-bin
+  elif [ -x /tmp/peer-bin/llama-bench ]; then
+    peer_bin=/tmp/peer-bin
+  elif [ -f "$peer_bin/../peer-src.tar.xz" ] || [ -f "$peer_bin/peer-src.tar.xz" ]; then
+    local pack="$peer_bin/../peer-src.tar.xz"
+    [ -f "$pack" ] || pack="$peer_bin/peer-src.tar.xz"
+    run_step peer-build 480 "$OUT/peer-build-log.txt" env PEER_OUT=/tmp/peer-bin bash tools/build_peer.sh --from-pack "$pack"
+    peer_bin=/tmp/peer-bin
+  fi
+  [ -f "$peer_bin/peer.json" ] && cp "$peer_bin/peer.json" "$OUT/peer.json"
+  [ -x "$peer_bin/llama-bench" ] || { echo "h100_bench.sh: no llama-bench in $peer_bin" | tee -a "$log" >&2; return 1; }
 }
 
 for step in "${steps[@]}"; do
@@ -88,13 +116,30 @@ for step in "${steps[@]}"; do
       run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
         --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
         --convert-log "$OUT/decode-convert.jsonl" --decode-args "$args" "${extra[@]}" ;;
+    peer|peer7b)
+      ensure_peer || continue
+      shapes="0.5b,1.5b" types="f16,q8_0,q4_k_m" limit=500 extra=()
+      [ "$step" = peer7b ] && shapes="7b" types="q4_k_m,q8_0" limit=540 extra=(--keep-hf --keep)
+      shapes=${BENCH_SHAPES:-$shapes} types=${BENCH_TYPES:-$types} args=""
+      if [ "$quick" = 1 ]; then shapes="tiny" args="--prompt-tokens 16 --decode-tokens 8 --repeat 1" limit=300; fi
+      { df -h "$(dirname "$scratch")"; free -g; } >> "$log" 2>&1
+      run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \
+        --types "$types" --scratch "$scratch" --bin "$bin" --out "$OUT/decode.jsonl" --bandwidth-gbs "$bw" \
+        --convert-log "$OUT/decode-convert.jsonl" --decode-args "$args" --peer-bin "$peer_bin" --peer-out "$OUT" "${extra[@]}"
+      if [ "$step" = peer7b ]; then
+        last="$scratch/qwen2.5-7b-${types##*,}.gguf"
+        [ -f "$last" ] && run_step offload 150 "$OUT/offload.jsonl" python3 tools/peer_offload.py --gguf "$last" \
+          --qwen-generate "$bin/qwen_generate" --llama-bench "$peer_bin/llama-bench" --budget "${STREAM_BUDGET:-4GiB}"
+        rm -f "$scratch"/qwen2.5-7b-*.gguf
+      fi
+      python3 tools/peer_table.py "$OUT" --bandwidth-gbs "$bw" >> "$log" 2>&1 ;;
     stream)
       stypes=${BENCH_TYPES:-f16,q4_k_m} sshape=7b sextra=()
       [ "$quick" = 1 ] && sshape=tiny stypes=${BENCH_TYPES:-f16} sextra=(--quick)
       { df -h "$(dirname "$scratch")"; free -g; } >> "$log" 2>&1
       run_step stream 580 "$log" bash tools/stream_bench.sh --tokenizer "$tokenizer" --bin "$bin" --scratch "$scratch" \
         --out "$OUT/stream.jsonl" --shape "$sshape" --types "$stypes" --budget "${STREAM_BUDGET:-4GiB}" "${sextra[@]}" ;;
-    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels stream)" | tee -a "$log" >&2 ;;
+    *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels stream peer peer7b)" | tee -a "$log" >&2 ;;
   esac
 done
 echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2

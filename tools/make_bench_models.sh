@@ -8,14 +8,16 @@
 #   tools/make_bench_models.sh --tokenizer DIR [--shapes 0.5b,1.5b] [--types f16,q8_0,q4_k_m]
 #       [--scratch DIR] [--bin DIR] [--out FILE.jsonl] [--convert-log FILE.jsonl] [--with-7b]
 #       [--bandwidth-gbs 3071] [--keep] [--keep-hf] [--no-bench]
-#       [--decode-args "--prompt-tokens 512 --decode-tokens 128"]
+#       [--decode-args "--prompt-tokens 512 --decode-tokens 128"] [--peer-bin DIR --peer-out DIR]
+#   --peer-bin: also run llama.cpp (llama-bench, llama-completion in DIR) and qwen_generate on each file
+#   (tools/peer_compare.sh: peer-bench.jsonl, user.jsonl, answers.jsonl in --peer-out).
 #   --keep-hf: keep the HF checkpoint, and reuse one a previous run finished (a later call on the
 #   same machine then skips generating it). --no-bench: convert only (checks the pipeline).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 tokenizer="" shapes="0.5b,1.5b" types="f16,q8_0,q4_k_m" scratch="${TMPDIR:-/tmp}/octo-bench-models"
-bin="" out="" convert_log="" bw=3071 keep=0 keep_hf=0 bench_too=1 decode_args=""
+bin="" out="" convert_log="" peer_bin="" peer_out="" bw=3071 keep=0 keep_hf=0 bench_too=1 decode_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tokenizer) tokenizer=$2; shift 2 ;;
@@ -31,7 +33,9 @@ while [ $# -gt 0 ]; do
     --keep-hf) keep_hf=1; shift ;;
     --no-bench) bench_too=0; shift ;;
     --decode-args) decode_args=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --peer-bin) peer_bin=$2; shift 2 ;;
+    --peer-out) peer_out=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "make_bench_models.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -109,6 +113,13 @@ for shape in ${shapes//,/ }; do
     # shellcheck disable=SC2086  # decode_args is a list of options
     if [ -n "$bench" ] && ! "$bench" --model "$gguf" --name "$shape-$type" --bandwidth-gbs "$bw" $decode_args >> "$out"; then
       echo "{\"name\":\"decode\",\"label\":\"$shape-$type\",\"error\":\"bench_decode failed\"}" >> "$out"
+      status=1
+    fi
+    # The F16 file holds the checkpoint's weights exactly: its checkpoint is the float32 arbiter.
+    ref=()
+    [ "$type" = f16 ] && ref=(--hf "$hf")
+    if [ -n "$peer_bin" ] && ! bash "$here/peer_compare.sh" --gguf "$gguf" --label "$shape-$type" --bin "$(dirname "$octo")" \
+        --peer-bin "$peer_bin" --out "${peer_out:-$(dirname "$out")}" --vocab "$tokenizer/vocab.json" "${ref[@]}"; then
       status=1
     fi
     [ "$keep" = 1 ] || rm -f "$gguf"

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/file_io.hpp>
 #include <octo/ir/enums.hpp>
 #include <octo/model_file/chat_template.hpp>
 #include <octo/model_file/tokenizer.hpp>
-#include <octo/file_io.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
 #include <octo/runtime/residency_plan.hpp>
@@ -49,6 +49,8 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
                         (a directory model, or any of these three, prints the plan and streaming counters)
   --ignore-eos          keep generating after an end-of-generation token
   --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
+  --then-ids I,J,...    token ids appended to the encoded prompt (replays generated tokens exactly, e.g.
+                        to read the logits where two engines' greedy outputs part)
   --json                one JSON object per generated token, then a summary object
   --verbose             also print the model's config and the decode program's dispatch counts (stderr)
   -h, --help            this text
@@ -56,6 +58,7 @@ Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a direct
 
 struct options {
   std::string model, prompt, dump_logits, device;
+  std::vector<std::int32_t> then_ids;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
   std::uint64_t vram_budget = 0, ram_budget = 0;
@@ -145,6 +148,13 @@ options parse(int argc, char** argv) {
     } else if (a == "--dump-logits") {
       o.dump_logits = value();
       if (o.dump_logits.empty()) bad("--dump-logits needs a file name");
+    } else if (a == "--then-ids") {
+      const std::string_view v = value();
+      for (std::size_t b = 0; b <= v.size();) {
+        const std::size_t e = std::min(v.find(',', b), v.size());
+        o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", v.substr(b, e - b), 0, INT32_MAX)));
+        b = e + 1;
+      }
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--json") {
@@ -195,6 +205,10 @@ int run_with(const options& o, octo::runtime::engine& e) {
   std::vector<std::int32_t> prompt;
   if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
   else prompt = tok.encode(o.prompt, true, false);
+  for (const std::int32_t id : o.then_ids) {
+    if (id >= e.model().config().vocab) bad("--then-ids: " + std::to_string(id) + " is past the model's vocabulary");
+    prompt.push_back(id);
+  }
   if (prompt.empty()) {
     if (tok.vocab().bos >= 0) prompt.push_back(tok.vocab().bos);
     else bad("the prompt is empty and the model has no BOS token to start from (give --prompt)");

@@ -32,4 +32,16 @@ inline std::string quoted(std::string_view text, std::size_t max = 200) {
   return out + "'";
 }
 
+/// Another library's exception text (nlohmann::json's, the standard library's) made fit for an
+/// octo::error: json's "[json.exception.KIND.N] " tag dropped, anything outside printable ASCII written as
+/// \xNN (its parse errors quote the bytes they read), at most `max` bytes.
+inline std::string library_text(std::string_view what, std::size_t max = 200) {
+  if (what.starts_with("[json.exception.")) {
+    const auto end = what.find("] ");
+    if (end != std::string_view::npos) what.remove_prefix(end + 2);
+  }
+  const std::string q = quoted(what, max);
+  return q.substr(1, q.size() - 2);
+}
+
 }  // namespace octo

@@ -1,15 +1,32 @@
-# The octo port (overlay port; see docs/packaging.md). The source is a local checkout: $OCTO_SOURCE_DIR
-# if set, else the folder two levels above this port (the repository this port lives in). A registry
-# port would fetch a release instead:
-#   vcpkg_from_github(OUT_SOURCE_PATH SOURCE_PATH REPO <owner>/octo REF "v${VERSION}" SHA512 <sha512> HEAD_REF main)
-if(DEFINED ENV{OCTO_SOURCE_DIR} AND NOT "$ENV{OCTO_SOURCE_DIR}" STREQUAL "")
-  file(REAL_PATH "$ENV{OCTO_SOURCE_DIR}" SOURCE_PATH)
+# The octo port. Its source is an archive pinned by SHA512, as a registry port's is, so vcpkg's ABI hash
+# (which covers every file of this folder) changes whenever the source does and a binary cache never
+# serves a stale build. The pin is source.cmake next to this file:
+#   OCTO_SOURCE_SHA512    the archive's SHA512
+#   OCTO_SOURCE_URLS      where a registry's copy of this port downloads the release archive, or
+#   OCTO_SOURCE_ARCHIVE   an archive in this folder (a development overlay port)
+# The repository holds no source.cmake (a tree cannot pin itself): tools/vcpkg_overlay_port.sh writes an
+# overlay port for a checkout (an archive of its library sources and its hash), and a registry's copy
+# names the release, e.g.
+#   set(OCTO_SOURCE_URLS "https://github.com/octo-authors/octo/archive/refs/tags/v${VERSION}.tar.gz")
+#   set(OCTO_SOURCE_SHA512 <sha512 of that archive>)
+if(NOT EXISTS "${CMAKE_CURRENT_LIST_DIR}/source.cmake")
+  message(FATAL_ERROR "octo: this port has no source.cmake; make an overlay port for your checkout with "
+                      "tools/vcpkg_overlay_port.sh <dir> and use --overlay-ports=<dir> (docs/packaging.md)")
+endif()
+include("${CMAKE_CURRENT_LIST_DIR}/source.cmake")
+if(DEFINED OCTO_SOURCE_URLS)
+  vcpkg_download_distfile(archive
+    URLS ${OCTO_SOURCE_URLS}
+    FILENAME "octo-${VERSION}.tar.gz"
+    SHA512 "${OCTO_SOURCE_SHA512}")
 else()
-  file(REAL_PATH "${CURRENT_PORT_DIR}/../.." SOURCE_PATH)
+  set(archive "${CMAKE_CURRENT_LIST_DIR}/${OCTO_SOURCE_ARCHIVE}")
+  file(SHA512 "${archive}" actual_sha512)
+  if(NOT actual_sha512 STREQUAL OCTO_SOURCE_SHA512)
+    message(FATAL_ERROR "octo: ${archive} has SHA512 ${actual_sha512}, source.cmake pins ${OCTO_SOURCE_SHA512}")
+  endif()
 endif()
-if(NOT EXISTS "${SOURCE_PATH}/CMakeLists.txt" OR NOT EXISTS "${SOURCE_PATH}/include/octo.hpp")
-  message(FATAL_ERROR "octo: '${SOURCE_PATH}' is not an octo checkout (set OCTO_SOURCE_DIR to one)")
-endif()
+vcpkg_extract_source_archive(SOURCE_PATH ARCHIVE "${archive}")
 
 set(options "")
 if("vcpkg-dependencies" IN_LIST FEATURES)
@@ -30,12 +47,9 @@ vcpkg_cmake_configure(
 vcpkg_cmake_install()
 vcpkg_cmake_config_fixup(CONFIG_PATH lib/cmake/octo)
 
+# The license goes to share/octo/copyright (vcpkg's place); the copy the CMake install put in
+# share/octo/LICENSE would be a duplicate.
+file(REMOVE "${CURRENT_PACKAGES_DIR}/share/${PORT}/LICENSE")
 file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}/debug/include" "${CURRENT_PACKAGES_DIR}/debug/share")
 file(INSTALL "${CMAKE_CURRENT_LIST_DIR}/usage" DESTINATION "${CURRENT_PACKAGES_DIR}/share/${PORT}")
-if(EXISTS "${SOURCE_PATH}/LICENSE")
-  vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")
-else()
-  # The repository has no LICENSE file yet; vcpkg requires a copyright file, so say so plainly.
-  file(WRITE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright"
-       "octo: no license file in the source repository yet; see the project for terms.\n")
-endif()
+vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")

@@ -609,16 +609,14 @@ json_result from_json(std::string_view text) {
     try {
       doc = json::parse(text);
     } catch (const json::exception& e) {  // parse_error, or out_of_range 406 for a number like 1e999
-      std::string what = e.what();
-      auto at = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] " prefix
-      r.error = "malformed JSON: " + (at == std::string::npos ? what : what.substr(at + 2));
+      r.error = "malformed JSON: " + octo::library_text(e.what());
       return r;
     }
     r.value = read_program(doc);
   } catch (const load_error& e) {
     r.error = e.message;
   } catch (const std::exception& e) {  // out of memory, or a nlohmann invariant we did not foresee
-    r.error = std::string("cannot load program: ") + e.what();
+    r.error = std::string("cannot load program: ") + octo::library_text(e.what());
   }
   if (!r.error.empty()) r.value.reset();
   return r;

@@ -37,7 +37,7 @@ json read_json(const fs::path& path) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw error("convert: '" + path.string() + "' is not valid JSON: " + e.what());
+    throw error("convert: '" + path.string() + "' is not valid JSON: " + octo::library_text(e.what()));
   }
 }
 

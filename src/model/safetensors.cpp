@@ -59,7 +59,7 @@ void parse_header(const std::string& path, const std::byte* base, std::size_t si
   try {
     header = json::parse(std::string_view(reinterpret_cast<const char*>(base + 8), std::size_t(n)));
   } catch (const json::exception& e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
+    fail(path, std::string("header is not valid JSON: ") + octo::library_text(e.what()));
   }
   if (!header.is_object()) fail(path, "header is not a JSON object");
   const std::byte* data = base + 8 + n;
@@ -173,7 +173,7 @@ safetensors_model safetensors_model::open(const std::filesystem::path& folder) {
     try {
       j = json::parse(text);
     } catch (const json::exception& e) {
-      throw error("safetensors: '" + index.string() + "' is not valid JSON: " + e.what());
+      throw error("safetensors: '" + index.string() + "' is not valid JSON: " + octo::library_text(e.what()));
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw error("safetensors: '" + index.string() + "' has no weight_map object");

@@ -27,7 +27,7 @@ json read_json(const std::filesystem::path& path) {
   try {
     return json::parse(read_file(path));
   } catch (const json::exception& e) {
-    throw error("tokenizer: '" + path.string() + "' is not valid JSON: " + e.what());
+    throw error("tokenizer: '" + path.string() + "' is not valid JSON: " + octo::library_text(e.what()));
   }
 }
 
@@ -173,7 +173,7 @@ vocabulary load_hf_vocabulary(const std::filesystem::path& folder) {
     return load_hf_vocabulary_unchecked(folder);
   } catch (const nlohmann::json::exception& e) {
     // A value of the wrong JSON type somewhere deep (e.g. "special": "yes").
-    throw error("tokenizer: unexpected JSON value in '" + folder.string() + "': " + e.what());
+    throw error("tokenizer: unexpected JSON value in '" + folder.string() + "': " + octo::library_text(e.what()));
   }
 }
 

@@ -50,7 +50,7 @@ vocabulary load(const std::filesystem::path& path) {
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {
-    throw error(where + "not valid JSON: " + e.what());
+    throw error(where + "not valid JSON: " + octo::library_text(e.what()));
   }
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) throw error(where + "no \"model\" object");
   const json& m = j["model"];
@@ -194,7 +194,7 @@ vocabulary load_tokenizer_json(const std::filesystem::path& path) {
   try {
     return load(path);
   } catch (const nlohmann::json::exception& e) {
-    throw error("tokenizer '" + path.string() + "': unexpected JSON value: " + e.what());
+    throw error("tokenizer '" + path.string() + "': unexpected JSON value: " + octo::library_text(e.what()));
   }
 }
 

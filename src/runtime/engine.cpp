@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <future>
+#include <new>
 #include <optional>
 #include <set>
 
@@ -582,8 +583,15 @@ struct engine::impl {
   }
 };
 
-engine::engine(const std::filesystem::path& model, const engine_options& options)
-    : impl_(std::make_unique<impl>(model, options)) {}
+engine::engine(const std::filesystem::path& model, const engine_options& options) try
+    : impl_(std::make_unique<impl>(model, options)) {
+} catch (const octo::error&) {
+  throw;
+} catch (const std::exception& e) {  // out of memory, a library's exception: still one line naming the file
+  const auto name = model.filename().empty() ? model.parent_path().filename() : model.filename();
+  throw octo::error("octo: " + name.string() + ": cannot load: " +
+                    (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : octo::library_text(e.what())));
+}
 engine::~engine() = default;
 engine::engine(engine&&) noexcept = default;
 engine& engine::operator=(engine&&) noexcept = default;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,14 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   } catch (const std::exception& e) {
     fail(f, std::string("bad model config: ") + e.what());
   }
+  // Every tensor in the file belongs to the model this config describes (the decode graph reads the
+  // same weights as prefill): a tensor nothing reads means the metadata describes another model.
+  std::set<std::string, std::less<>> read;
+  for (const auto& b : models::decoder_step(c).buffers)
+    if (b.kind == ir::buffer_kind::weight) read.insert(b.source.str().empty() ? b.name.str() : b.source.str());
+  for (const auto& t : f.tensors())
+    if (!read.contains(t.name))
+      fail(f, "tensor " + octo::quoted(t.name, 80) + " is not part of the " + a + " model its metadata describes");
   return c;
 }
 

@@ -1,9 +1,11 @@
-// The GGUF model source: config and tokenizer from the file's metadata, tensors straight from its
-// mapping; a layer blob is packed by copying the layer's tensors to 4096-aligned offsets (the layout
-// `octo decompose` writes).
+// The GGUF model source: config and tokenizer from the file's metadata, tensors copied out with pread
+// (gguf_file::read_tensor: a file cut short while in use is an error, not SIGBUS from the mapping); a
+// layer blob is packed by copying the layer's tensors to 4096-aligned offsets (the layout `octo
+// decompose` writes).
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "octo/error.hpp"
 #include "octo/model_file/vocabulary.hpp"
@@ -86,9 +88,10 @@ class gguf_source final : public model_source {
   void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
     const auto* t = file_.find_tensor(name);
     if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
-    buffer_.resize(std::size_t(t->size));
-    file_.read_tensor(*t, buffer_);
-    use(buffer_);
+    // Copied with pread, not handed out of the mapping: a file cut short meanwhile is an error, not SIGBUS.
+    std::vector<std::byte> bytes(std::size_t(t->size));
+    file_.read_tensor(*t, bytes);
+    use(bytes);
   }
 
  private:
@@ -99,7 +102,6 @@ class gguf_source final : public model_source {
   std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
-  mutable std::vector<std::byte> buffer_;  // with_tensor's copy (at load, one thread)
 };
 
 }  // namespace

@@ -375,7 +375,7 @@ manifest manifest::parse(std::string_view text, const std::filesystem::path& dir
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    m.fail(std::string("bad JSON: ") + e.what());
+    m.fail(std::string("bad JSON: ") + octo::library_text(e.what()));
   }
   try {
     const reader r(j, "");

@@ -36,10 +36,11 @@ fi
 prefix="$tmp/prefix"
 quiet cmake --install "$build" --prefix "$prefix"
 libdir=$(dirname "$(find "$prefix" -name octoConfig.cmake -print -quit)")/../..
-for f in octoConfig.cmake octoConfigVersion.cmake octoTargets.cmake Findocto_pcre2.cmake; do
+for f in octoConfig.cmake octoConfigVersion.cmake octoTargets.cmake OctoDependencies.cmake; do
   [[ -f "$libdir/cmake/octo/$f" ]] || { echo "run.sh: $f not installed" >&2; exit 1; }
 done
 [[ -f "$prefix/include/octo.hpp" ]] || { echo "run.sh: octo.hpp not installed" >&2; exit 1; }
+[[ -f "$prefix/share/octo/LICENSE" ]] || { echo "run.sh: LICENSE not installed (share/octo/LICENSE)" >&2; exit 1; }
 if [[ $shared == 1 ]]; then
   ls "$libdir"/libocto_core.so* >/dev/null 2>&1 || { echo "run.sh: no shared libocto_core.so installed" >&2; exit 1; }
 else

@@ -111,7 +111,8 @@ TEST_CASE("block_count must match the blocks present, on every path") {
       kv["llama.block_count"] = model_file::gguf_value::of_u32(std::uint32_t(n));
     });
     const std::string name = bad.filename().string();
-    // The default (resident) path once ran the one-fewer case and printed a wrong answer.
+    // The resident path once ran the one-fewer case and printed a wrong answer; the streamed one
+    // refused it.
     const auto e1 = error_of([&] { runtime::engine e(bad, resident()); });
     CHECK(e1.find(name) != std::string::npos);
     CHECK(e1.find("block_count' = " + std::to_string(n)) != std::string::npos);
@@ -123,6 +124,24 @@ TEST_CASE("block_count must match the blocks present, on every path") {
     CHECK(!fs::exists(out));
     CHECK(test::temporaries_of(out).empty());
   }
+}
+
+TEST_CASE("a tensor the model does not read is refused, on every path") {
+  test::temp_dir tmp("hostile-extra");
+  auto f = model_file::gguf_file::open(test::stories260k_gguf());
+  model_file::gguf_writer w;
+  for (const auto& kv : f.metadata()) w.set(kv.key, kv.value);
+  for (const auto& t : f.tensors()) w.add_tensor_raw(t.name, t.ggml_type, t.dims, f.tensor(t.name).data);
+  const std::vector<float> junk(16, 1.0f);
+  w.add_tensor("junk.weight", ir::dtype::f32, {16}, std::as_bytes(std::span(junk)));
+  const auto bad = tmp / "extra.gguf";
+  w.write(bad);
+  const auto e = error_of([&] { runtime::engine en(bad, resident()); });
+  CHECK(e.find("extra.gguf") != std::string::npos);
+  CHECK(e.find("tensor 'junk.weight' is not part of the llama model") != std::string::npos);
+  CHECK(error_of([&] { runtime::engine en(bad, streamed()); }) == e);
+  CHECK(error_of([&] { runtime::decompose_gguf(bad, tmp / "out"); }) == e);
+  CHECK(!fs::exists(tmp / "out"));
 }
 
 TEST_CASE("sizes whose products would overflow are refused before any graph is built") {
@@ -296,7 +315,15 @@ TEST_CASE("outputs are written beside their target and renamed; a user's file is
   CHECK(error_of([&] { check_output_path(fifo); }).find("not a regular file") != std::string::npos);
 }
 
-TEST_CASE("names from files are quoted printable in messages") {
+TEST_CASE("names from files are quoted printable in messages; library errors are one clean line") {
   CHECK(octo::quoted("a\x1b[31mb\n") == "'a\\x1b[31mb\\x0a'");
   CHECK(octo::quoted(std::string(300, 'x')).size() == 200 + 5);
+  // nlohmann's parse error quotes the bytes it read: an escape sequence from the file must not pass.
+  test::temp_dir tmp("hostile-text");
+  std::ofstream(tmp / "tokenizer.json") << "{\"model\": \x1b[2J\n";
+  const auto e = error_of([&] { model_file::load_tokenizer_json(tmp / "tokenizer.json"); });
+  CHECK(e.find("tokenizer.json") != std::string::npos);
+  CHECK(e.find("[json.exception") == std::string::npos);
+  CHECK(e.find('\x1b') == std::string::npos);
+  CHECK(e.find('\n') == std::string::npos);
 }

@@ -2,6 +2,7 @@
 // own file and is listed in the table below.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,11 @@ int main(int argc, char** argv) {
     } catch (const octo::error& e) {
       std::fprintf(stderr, "octo %s: %s\n", c.name, e.what());
       return 1;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "octo %s: unexpected error: %s\n", c.name, e.what());
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "octo %s: out of memory\n", c.name);
+      return 1;
+    } catch (const std::exception& e) {  // another library's text: one printable line all the same
+      std::fprintf(stderr, "octo %s: unexpected error: %s\n", c.name, octo::library_text(e.what()).c_str());
       return 1;
     }
   }

@@ -32,7 +32,7 @@ struct engine_options {
                                      // each streamed layer is uploaded once per pass)
   std::uint64_t vram_budget = 0;     // bytes for weights, KV cache, activations and the ring; 0: all resident
   std::uint64_t ram_budget = 0;      // pinned host memory for the warm tier of streamed layers; 0: none
-                                     // (every pass reads them from the GGUF mapping / the layer files)
+                                     // (every pass reads them from the GGUF file / the layer files)
   std::uint32_t ring_depth = 2;      // device slots streamed layers cycle through (>= 1)
   std::int64_t resident_layers = -1; // -1: as the plan decides; else the chain of segment programs with
                                      // exactly this many resident, in the plan's order (first and last
@@ -49,7 +49,7 @@ struct streaming_stats {
   std::uint64_t layer_uploads = 0;      // streamed layer uploads into ring slots
   std::uint64_t bytes_uploaded = 0;     // bytes of those uploads
   std::uint64_t ram_hits = 0, ram_misses = 0;  // warm-tier lookups of streamed layers
-  std::uint64_t bytes_from_source = 0;  // bytes read from the GGUF mapping or the layer files
+  std::uint64_t bytes_from_source = 0;  // bytes read from the GGUF file or the layer files
   double source_ms = 0.0;               // time the reader spent filling staging / tier memory
   double fetch_wait_ms = 0.0;           // time the host waited for a read before it could upload
   double upload_wait_ms = 0.0;          // time the host waited for an upload to finish (staging reuse)
