@@ -10,9 +10,9 @@
 // parts, v = hi + lo, and three products hi.hi + lo.hi + hi.lo keep about 22 bits of every input, close
 // to an f32 kernel; without it (gemm_coopf_*: activations and dequantized weights rounded to f16, as
 // llama.cpp does) the products cost a third but carry f16's 11 bits. Inputs beyond f16's range
-// (|v| > 65504) become infinite on both paths.
-// Run by src/vulkan/kernels/gemm.cpp only on request (OCTO_GEMM_KERNEL=coop|coopf) and only where the
-// device reports VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape
+// (|v| > 65504) saturate to +-65504 in gemm_coopf and become infinite in the split kernel.
+// gemm_coopf is the planner's default where the VM's precision is `fast` (the default, docs/precision.md);
+// gemm_coop runs on request (OCTO_GEMM_KERNEL=coop). Both only where the device reports VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape
 // NVIDIA exposes since Turing).
 // Needs K % 32 == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
@@ -49,7 +49,8 @@ shared float16_t bl_[BN * SK];
     lo[o] = float16_t((v) - hi_);                                         \
   }
 #else
-#define PUT(arr, lo, o, v) arr[o] = float16_t(v);
+// Saturating: a finite input beyond f16's range becomes +-65504, not infinity (docs/precision.md).
+#define PUT(arr, lo, o, v) arr[o] = float16_t(clamp((v), -65504.0, 65504.0));
 #endif
 shared float cs[4u * 128u];     // one 16 x 8 f32 fragment per subgroup, for the epilogue
 

@@ -37,7 +37,7 @@ jobs=${OCTO_PACKAGING_JOBS:-2}
 only=${OCTO_PACKAGING_ONLY:-all}
 
 say() { printf '\n=== %s\n' "$*"; }
-run() { printf '+ %s\n' "$*"; "$@"; }
+run() { printf '+ %s\n' "$*" >&2; "$@"; }
 die() { echo "check_packaging.sh: $*" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/octo-packaging.XXXXXX)
@@ -178,6 +178,17 @@ check_vcpkg() {
   say "vcpkg (VCPKG_ROOT=$VCPKG_ROOT, read only)"
   run "$vcpkg" version | sed -n 1p
   echo "registry: $(git -C "$VCPKG_ROOT" log -1 --format='%h %cs' 2>/dev/null || echo "not a git checkout")"
+  # A scratch root: the toolchain file runs <root>/vcpkg, and nothing is written into VCPKG_ROOT.
+  local root="$tmp/vcpkg-root" entry
+  mkdir -p "$root"
+  cp -r "$VCPKG_ROOT/scripts" "$VCPKG_ROOT/triplets" "$VCPKG_ROOT/.vcpkg-root" "$root/"
+  for entry in ports versions LICENSE.txt; do
+    [[ ! -e $VCPKG_ROOT/$entry ]] || ln -s "$VCPKG_ROOT/$entry" "$root/$entry"
+  done
+  cp "$vcpkg" "$root/vcpkg"
+  vcpkg=$root/vcpkg
+  export VCPKG_ROOT=$root
+  echo "scratch root $root: copies of scripts/, triplets/ and the vcpkg executable, ports/ linked"
 
   local triplets="$tmp/vcpkg-triplets"
   mkdir -p "$triplets"
@@ -210,19 +221,27 @@ check_vcpkg() {
   say "vcpkg install octo[core] (classic mode)"
   (cd "$tmp" && run "$vcpkg" install "octo[core]" --overlay-ports="$tmp/overlay" \
      --x-install-root="$tmp/vcpkg-installed" "${roots[@]}")
-  run find "$tmp/vcpkg-installed/x64-linux-offline" -path '*octo*' -type f
+  run find "$tmp/vcpkg-installed/x64-linux-offline/share/octo" "$tmp/vcpkg-installed/x64-linux-offline/lib" -type f
   run grep -E 'source.cmake|octo-.*-src.tar.gz' "$tmp/vcpkg-installed/x64-linux-offline/share/octo/vcpkg_abi_info.txt"
 
   say "the binary cache: the same tree is restored, a changed tree is not"
   run "$vcpkg" install "octo[core]" --overlay-ports="$tmp/overlay" --x-install-root="$tmp/vcpkg-installed-2" \
-    "${roots[@]}" --only-binarycaching
+    "${roots[@]}" --only-binarycaching 2>&1 | tee "$tmp/vcpkg-same.log"
   echo "// a changed source" >>"$src/src/version.cpp"
   run "$src/tools/vcpkg_overlay_port.sh" "$tmp/overlay-changed" "$src"
   if run "$vcpkg" install "octo[core]" --overlay-ports="$tmp/overlay-changed" \
-       --x-install-root="$tmp/vcpkg-installed-3" "${roots[@]}" --only-binarycaching; then
+       --x-install-root="$tmp/vcpkg-installed-3" "${roots[@]}" --only-binarycaching >"$tmp/vcpkg-changed.log" 2>&1; then
+    cat "$tmp/vcpkg-changed.log"
     die "vcpkg restored a cached octo for a changed source tree"
   fi
-  echo "as it must: no cached binary for the changed tree (--only-binarycaching refused to build it)"
+  grep -E '^octo:|^error' "$tmp/vcpkg-changed.log" || true
+  local abi_same abi_changed
+  abi_same=$(sed -n 's/^octo:.* package ABI: //p' "$tmp/vcpkg-same.log")
+  abi_changed=$(sed -n 's/^octo:.* package ABI: //p' "$tmp/vcpkg-changed.log")
+  [[ -n $abi_same && -n $abi_changed && $abi_same != "$abi_changed" ]] ||
+    die "expected two different octo ABIs, got '$abi_same' and '$abi_changed'"
+  echo "as it must: the same tree was restored (ABI $abi_same); the changed tree has ABI $abi_changed,"
+  echo "which the cache does not hold (--only-binarycaching refused to build it)"
 
   say "examples/vcpkg_consumer (manifest mode)"
   local consumer="$tmp/vcpkg-consumer"
@@ -235,7 +254,7 @@ check_vcpkg() {
     -DVCPKG_OVERLAY_TRIPLETS="$triplets" -DVCPKG_MANIFEST_NO_DEFAULT_FEATURES=ON \
     -DVCPKG_INSTALLED_DIR="$tmp/vcpkg-consumer-installed" \
     "-DVCPKG_INSTALL_OPTIONS=--x-buildtrees-root=$tmp/vcpkg-buildtrees;--x-packages-root=$tmp/vcpkg-packages;--downloads-root=$tmp/vcpkg-downloads" \
-    -DVCPKG_EXECUTABLE="$vcpkg" "${launcher[@]}"
+    "${launcher[@]}"
   run cmake --build "$tmp/vcpkg-consumer-build"
   run "$tmp/vcpkg-consumer-build/octo_vcpkg_consumer"
 }

@@ -73,8 +73,9 @@ ensure_peer() {
     mkdir -p /tmp/peer-bin && tar -C /tmp/peer-bin -xJf "$peer_bin/peer.tar.xz" && peer_bin=/tmp/peer-bin
   elif [ -x /tmp/peer-bin/llama-bench ]; then
     peer_bin=/tmp/peer-bin
-  elif [ -f "$peer_bin/../peer-src.tar.xz" ] || [ -f "$peer_bin/peer-src.tar.xz" ]; then
-    local pack="$peer_bin/../peer-src.tar.xz"
+  elif [ -f "$(dirname "$peer_bin")/peer-src.tar.xz" ] || [ -f "$peer_bin/peer-src.tar.xz" ]; then
+    local pack
+    pack="$(dirname "$peer_bin")/peer-src.tar.xz"
     [ -f "$pack" ] || pack="$peer_bin/peer-src.tar.xz"
     run_step peer-build 480 "$OUT/peer-build-log.txt" env PEER_OUT=/tmp/peer-bin bash tools/build_peer.sh --from-pack "$pack"
     peer_bin=/tmp/peer-bin

@@ -33,6 +33,8 @@ constexpr const char* usage =
     "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
     "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
     "  --device NAME        Vulkan device index or name substring\n"
+    "  --precision P        fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
+    "                       accurate (f32 arithmetic; docs/precision.md)\n"
     "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
     "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
 
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   std::int64_t prompt_tokens = 512, decode_tokens = 128, chunk = 0, ctx = 0, repeat = 2;
   double bound_gbs = 3071.0;
   bool profile = false;
+  std::string precision = "fast";
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -114,6 +117,10 @@ int main(int argc, char** argv) {
         device = value();
       } else if (a == "--profile") {
         profile = true;
+      } else if (a == "--precision") {
+        precision = value();
+        if (precision != "fast" && precision != "accurate")
+          throw octo::error("bench_decode: --precision must be fast or accurate");
       } else {
         throw octo::error("bench_decode: unknown argument '" + a + "' (see --help)");
       }
@@ -127,6 +134,7 @@ int main(int argc, char** argv) {
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
     eo.vulkan.profile = profile;
+    eo.vulkan.precision = precision == "accurate" ? octo::vm::matmul_precision::accurate : octo::vm::matmul_precision::fast;
     octo::runtime::engine e(model, eo);
     const auto& m = e.model();
     const auto& c = m.config();
@@ -186,7 +194,8 @@ int main(int argc, char** argv) {
                      {"bound_gb_s", bound_gbs},
                      {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
                      {"task_dispatches", s.task_dispatches},
-                     {"barriers", s.barriers}});
+                     {"barriers", s.barriers},
+                     {"precision", precision}});
     if (profile) {
       // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
       if (decoded > 0) print_profile("decode", e.profile(), 15);

@@ -73,6 +73,19 @@ fi
 expect_error "--vram-budget: 'abc' is not a size" --model "$model" --vram-budget abc
 expect_error "out of range" --model "$model" --ring 0
 expect_error "below the minimum" --model "$model" --vm reference --vram-budget 1KiB
+expect_error "not an integer" --model "$model" --then-ids 1,x
+expect_error "past the model's vocabulary" --model "$model" --vm reference --then-ids 3,100000
+
+# --then-ids replays generated tokens: the prompt plus the first 3 greedy ids continues with ids 4..8.
+"$exe" --model "$model" --vm reference -n 8 --json 2>/dev/null | sed -n 's/^{"id":\([0-9]*\),.*/\1/p' >"$tmp/ids8"
+"$exe" --model "$model" --vm reference -n 5 --json --then-ids "$(head -n 3 "$tmp/ids8" | paste -sd, -)" 2>/dev/null |
+  sed -n 's/^{"id":\([0-9]*\),.*/\1/p' >"$tmp/ids5"
+if [ "$(wc -l <"$tmp/ids8")" -ne 8 ] || [ "$(tail -n 5 "$tmp/ids8")" != "$(cat "$tmp/ids5")" ]; then
+  echo "FAIL: --then-ids did not continue the greedy run: $(paste -sd' ' "$tmp/ids8") / $(paste -sd' ' "$tmp/ids5")"
+  failures=$((failures + 1))
+else
+  echo "ok: --then-ids continues the greedy run ($(paste -sd' ' "$tmp/ids5"))"
+fi
 
 # Streaming with the smallest budget the plan accepts (every layer streamed, read from the mapping each
 # pass, ring of 1): the same tokens as the resident run.

@@ -33,7 +33,8 @@ struct options {
   std::string model, prompt, dump_logits, device;
   std::vector<std::int32_t> then_ids;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
-  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 128;
+  std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
+  octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
   std::uint64_t vram_budget = 0, ram_budget = 0;
   std::uint32_t ring = 2;
   bool streaming = false;
@@ -110,8 +111,18 @@ options parse(int argc, char** argv) {
   app.add_option("--device", o.device,
                  "Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)")
       ->type_name("NAME");
-  value("--prefill-chunk", "N", "most prompt tokens per batched prefill pass (default 128)",
+  value("--prefill-chunk", "N",
+        "most prompt tokens per batched prefill pass (default: as many as device\n"
+        "memory holds, at most the context; 512 when streaming)",
         [&](const std::string& v) { o.prefill_chunk = parse_int("--prefill-chunk", v, 1, 65536); });
+  value("--precision", "fast|accurate",
+        "fast (default): prefill GEMMs on tensor cores with f16 factors where the\n"
+        "device has cooperative matrices (docs/precision.md); accurate: f32 throughout",
+        [&](const std::string& v) {
+          if (v == "fast") o.precision = octo::vm::matmul_precision::fast;
+          else if (v == "accurate") o.precision = octo::vm::matmul_precision::accurate;
+          else bad("--precision must be fast or accurate, not '" + v + "'");
+        });
   value("--vram-budget", "SIZE",
         "device memory for weights, KV cache, activations and the ring (e.g. 4GiB, 512MiB);\n"
         "layers that do not fit stream",
@@ -292,6 +303,7 @@ int run(const options& o) {
       while (!l.empty() && l.back() == '\n') l.pop_back();
       std::cerr << l << "\n";
     };
+  eo.vulkan.precision = o.precision;
   octo::runtime::engine e(o.model, eo);
   return run_with(o, e);
 }

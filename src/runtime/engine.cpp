@@ -96,11 +96,13 @@ struct engine::impl {
   std::unique_ptr<stream::prefetcher> reader;  // last: joined first, while the memory it writes still exists
 
   impl(const std::filesystem::path& path, const engine_options& o) : options(o) {
-    if (options.prefill_chunk <= 0) throw octo::error("octo: the prefill chunk must be positive");
+    if (options.prefill_chunk < 0) throw octo::error("octo: the prefill chunk must be positive (0: automatic)");
     if (options.ring_depth == 0) throw octo::error("octo: the ring depth must be at least 1");
     src = model_source::open(path, options.ctx);
     cfg = src->config();
-    chunk = std::min(options.prefill_chunk, cfg.max_ctx);
+    // 512 until the device's memory is known (auto_chunk, below, where every layer is resident and no
+    // budget was given); with a budget the plan counts the activations of exactly this many tokens.
+    chunk = std::min(options.prefill_chunk > 0 ? options.prefill_chunk : 512, cfg.max_ctx);
 
     // Programs first (their buffers size the plan), then the plan, then the VM.
     const std::vector<ir::program> whole_decode{src->decode_program(true)};
@@ -155,8 +157,33 @@ struct engine::impl {
 
     // prefill programs are added for the first prompt (the plan counts them)
     decode_set = add_set(1, whole ? whole_decode : decode_programs);
+    if (options.prefill_chunk == 0 && !may_stream && options.vm == backend::vulkan) chunk = auto_chunk();
     say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
         " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
+  }
+
+  // The prompt tokens a prefill pass may take when the caller leaves it to the engine: the prefill
+  // program's own buffers grow linearly with T (its activations; its logits are one row), so two small
+  // programs give the bytes per token; three quarters of the device memory left after the decode
+  // program (weights, KV cache) may hold them.
+  std::int64_t auto_chunk() const {
+    const std::int64_t ctx = cfg.max_ctx;
+    if (ctx <= 32) return std::min<std::int64_t>(ctx, 512);
+    const auto own_bytes = [](const ir::program& p) {
+      std::uint64_t n = 0;
+      for (const auto& b : p.buffers)
+        if (b.kind != ir::buffer_kind::weight && b.kind != ir::buffer_kind::constant && b.kind != ir::buffer_kind::kv_cache)
+          n += (static_cast<std::uint64_t>(b.nbytes()) + 255) / 256 * 256;
+      return n;
+    };
+    const std::uint64_t b16 = own_bytes(src->prefill_program(16)), b32 = own_bytes(src->prefill_program(32));
+    const std::uint64_t per_token = std::max<std::uint64_t>((b32 > b16 ? b32 - b16 : 0) / 16, 1);
+    const std::uint64_t fixed = b16 > 16 * per_token ? b16 - 16 * per_token : 0;
+    const auto st = vm->stats(decode_set->head());
+    const std::uint64_t left = st.memory_budget > st.memory_in_use ? st.memory_budget - st.memory_in_use : 0;
+    const std::uint64_t usable = left / 4 * 3;
+    const std::uint64_t fits = usable > fixed ? (usable - fixed) / per_token : 0;
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min<std::uint64_t>(fits, std::uint64_t(ctx))), 1, ctx);
   }
 
   /// The plan's inputs for the whole model as one program per pass length: every buffer its own.
@@ -236,7 +263,7 @@ struct engine::impl {
     return r;
   }
 
-  /// The prefill programs of pass length T as the plan segments the model (whole: logits of every row,
+  /// The prefill programs of pass length T as the plan segments the model (whole: the last row's logits,
   /// no argmax; a prompt of one token too runs the prefill program).
   std::vector<ir::program> set_programs(std::int64_t T) const {
     if (!whole) return chain_programs(T);
@@ -547,10 +574,11 @@ struct engine::impl {
     return head;
   }
 
-  /// The logits of row T-1 only: reading all T rows of a prefill cost more than the pass itself.
-  std::vector<float> last_logits(std::uint32_t head, std::int64_t T) {
+  /// The logits a pass left in its head program: [1, vocab] for a decode step and for a prefill, whose
+  /// final norm and LM head run for its last row only (models::prefill).
+  std::vector<float> last_logits(std::uint32_t head) {
     std::vector<float> out(static_cast<std::size_t>(cfg.vocab));
-    vm->read_into(head, "logits", std::as_writable_bytes(std::span<float>(out)), std::uint64_t(T - 1) * out.size() * 4);
+    vm->read_into(head, "logits", std::as_writable_bytes(std::span<float>(out)), 0);
     return out;
   }
 
@@ -563,7 +591,7 @@ struct engine::impl {
     if (pos != 0) {  // continuing a sequence: token by token
       std::uint32_t head = 0;
       for (auto id : ids) head = step(id);
-      return last_logits(head, 1);
+      return last_logits(head);
     }
     const auto n = static_cast<std::int64_t>(ids.size());
     const auto& s = prefill_programs(n);
@@ -579,7 +607,7 @@ struct engine::impl {
       start += s.T;
     }
     pos = n;
-    return last_logits(head, s.T);
+    return last_logits(head);
   }
 };
 
@@ -617,7 +645,7 @@ void engine::prepare_prefill(std::int64_t n) {
 
 std::vector<float> engine::prefill(std::span<const std::int32_t> ids) { return impl_->prefill(ids); }
 
-std::vector<float> engine::decode(std::int32_t id) { return impl_->last_logits(impl_->step(id), 1); }
+std::vector<float> engine::decode(std::int32_t id) { return impl_->last_logits(impl_->step(id)); }
 
 std::int32_t engine::decode_greedy(std::int32_t id) {
   const auto head = impl_->step(id);

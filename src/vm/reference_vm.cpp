@@ -331,7 +331,8 @@ void reference_vm::execute(const ir::task& t) {
       break;
     }
     case ir::opcode::rmsnorm:
-      ref::rmsnorm(in(0), in(1), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)));
+      ref::rmsnorm(in(0), in(1), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)),
+                   P.get(param_key::m_off, 0));
       break;
     case ir::opcode::layernorm:
       ref::layernorm(in(0), in(1), in(2), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)));

@@ -88,6 +88,8 @@ struct task_context {
   std::span<const std::uint64_t> buffer_address;  // indexed by buffer id
   std::uint64_t globals_address = 0;
   const device_facts& device;
+  /// vulkan_options::precision is `fast`: GEMMs may multiply f16-rounded factors (docs/precision.md).
+  bool f16_matmul = false;
 };
 
 /// One dispatch.

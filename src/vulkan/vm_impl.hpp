@@ -116,6 +116,16 @@ inline bool env_profile() {
   return v && *v && std::string_view(v) != "0";
 }
 
+// OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).
+inline matmul_precision env_precision(matmul_precision given) {
+  const char* v = std::getenv("OCTO_PRECISION");
+  if (!v || !*v) return given;
+  const std::string_view s(v);
+  if (s == "fast") return matmul_precision::fast;
+  if (s == "accurate") return matmul_precision::accurate;
+  throw octo::error("octo: OCTO_PRECISION must be fast or accurate, not '" + std::string(s) + "'");
+}
+
 inline bool shared_kind(ir::buffer_kind k) {
   return k == ir::buffer_kind::weight || k == ir::buffer_kind::constant || k == ir::buffer_kind::kv_cache;
 }

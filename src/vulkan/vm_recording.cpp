@@ -91,7 +91,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         if (t.op == ir::opcode::nop) continue;
         const kernel_planner planner = find_planner(t.op);
         if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
-        task_context ctx{p, t, addresses, globals.address, facts};
+        task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
         const kernel_launch launch = planner(ctx);
         if (profiling && !launch.shader.empty()) {
           // Serialized: the barrier makes the first stamp the end of everything before this task.

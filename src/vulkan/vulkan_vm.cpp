@@ -126,6 +126,7 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
   st = {};
   dev = std::make_unique<vulkan::device>(device_options{options.device, options.validation});
   profiling = options.profile || env_profile();
+  options.precision = env_precision(options.precision);
   if (profiling) {
     auto families = dev->physical().getQueueFamilyProperties();
     std::uint32_t bits = families[dev->compute_family()].timestampValidBits;

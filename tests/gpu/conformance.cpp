@@ -36,6 +36,9 @@ using octo::ir::param_key;
 octo::vm::vulkan_vm& gpu() {
   static std::unique_ptr<octo::vm::vulkan_vm> vm = [] {
     auto o = octo_test::small_options();
+    // f32 arithmetic on every device: the bounds below are the accurate path's (the default `fast`
+    // precision's GEMMs have their own cases in gemm_tiles.cpp, docs/precision.md).
+    o.precision = octo::vm::matmul_precision::accurate;
     auto v = std::make_unique<octo::vm::vulkan_vm>(o);
     const auto d = v->device();
     MESSAGE("conformance on: " << d.name << " (subgroup size " << d.subgroup_size << ", subgroup arithmetic "
@@ -376,6 +379,23 @@ TEST_CASE("conformance: RMSNORM and LAYERNORM") {
                params({{param_key::eps, 1e-5}, {param_key::hidden, H}}));
         run_case(c, {1e-5, 1e-4});
       }
+    }
+  }
+}
+
+TEST_CASE("conformance: RMSNORM of a row window (m_off: a prefill's final norm of its last row)") {
+  for (std::int64_t H : {64, 896}) {
+    for (std::int64_t m_off : {0, 3, 6}) {
+      CAPTURE(H);
+      CAPTURE(m_off);
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {7, H});
+      auto w = c.buf("w", buffer_kind::weight, dtype::f32, {H});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, H});
+      c.range[x] = {-3.0f, 5.0f};
+      c.task(opcode::rmsnorm, {x, w}, {y},
+             params({{param_key::eps, 1e-5}, {param_key::hidden, H}, {param_key::m_off, double(m_off)}}));
+      run_case(c, {1e-5, 1e-4});
     }
   }
 }

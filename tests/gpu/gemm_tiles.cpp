@@ -23,7 +23,17 @@ namespace {
 
 namespace ir = octo::ir;
 
+// `accurate`: the planner's own choice ("" below) is then an f32 kernel on every device.
 octo::vm::vulkan_vm& gpu() {
+  static octo::vm::vulkan_vm vm([] {
+    auto o = octo_test::small_options();
+    o.precision = octo::vm::matmul_precision::accurate;
+    return o;
+  }());
+  return vm;
+}
+// The default precision (`fast`): gemm_coopf where the device has cooperative matrices (docs/precision.md).
+octo::vm::vulkan_vm& gpu_fast() {
   static octo::vm::vulkan_vm vm(octo_test::small_options());
   return vm;
 }
@@ -51,7 +61,7 @@ struct gemm_case {
 
 /// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle.
 /// The bound on |y - oracle| is rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic.
-void check_gemm(const gemm_case& g, double rel, std::uint64_t seed) {
+void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vulkan_vm& vm = gpu()) {
   CAPTURE(ir::name(g.wd));
   CAPTURE(g.T);
   CAPTURE(g.K);
@@ -94,7 +104,6 @@ void check_gemm(const gemm_case& g, double rel, std::uint64_t seed) {
     octo::detail::dequantize_row(g.wd, dst, wf.data() + n * g.K, g.K);  // what the kernel must see
   }
 
-  auto& vm = gpu();
   vm.load(p);
   vm.write("x", xv);
   vm.write_bytes("w", wb);
@@ -204,4 +213,24 @@ TEST_CASE("tiled GEMM: each tile of the register-blocked and cooperative kernels
       }
     }
   }
+}
+
+TEST_CASE("tiled GEMM at the default precision: f16 factors on tensor cores where the device has them, within the contract's kernel bound") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // docs/precision.md: each output within 2e-3 of sum |x w| of the f64 result (f16-rounded factors,
+  // f32 sums); a device without cooperative matrices runs the f32 kernels at their own bound.
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  MESSAGE("default GEMM precision on " << gpu_fast().device().name << ": "
+                                       << std::string(coop ? "f16 factors (gemm_coopf)" : "f32 (SIMT)"));
+  for (ir::dtype wd : all_dtypes) {
+    const double rel = coop && wd != ir::dtype::f32 ? rel_f16 : rel_f32;
+    check_gemm({wd, 37, 256, 75, 80, 3, 33, 5, 67, true}, rel, seed() + static_cast<std::uint64_t>(wd), gpu_fast());
+  }
+  // prefill-like: 200 rows, K = 1024 and 4096, a partial tile on both edges
+  for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::q6_k})
+    for (std::int64_t K : {1024, 4096}) {
+      const double rel = coop ? rel_f16 : rel_f32;
+      check_gemm({wd, 200, K, 136, 136, 0, 200, 0, 136, wd == ir::dtype::q8_0}, rel,
+                 seed() + static_cast<std::uint64_t>(K), gpu_fast());
+    }
 }

@@ -71,6 +71,9 @@ TEST_CASE("Vulkan: chunked prefill equals token-by-token decode and the referenc
   for (auto id : prompt) c = steps.decode(id);
   CHECK(test::rel_l2(a, c) < 1e-4);
   CHECK(test::rel_l2(a, r) < 1e-4);
+  // prefill_chunk 0: the engine sizes the pass from the device memory (the whole prompt here).
+  runtime::engine automatic(stories, opts(runtime::backend::vulkan, 64, 0));
+  CHECK(test::rel_l2(automatic.prefill(prompt), r) < 1e-4);
   for (std::int32_t next : {400, 17, 300}) {
     const auto da = chunked.decode(next), dc = steps.decode(next), dr = ref.decode(next);
     CHECK(test::rel_l2(da, dc) < 1e-4);

@@ -2,6 +2,7 @@
 // reference VM with random weights, against an independent float64 forward pass written here.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -260,7 +261,7 @@ void check_prefill(const model_config& c, std::uint64_t seed) {
   const auto T = static_cast<std::int64_t>(tokens.size());
   octo::ir::schedule_config sc;
   sc.set_tile("gemm", "M_tile", 2).set_tile("gemm", "N_tile", 16);
-  octo::vm::reference_vm vm(octo::models::prefill(c, T, {.schedule = &sc}));
+  octo::vm::reference_vm vm(octo::models::prefill(c, T, {.schedule = &sc, .all_logits = true}));
   load_weights(vm, w);
   std::vector<std::int32_t> pos(tokens.size());
   for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
@@ -277,6 +278,16 @@ void check_prefill(const model_config& c, std::uint64_t seed) {
     CAPTURE(t);
     CHECK(max_rel_err(row, want) < 2e-5);
   }
+  // The default program runs the final norm and the LM head for the last row only: logits [1, vocab],
+  // equal to the all-rows program's last row (the same arithmetic on the same row).
+  octo::vm::reference_vm last(octo::models::prefill(c, T, {.schedule = &sc}));
+  load_weights(last, w);
+  last.write_i32("tokens", tokens);
+  last.write_i32("pos", pos);
+  last.run();
+  const auto one = last.read_f32("logits");
+  REQUIRE(one.size() == static_cast<std::size_t>(c.vocab));
+  CHECK(std::equal(one.begin(), one.end(), got.begin() + (T - 1) * c.vocab));
 }
 
 }  // namespace

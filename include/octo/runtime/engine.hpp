@@ -28,8 +28,12 @@ enum class backend : std::uint8_t {
 struct engine_options {
   backend vm = backend::vulkan;
   std::int64_t ctx = 0;              // KV cache positions; 0: the model's context_length, at most 4096
-  std::int64_t prefill_chunk = 128;  // most prompt tokens per prefill pass (longer prompts go in chunks;
-                                     // each streamed layer is uploaded once per pass)
+  /// Most prompt tokens per prefill pass (longer prompts go in chunks; each streamed layer is uploaded
+  /// once per pass). 0: with every layer resident, as many as three quarters of the device memory left
+  /// after the weights and the KV cache hold (the prefill program's activation bytes per token), at most
+  /// the context: one pass for most prompts; with layers streamed, 512 (the activations count in
+  /// vram_budget).
+  std::int64_t prefill_chunk = 0;
   std::uint64_t vram_budget = 0;     // bytes for weights, KV cache, activations and the ring; 0: all resident
   std::uint64_t ram_budget = 0;      // pinned host memory for the warm tier of streamed layers; 0: none
                                      // (every pass reads them from the GGUF file / the layer files)

@@ -19,6 +19,16 @@ enum class regulator_mode : std::uint8_t {
   regulate,  // also writes the next instance's control.scale_factor toward target_norm
 };
 
+/// How a prefill's matrix products round (the precision contract, docs/precision.md).
+enum class matmul_precision : std::uint8_t {
+  /// The default. Where the device has cooperative matrices (tensor cores), GEMMs over many rows
+  /// multiply f16-rounded factors and sum in f32: last-row logits within relative L2 5e-3 of `accurate`.
+  /// Elsewhere (no cooperative matrices, F32 weights, decode's GEMVs) the same as `accurate`.
+  fast,
+  /// f32 products and sums everywhere (the SIMT kernels): every op within 1e-4 of the CPU reference VM.
+  accurate,
+};
+
 struct vulkan_options {
   std::string device;                  // index or name substring; empty: $OCTO_DEVICE, then the best device
   std::uint64_t memory_budget = 0;     // bytes of device memory octo may use; 0: 90% of the device-local heap
@@ -33,6 +43,7 @@ struct vulkan_options {
   /// GPU timestamps around every task dispatch (also OCTO_PROFILE=1); read them with profile(). Tasks
   /// are then serialized (a barrier before each), so each time is the kernel's own. Off: no cost at all.
   bool profile = false;
+  matmul_precision precision = matmul_precision::fast;  // see matmul_precision (also OCTO_PRECISION=fast|accurate)
 };
 
 /// One task's GPU time in the last execute (vulkan_options::profile).

@@ -8,13 +8,14 @@
 //   gemm_coopf_<dt> the same with plain f16 factors (llama.cpp's precision: ~1e-3 relative error).
 // Measured on an H200 (benchmarks/results/2026-11-21-h100-gemm): gemm_reg 1.1-1.3x gemm's speed when
 // the 128x64 grid has 200+ workgroups (7B shapes at T=512: 25-31 TFLOP/s), 0.7-1.0x below that;
-// gemm_coop about gemm_reg's speed; gemm_coopf 2.5-3.2x gemm's (60-98 TFLOP/s at T=512). The
-// cooperative kernels change the arithmetic (f16 factors), so they run only when asked for
-// (OCTO_GEMM_KERNEL=coop|coopf).
+// gemm_coop about gemm_reg's speed; gemm_coopf 2.5-3.2x gemm's (60-98 TFLOP/s at T=512).
+// gemm_coopf changes the arithmetic (f16 factors): it is the default where the VM's precision is `fast`
+// (vulkan_options::precision, the default; the contract is docs/precision.md) and the device has
+// cooperative matrices; `accurate` keeps gemm_reg / gemm (f32). gemm_coop runs on request only.
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
-// Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all three; OCTO_GEMM_KERNEL=
-// old|reg|coop|coopf picks one where it can run; OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+// Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
+// old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +102,8 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   else if (force == "reg" && can_reg) kind = "reg";
   else if (force == "coopf" && can_coop) kind = "coopf";
   else if (force == "coop" && can_coop) kind = "coop";
+  // The default where the VM's precision is `fast` and the device has tensor cores (docs/precision.md).
+  else if (force.empty() && c.f16_matmul && can_coop) kind = "coopf";
   else if (can_reg && (reg_first || !can_old)) kind = "reg";
   else if (can_old) kind = "old";
   else return false;

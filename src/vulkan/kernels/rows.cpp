@@ -14,9 +14,14 @@ kernel_launch plan_norm(const task_context& c) {
   require_dtype(c, w, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "weight");
   const std::uint32_t hidden = param_u32(c, ir::param_key::hidden, 1);
   require(c, x.numel() % hidden == 0, "input numel is not a multiple of hidden");
-  require(c, y.numel() == x.numel(), "output numel differs from the input's");
-  require(c, w.numel() == hidden, "weight numel differs from hidden");
+  require(c, y.numel() % hidden == 0, "output numel is not a multiple of hidden");
+  // Fewer output rows than input rows: rows m_off.. of x (RMSNORM's row window, docs/opcodes.md).
+  const std::int64_t m_off = c.task.params.get(ir::param_key::m_off, 0);
   const bool layer = c.task.op == ir::opcode::layernorm;
+  if (layer) require(c, y.numel() == x.numel() && m_off == 0, "output numel differs from the input's");
+  require(c, m_off >= 0 && (m_off + y.numel() / hidden) * hidden <= x.numel(), "output rows run past the input's (m_off)");
+  const std::uint64_t x_addr = x.address + static_cast<std::uint64_t>(m_off) * hidden * 4;
+  require(c, w.numel() == hidden, "weight numel differs from hidden");
   std::uint64_t b_addr = 0;
   std::uint32_t b_dtype = 0;
   const bool has_b = layer && c.task.inputs.size() > 2;
@@ -27,7 +32,7 @@ kernel_launch plan_norm(const task_context& c) {
     b_addr = b.address;
     b_dtype = static_cast<std::uint32_t>(b.dtype());
   }
-  const std::uint32_t rows = u32(c, x.numel() / hidden, "rows");
+  const std::uint32_t rows = u32(c, y.numel() / hidden, "rows");
   // About two elements per invocation (up to 1024 wide): a decode row is one workgroup, so its serial
   // loads per invocation are the latency.
   const std::uint32_t wg = workgroup_size(c.device, std::clamp<std::uint32_t>(hidden / 2, 64, 1024));
@@ -36,7 +41,7 @@ kernel_launch plan_norm(const task_context& c) {
   l.spec_constants = {wg};
   l.groups = grid(rows);
   l.push_constants = push_builder{}
-                         .addr(x.address).addr(w.address).addr(b_addr).addr(y.address)
+                         .addr(x_addr).addr(w.address).addr(b_addr).addr(y.address)
                          .u32(hidden).u32(rows).u32(layer ? 1u : 0u).u32(has_b ? 1u : 0u)
                          .u32(static_cast<std::uint32_t>(w.dtype())).u32(b_dtype)
                          .f32(static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0)))

@@ -48,6 +48,35 @@ constexpr auto rmsnorm(const tensor<XD, XE>& x, const tensor<WD, WE>& w, double 
   return detail::norm_node(ir::opcode::rmsnorm, x, w, eps, w.extent(0), {x.node, w.node});
 }
 
+/// rmsnorm of `count` rows of x [rows, H] from row `first` on: y is [count, H] (a prefill's final norm of
+/// the last prompt row, so that only the rows read go through the LM head). One RMSNORM task with m_off.
+/// @code
+///   auto last = octo::rmsnorm_rows(x, w, 1e-6, T - 1, 1);   // x: [T, 64]  ->  [1, 64]
+/// @endcode
+template <class XD, class XE, class WD, class WE>
+constexpr auto rmsnorm_rows(const tensor<XD, XE>& x, const tensor<WD, WE>& w, double eps, std::int64_t first,
+                            std::int64_t count) {
+  static_assert(XE::rank() == 2, "octo::rmsnorm_rows: x must be [rows, H]");
+  static_assert(WE::rank() == 1, "octo::rmsnorm_rows: w must be rank 1 [H]");
+  static_assert(detail::is_float_dtype<XD>::value && detail::is_float_dtype<WD>::value,
+                "octo::rmsnorm_rows: x and w must be float (a norm weight is never block-quantized)");
+  static_assert(detail::norm_width_matches<XE, WE>::value, "octo::rmsnorm_rows: x's last extent differs from w's length");
+  if (x.extent(1) != w.extent(0))
+    detail::shape_error("octo::rmsnorm_rows: x's last extent differs from w's length", x.ext, w.ext);
+  if (first < 0 || count <= 0 || first + count > x.extent(0))
+    detail::graph_error("octo::rmsnorm_rows: rows [first, first + count) must lie within x's rows");
+  detail::check_float("octo::rmsnorm_rows: x and w must be float", x.dtype());
+  detail::check_float("octo::rmsnorm_rows: x and w must be float", w.dtype());
+  if (!(eps > 0.0)) detail::graph_error("octo::rmsnorm_rows: eps must be positive");
+  detail::op_params p;
+  p.set_real(ir::param_key::eps, eps);
+  p.set(ir::param_key::hidden, w.extent(0));
+  if (first != 0) p.set(ir::param_key::m_off, first);
+  return detail::make_op<f32>(detail::owner_of("octo::rmsnorm_rows: operands from different graphs", x, w),
+                              ir::opcode::rmsnorm, {x.node, w.node}, p, ir::dtype::f32,
+                              dextents<2>{count, w.extent(0)});
+}
+
 /// RMSNorm of each head: x is [rows, n*hd], w is [hd]; normalises every hd-wide slice (Qwen3 q/k norm).
 template <class XD, class XE, class WD, class WE>
 constexpr auto head_rmsnorm(const tensor<XD, XE>& x, const tensor<WD, WE>& w, double eps) {
