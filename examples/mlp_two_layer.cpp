@@ -9,7 +9,7 @@
 //                                                GELU waits >= 2)
 //
 // The two tiles of the first layer write disjoint columns of one buffer and signal one shared counter;
-// the GELU waits for the count to reach 2, i.e. for both tiles (IR spec §3.2, the all-join rule).
+// the GELU waits for the count to reach 2, i.e. for both tiles (docs/ir.md §3.2, the all-join rule).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
-// The one header users include: the IR, the typed graph DSL, the models and the VMs.
-// Everything else under octo/ is reachable from here.
+// The one header users include: the IR, the typed graph DSL, the models, the VMs, model files, streaming
+// and the runtime engine. Every public header under octo/ is reachable from here.
 #pragma once
 
 #include "octo/error.hpp"
@@ -26,8 +26,6 @@
 #include "octo/models/configs.hpp"
 #include "octo/models/decoder.hpp"
 
-#include "octo/vm/abi.hpp"
-#include "octo/vm/abi_marshal.hpp"
 #include "octo/vm/reference_vm.hpp"
 #include "octo/vm/vulkan_vm.hpp"
 

@@ -9,12 +9,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <octo/error.hpp>
 #include <octo/file_io.hpp>
 #include <octo/ir/enums.hpp>
@@ -25,40 +28,6 @@
 #include <octo/runtime/residency_plan.hpp>
 
 namespace {
-
-constexpr const char* usage = R"(usage: qwen_generate --model FILE.gguf|DIR [options]
-Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a directory made by
-`octo decompose`.
-  --model FILE|DIR      the GGUF model file or decomposed directory (required)
-  --prompt TEXT         the prompt (default: empty, i.e. BOS only where the model has one)
-  --chat                wrap the prompt as a ChatML user turn (instruct models)
-  -n, --n-predict N     tokens to generate (default 128)
-  --temperature T       0: greedy (default 0)
-  --top-k K             keep the K most likely tokens, 0: all (default 40)
-  --top-p P             nucleus sampling mass in (0, 1] (default 0.95)
-  --repeat-penalty R    penalty for tokens among the last 64, 1: off (default 1)
-  --seed S              sampler seed (default 0)
-  --ctx N               KV cache positions (default: the model's context length, at most 4096)
-  --vm vulkan|reference the Vulkan VM (default) or the CPU reference VM
-  --device NAME         Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)
-  --prefill-chunk N     most prompt tokens per batched prefill pass (default: as many as device
-                        memory holds, at most the context; 512 when streaming)
-  --precision fast|accurate
-                        fast (default): prefill GEMMs on tensor cores with f16 factors where the device
-                        has cooperative matrices (docs/precision.md); accurate: f32 arithmetic throughout
-  --vram-budget SIZE    stream layers that do not fit SIZE of device memory (e.g. 4GiB, 512MiB):
-                        weights, KV cache, activations and the ring; prints the residency plan
-  --ram-budget SIZE     pinned host memory keeping streamed layers warm (default 0: read each pass)
-  --ring N              device slots streamed layers cycle through (default 2)
-                        (a directory model, or any of these three, prints the plan and streaming counters)
-  --ignore-eos          keep generating after an end-of-generation token
-  --dump-logits FILE    write the float32 logits of the last prompt position as .npy, shape [vocab]
-  --then-ids I,J,...    token ids appended to the encoded prompt (replays generated tokens exactly, e.g.
-                        to read the logits where two engines' greedy outputs part)
-  --json                one JSON object per generated token, then a summary object
-  --verbose             also print the model's config and the decode program's dispatch counts (stderr)
-  -h, --help            this text
-)";
 
 struct options {
   std::string model, prompt, dump_logits, device;
@@ -98,80 +67,115 @@ float parse_float(std::string_view opt, std::string_view v) {
 
 options parse(int argc, char** argv) {
   options o;
+  CLI::App app("Generates text from a GGUF model (architectures llama, qwen2, qwen3) or a directory made by\n"
+               "`octo decompose`, on the best Vulkan device or on the CPU reference VM.",
+               "qwen_generate");
+  app.set_help_flag("-h,--help", "this text");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.get_formatter()->column_width(30);
+  // CLI11 splits the command line; every value is converted here, so a bad one is one line naming its
+  // option ("-n: 'abc' is not an integer").
+  const auto value = [&](const std::string& names, const std::string& type, const std::string& desc,
+                         std::function<void(const std::string&)> set) {
+    return app.add_option_function<std::string>(names, std::move(set), desc)->type_name(type);
+  };
   bool have_model = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    auto value = [&]() -> std::string_view {
-      if (i + 1 >= argc) bad(std::string(a) + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      std::exit(0);
-    } else if (a == "--model" || a == "-m") {
-      o.model = value();
-      have_model = true;
-    } else if (a == "--prompt" || a == "-p") {
-      o.prompt = value();
-    } else if (a == "--chat") {
-      o.chat = true;
-    } else if (a == "-n" || a == "--n-predict") {
-      o.n_predict = parse_int(a, value(), 0, std::int64_t(1) << 30);
-    } else if (a == "--temperature" || a == "--temp") {
-      o.sampling.temperature = parse_float(a, value());
-    } else if (a == "--top-k") {
-      o.sampling.top_k = static_cast<std::int32_t>(parse_int(a, value(), 0, 1 << 30));
-    } else if (a == "--top-p") {
-      o.sampling.top_p = parse_float(a, value());
-    } else if (a == "--repeat-penalty") {
-      o.sampling.repeat_penalty = parse_float(a, value());
-    } else if (a == "--seed") {
-      o.sampling.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0, INT64_MAX));
-    } else if (a == "--ctx" || a == "-c") {
-      o.ctx = parse_int(a, value(), 1, std::int64_t(1) << 24);
-    } else if (a == "--prefill-chunk") {
-      o.prefill_chunk = parse_int(a, value(), 1, 65536);
-    } else if (a == "--precision") {
-      const auto v = value();
-      if (v == "fast") o.precision = octo::vm::matmul_precision::fast;
-      else if (v == "accurate") o.precision = octo::vm::matmul_precision::accurate;
-      else bad("--precision must be fast or accurate, not '" + std::string(v) + "'");
-    } else if (a == "--vram-budget") {
-      o.vram_budget = octo::runtime::parse_bytes(std::string(value()), "--vram-budget");
-      o.streaming = true;
-    } else if (a == "--ram-budget") {
-      const auto v = value();
-      o.ram_budget = v == "0" ? 0 : octo::runtime::parse_bytes(std::string(v), "--ram-budget");
-      o.streaming = true;
-    } else if (a == "--ring") {
-      o.ring = static_cast<std::uint32_t>(parse_int(a, value(), 1, 64));
-      o.streaming = true;
-    } else if (a == "--vm") {
-      const auto v = value();
-      if (v == "vulkan") o.vm = octo::runtime::backend::vulkan;
-      else if (v == "reference") o.vm = octo::runtime::backend::reference;
-      else bad("--vm: '" + std::string(v) + "' is not one of vulkan, reference");
-    } else if (a == "--device") {
-      o.device = value();
-    } else if (a == "--ignore-eos") {
-      o.ignore_eos = true;
-    } else if (a == "--dump-logits") {
-      o.dump_logits = value();
-      if (o.dump_logits.empty()) bad("--dump-logits needs a file name");
-    } else if (a == "--then-ids") {
-      const std::string_view v = value();
-      for (std::size_t b = 0; b <= v.size();) {
-        const std::size_t e = std::min(v.find(',', b), v.size());
-        o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", v.substr(b, e - b), 0, INT32_MAX)));
-        b = e + 1;
-      }
-    } else if (a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--json") {
-      o.json = true;
-    } else {
-      bad("unknown option '" + std::string(a) + "' (see --help)");
-    }
+  value("-m,--model", "FILE|DIR", "the GGUF model file or decomposed directory (required)", [&](const std::string& v) {
+    o.model = v;
+    have_model = true;
+  });
+  app.add_option("-p,--prompt", o.prompt, "the prompt (default: empty, i.e. BOS only where the model has one)")
+      ->type_name("TEXT");
+  app.add_flag("--chat", o.chat, "wrap the prompt as a ChatML user turn (instruct models)");
+  value("-n,--n-predict", "N", "tokens to generate (default 128)",
+        [&](const std::string& v) { o.n_predict = parse_int("--n-predict", v, 0, std::int64_t(1) << 30); });
+  value("--temperature,--temp", "T", "0: greedy (default 0)",
+        [&](const std::string& v) { o.sampling.temperature = parse_float("--temperature", v); });
+  value("--top-k", "K", "keep the K most likely tokens, 0: all (default 40)", [&](const std::string& v) {
+    o.sampling.top_k = static_cast<std::int32_t>(parse_int("--top-k", v, 0, 1 << 30));
+  });
+  value("--top-p", "P", "nucleus sampling mass in (0, 1] (default 0.95)",
+        [&](const std::string& v) { o.sampling.top_p = parse_float("--top-p", v); });
+  value("--repeat-penalty", "R", "penalty for tokens among the last 64, 1: off (default 1)",
+        [&](const std::string& v) { o.sampling.repeat_penalty = parse_float("--repeat-penalty", v); });
+  value("--seed", "S", "sampler seed (default 0)", [&](const std::string& v) {
+    o.sampling.seed = static_cast<std::uint64_t>(parse_int("--seed", v, 0, INT64_MAX));
+  });
+  value("-c,--ctx", "N", "KV cache positions (default: the model's context length, at most 4096)",
+        [&](const std::string& v) { o.ctx = parse_int("--ctx", v, 1, std::int64_t(1) << 24); });
+  value("--vm", "vulkan|reference", "the Vulkan VM (default) or the CPU reference VM", [&](const std::string& v) {
+    if (v == "vulkan") o.vm = octo::runtime::backend::vulkan;
+    else if (v == "reference") o.vm = octo::runtime::backend::reference;
+    else bad("--vm: '" + v + "' is not one of vulkan, reference");
+  });
+  app.add_option("--device", o.device,
+                 "Vulkan device index or name substring (default: $OCTO_DEVICE, then the best)")
+      ->type_name("NAME");
+  value("--prefill-chunk", "N",
+        "most prompt tokens per batched prefill pass (default: as many as device\n"
+        "memory holds, at most the context; 512 when streaming)",
+        [&](const std::string& v) { o.prefill_chunk = parse_int("--prefill-chunk", v, 1, 65536); });
+  value("--precision", "fast|accurate",
+        "fast (default): prefill GEMMs on tensor cores with f16 factors where the\n"
+        "device has cooperative matrices (docs/precision.md); accurate: f32 throughout",
+        [&](const std::string& v) {
+          if (v == "fast") o.precision = octo::vm::matmul_precision::fast;
+          else if (v == "accurate") o.precision = octo::vm::matmul_precision::accurate;
+          else bad("--precision must be fast or accurate, not '" + v + "'");
+        });
+  value("--vram-budget", "SIZE",
+        "device memory for weights, KV cache, activations and the ring (e.g. 4GiB, 512MiB);\n"
+        "layers that do not fit stream",
+        [&](const std::string& v) {
+          o.vram_budget = octo::runtime::parse_bytes(v, "--vram-budget");
+          o.streaming = true;
+        });
+  value("--ram-budget", "SIZE", "pinned host memory keeping streamed layers warm (default 0: read each pass)",
+        [&](const std::string& v) {
+          o.ram_budget = v == "0" ? 0 : octo::runtime::parse_bytes(v, "--ram-budget");
+          o.streaming = true;
+        });
+  value("--ring", "N", "device slots streamed layers cycle through (default 2)", [&](const std::string& v) {
+    o.ring = static_cast<std::uint32_t>(parse_int("--ring", v, 1, 64));
+    o.streaming = true;
+  });
+  app.add_flag("--ignore-eos", o.ignore_eos, "keep generating after an end-of-generation token");
+  value("--dump-logits", "FILE", "write the float32 logits of the last prompt position as .npy, shape [vocab]",
+        [&](const std::string& v) {
+          if (v.empty()) bad("--dump-logits needs a file name");
+          o.dump_logits = v;
+        });
+  value("--then-ids", "I,J,...",
+        "token ids appended to the encoded prompt (replays generated tokens\n"
+        "exactly, e.g. to read the logits where two engines' greedy outputs part)",
+        [&](const std::string& v) {
+          o.then_ids.clear();
+          for (std::size_t b = 0; b <= v.size();) {
+            const std::size_t e = std::min(v.find(',', b), v.size());
+            o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", std::string_view(v).substr(b, e - b), 0, INT32_MAX)));
+            b = e + 1;
+          }
+        });
+  app.add_flag("--json", o.json, "one JSON object per generated token, then a summary object");
+  app.add_flag("--verbose", o.verbose, "also print the model's config and the decode program's dispatch counts (stderr)");
+  app.footer("A directory model, or any of --vram-budget, --ram-budget, --ring, prints the residency plan and\n"
+             "the streaming counters on stderr. Every bad option or file gives one line and exit 1.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::ExtrasError& e) {
+    // "The following argument was not expected: --bogus": name the first one as before
+    std::string what = e.what();
+    const auto colon = what.find(": ");
+    std::string first = colon == std::string::npos ? what : what.substr(colon + 2);
+    first = first.substr(0, first.find(' '));
+    bad("unknown option '" + first + "' (see --help)");
+  } catch (const CLI::ArgumentMismatch& e) {
+    std::string what = e.what();  // "--prompt: 1 required TEXT missing"
+    bad(what.substr(0, what.find(':')) + " needs a value");
+  } catch (const CLI::ParseError& e) {
+    bad(std::string(e.what()) + " (see --help)");
   }
   if (!have_model || o.model.empty()) bad("--model FILE.gguf is required (see --help)");
   if (std::filesystem::is_directory(o.model)) o.streaming = true;
@@ -181,27 +185,10 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-std::string json_escape(std::string_view s) {
-  std::string r;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': r += "\\\""; break;
-      case '\\': r += "\\\\"; break;
-      case '\n': r += "\\n"; break;
-      case '\r': r += "\\r"; break;
-      case '\t': r += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          r += buf;
-        } else {
-          r += ch;
-        }
-    }
-  }
-  return r;
+/// One JSON object per line (nlohmann-json; text that is not UTF-8, e.g. half a multi-byte character
+/// from a byte-level token, is replaced rather than thrown).
+void print_json_line(const nlohmann::ordered_json& j) {
+  std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n" << std::flush;
 }
 
 std::string one_line(std::string s) {
@@ -234,7 +221,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
     if (end) return false;
     ++emitted;
     const std::string text = stream.push(id);
-    if (o.json) std::cout << "{\"id\":" << id << ",\"text\":\"" << json_escape(text) << "\"}\n" << std::flush;
+    if (o.json) print_json_line({{"id", id}, {"text", text}});
     else std::cout << text << std::flush;
     return true;
   };
@@ -248,12 +235,17 @@ int run_with(const options& o, octo::runtime::engine& e) {
   const double decode_tps = t.decode_ms > 0 ? double(t.decode_tokens) * 1000.0 / t.decode_ms : 0.0;
   const double ms_per_token = t.decode_tokens > 0 ? t.decode_ms / double(t.decode_tokens) : 0.0;
   if (o.json) {
-    if (!rest.empty()) std::cout << "{\"id\":-1,\"text\":\"" << json_escape(rest) << "\"}\n";
-    std::cout << "{\"summary\":{\"prompt_tokens\":" << t.prompt_tokens << ",\"generated_tokens\":" << emitted
-              << ",\"prefill_ms\":" << t.prefill_ms << ",\"prefill_tok_s\":" << prefill_tps
-              << ",\"decode_tokens\":" << t.decode_tokens << ",\"decode_ms\":" << t.decode_ms
-              << ",\"decode_tok_s\":" << decode_tps << ",\"ms_per_token\":" << ms_per_token << ",\"device\":\""
-              << json_escape(e.device_name()) << "\"}}\n";
+    if (!rest.empty()) print_json_line({{"id", -1}, {"text", rest}});
+    print_json_line({{"summary",
+                      {{"prompt_tokens", t.prompt_tokens},
+                       {"generated_tokens", emitted},
+                       {"prefill_ms", t.prefill_ms},
+                       {"prefill_tok_s", prefill_tps},
+                       {"decode_tokens", t.decode_tokens},
+                       {"decode_ms", t.decode_ms},
+                       {"decode_tok_s", decode_tps},
+                       {"ms_per_token", ms_per_token},
+                       {"device", e.device_name()}}}});
   } else {
     std::cout << rest << "\n" << std::flush;
   }

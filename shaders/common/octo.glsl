@@ -14,22 +14,9 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer i32_buf { in
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer f32_buf { float d[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer v4_buf { vec4 d[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer u4_buf { uvec4 d[]; };
-// include/src/vulkan/kernel_registry.hpp: globals_record.
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer globals_buf {
-  uint pos;
-  uint n_tokens;
-  uint reserved0;
-  uint reserved1;
-};
-
-// IR dtype codes (include/octo/ir/enums.hpp).
-const uint DT_F32 = 0u;
-const uint DT_F16 = 1u;
-const uint DT_BF16 = 2u;
-const uint DT_I32 = 5u;
-const uint DT_I8 = 6u;
-const uint DT_I4 = 7u;
-const uint DT_U8 = 8u;
+// The globals record (globals_buf) and the dtype codes (DT_*), generated at build time from
+// src/vulkan/device_abi.hpp.
+#include "octo_device_abi.glsl"
 
 // The workgroup's linear index over an (x, z) grid: the planners split large counts over z because
 // maxComputeWorkGroupCount[0] may be as small as 65535.

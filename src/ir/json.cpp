@@ -1,4 +1,4 @@
-// The IR's JSON format (IR spec §6) on nlohmann::ordered_json, which keeps key order so unknown params
+// The IR's JSON format (docs/ir.md §6) on nlohmann::ordered_json, which keeps key order so unknown params
 // and meta keep theirs through a round trip. Loading reports the first problem as one line naming its
 // field path; nothing escapes from_json as an exception.
 #include "octo/ir/json.hpp"

@@ -102,7 +102,6 @@ class gguf_source final : public model_source {
   std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
-  std::vector<std::byte> buffer_;  // with_tensor's copy
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 //     activations in the register arena, KV caches in globals. Kernels reach their tensors through
 //     64-bit addresses passed in push constants (GL_EXT_buffer_reference), so no descriptor set is
 //     rebuilt per task and no binding-size limit applies.
-//   * Per-token values live in the globals record (see `globals_record`), whose address every kernel
+//   * Per-token values live in the globals record (`globals_record`, device_abi.hpp), whose address every kernel
 //     gets. The IR's params describe the pass at position 0; kernels add globals.pos to `pos`, `q_pos`
 //     and `kv_len` (docs/opcodes.md, "Per-token values"), so one recorded command buffer serves every
 //     token.
@@ -17,11 +17,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "octo/error.hpp"
 #include "octo/ir/program.hpp"
+#include "device_abi.hpp"
 
 namespace octo::vm::vulkan {
 
@@ -45,11 +48,37 @@ struct device_facts {
   bool buffer_device_address = true;  // required: a device without it is refused at boot
 };
 
-/// The per-token values kernels read (std430, at the globals address).
-struct globals_record {
-  std::uint32_t pos = 0;       // position of the first token of this pass
-  std::uint32_t n_tokens = 1;  // tokens in this pass
-  std::uint32_t reserved[2] = {0, 0};
+/// std430 push-constant packing: addresses as uvec2 (8-byte aligned), then 32-bit scalars. The one packer
+/// of the kernels' planners and the VM's own kernels.
+class push_builder {
+ public:
+  push_builder& addr(std::uint64_t a) {
+    align(8);
+    put(&a, 8);
+    return *this;
+  }
+  push_builder& u32(std::uint32_t v) {
+    align(4);
+    put(&v, 4);
+    return *this;
+  }
+  push_builder& f32(float v) {
+    align(4);
+    put(&v, 4);
+    return *this;
+  }
+  std::vector<std::byte> take() const { return {bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(size_)}; }
+
+ private:
+  // A fixed array rather than vector::insert: g++ 12 at -O3 reports a false stringop-overflow there.
+  void align(std::size_t a) { size_ = (size_ + a - 1) / a * a; }
+  void put(const void* p, std::size_t n) {
+    if (size_ + n > bytes_.size()) throw octo::error("kernel push constants exceed 128 bytes");
+    std::memcpy(bytes_.data() + size_, p, n);
+    size_ += n;
+  }
+  std::array<std::byte, 128> bytes_{};
+  std::size_t size_ = 0;
 };
 
 /// Inputs to a planner.

@@ -89,8 +89,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         std::string who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
         if (n_inst > 1) who = "instance " + std::to_string(i) + " " + who;
         if (t.op == ir::opcode::nop) continue;
-        kernel_planner planner = find_planner(t.op);
-        if (!planner) planner = find_vm_planner(t.op);
+        const kernel_planner planner = find_planner(t.op);
         if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
         task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
         const kernel_launch launch = planner(ctx);

@@ -1,4 +1,4 @@
-// The IR's canonical codes (IR spec §1.1, §7) and element sizes.
+// The IR's canonical codes (docs/ir.md §1.1, §7) and element sizes.
 #include <doctest/doctest.h>
 
 #include <octo/ir/enums.hpp>

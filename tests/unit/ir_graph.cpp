@@ -1,4 +1,4 @@
-// The dependency graph (IR spec §2): producer -> waiter edges, Kahn's order, cycle witnesses, and the
+// The dependency graph (docs/ir.md §2): producer -> waiter edges, Kahn's order, cycle witnesses, and the
 // 5000+ task chain / cycle that must not recurse.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// The IR's JSON format (IR spec §6): the spec's example document, exact output text, round trips over
+// The IR's JSON format (docs/ir.md §6): the spec's example document, exact output text, round trips over
 // generated programs, forward compatibility, version checks, and malformed input giving error values.
 #include <doctest/doctest.h>
 
@@ -24,7 +24,7 @@ using namespace octo::ir;
 
 namespace {
 
-// IR spec §6, verbatim (the "..." entry of target stands for fields the example leaves out).
+// docs/ir.md §6, verbatim (the "..." entry of target stands for fields the example leaves out).
 constexpr const char* spec_example = R"({
   "ir_version": "0.2.0",
   "abi_version": "0.2",
@@ -356,7 +356,7 @@ std::string field_path(const nlohmann::ordered_json& doc, const std::string& poi
 
 }  // namespace
 
-TEST_CASE("the IR spec's §6 example parses with the expected values") {
+TEST_CASE("the docs/ir.md §6 example parses with the expected values") {
   program p = parse_ok(spec_example);
   CHECK(p.ir_version == "0.2.0");
   CHECK(p.abi_version == "0.2");
@@ -440,7 +440,7 @@ TEST_CASE("output text: enums by name, null for absent parts, reals keep a fract
   p.add_task(t);
   p.meta.push_back({"model", "m", false});
   p.meta.push_back({"n", "{\"b\":1,\"a\":[true,null]}", true});
-  // Hand-written expectation (key order of IR spec §6; params in insertion order, unknown kept).
+  // Hand-written expectation (key order of docs/ir.md §6; params in insertion order, unknown kept).
   const std::string expected =
       R"({"ir_version":"0.2.0","abi_version":"0.2","meta":{"model":"m","n":{"b":1,"a":[true,null]}},"target":null,)"
       R"("buffers":[{"id":0,"name":"h","kind":"ACTIVATION","dtype":"BF16","shape":[2],"space":"SMEM","source":null}],)"

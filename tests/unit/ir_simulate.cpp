@@ -1,4 +1,4 @@
-// The backstops (IR spec §3.4): simulate_counters finds permanently stuck tasks; simulate_adversarial
+// The backstops (docs/ir.md §3.4): simulate_counters finds permanently stuck tasks; simulate_adversarial
 // fires tasks in hostile orders and must flag exactly the races validate() rejects on random programs.
 #include <doctest/doctest.h>
 

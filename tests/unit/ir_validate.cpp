@@ -1,4 +1,4 @@
-// validate() (IR spec §3.1-§3.3): for every rule a program that passes and one that fails with the
+// validate() (docs/ir.md §3.1-§3.3): for every rule a program that passes and one that fails with the
 // expected message; a property test against an independent reachability oracle; a malformed-input fuzz.
 #include <doctest/doctest.h>
 

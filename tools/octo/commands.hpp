@@ -1,21 +1,14 @@
-// commands: the `octo` tool's subcommands, each in its own file, each taking the arguments after its
-// name and returning the process exit code (errors are octo::error, reported by main).
+// commands: the `octo` tool's subcommands, each in its own file. Each adds itself to the tool's CLI11
+// app: its options, its help text and the callback that runs it (errors are octo::error, reported by
+// main).
 #pragma once
 
-#include <span>
-#include <string_view>
+#include <CLI/CLI.hpp>
 
 namespace octo::tool {
 
-int convert_main(std::span<const std::string_view> args);
-int inspect_main(std::span<const std::string_view> args);
-int decompose_main(std::span<const std::string_view> args);
-
-// True when `args` asks for help (-h / --help anywhere).
-inline bool wants_help(std::span<const std::string_view> args) {
-  for (auto a : args)
-    if (a == "-h" || a == "--help") return true;
-  return false;
-}
+void add_convert(CLI::App& app);
+void add_inspect(CLI::App& app);
+void add_decompose(CLI::App& app);
 
 }  // namespace octo::tool

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <csignal>
@@ -19,65 +20,22 @@ namespace octo::tool {
 
 namespace {
 constexpr const char* convert_help =
-    "usage: octo convert MODEL_DIR OUT.gguf [--type TYPE] [--name NAME] [--threads N] [--quiet] [--verbose]\n"
-    "\n"
     "Converts a Hugging Face checkpoint folder (config.json, model.safetensors or a sharded\n"
     "model.safetensors.index.json, tokenizer.json) of a LlamaForCausalLM, Qwen2ForCausalLM or\n"
     "Qwen3ForCausalLM model into a GGUF v3 file with llama.cpp's tensor names and metadata.\n"
     "Tensors are streamed to a temporary OUT.gguf.tmp-* as they are converted (memory stays far\n"
     "below the file's size) and the file is renamed to OUT.gguf at the end; a failed or interrupted\n"
-    "conversion removes it and leaves an existing OUT.gguf as it was.\n"
-    "\n"
-    "  --type TYPE   weight matrices: f32, f16 (default), bf16, q8_0, q4_0, q4_1, q5_0, q5_1,\n"
-    "                q2_k, q3_k, q4_k, q5_k, q6_k (every matrix that type), or llama.cpp's\n"
-    "                mixtures q4_k_m, q5_k_m (output head and some attn_v / ffn_down Q6_K).\n"
-    "                Rows that are not whole blocks fall back as llama.cpp does (Q4_K -> Q5_0,\n"
-    "                Q5_K -> Q5_1, Q6_K -> Q8_0); norms and biases stay f32\n"
-    "  --name NAME   general.name (default: the folder's name)\n"
-    "  --threads N   conversion threads (default: all hardware threads)\n"
-    "  --quiet       no progress line on stderr\n"
-    "  --verbose     print each tensor as it is written\n";
+    "conversion removes it and leaves an existing OUT.gguf as it was.";
 
-}  // namespace
-
-int convert_main(std::span<const std::string_view> args) {
-  if (wants_help(args)) {
-    std::fputs(convert_help, stdout);
-    return 0;
-  }
-  std::vector<std::string> positional;
+struct convert_args {
+  std::string model_dir, out;
   model_file::hf_convert_options o;
   bool verbose = false, quiet = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw error(std::string(a) + " needs a value");
-      return std::string(args[++i]);
-    };
-    auto scheme = [&](std::string_view v) {
-      const auto w = model_file::parse_weight_scheme(v);
-      o.type = w.type;
-      o.mix = w.mix;
-    };
-    if (a == "--type") scheme(value());
-    else if (a.starts_with("--type=")) scheme(a.substr(7));
-    else if (a == "--name") o.name = value();
-    else if (a == "--threads") {
-      const std::string v = value();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 1024) throw error("--threads: '" + v + "' is not a count from 1 to 1024");
-      o.threads = unsigned(n);
-    }
-    else if (a == "--quiet" || a == "-q") quiet = true;
-    else if (a == "--verbose" || a == "-v") verbose = true;
-    else if (a.starts_with("-")) throw error("unknown option '" + std::string(a) + "' (see octo convert --help)");
-    else positional.emplace_back(a);
-  }
-  if (positional.size() != 2) {
-    std::fputs(convert_help, stderr);
-    return 2;
-  }
+};
+
+void run_convert(convert_args& a) {
+  auto& o = a.o;
+  const bool verbose = a.verbose, quiet = a.quiet;
   if (verbose) o.log = [](const std::string& line) { std::printf("  %s\n", line.c_str()); };
   const auto t0 = std::chrono::steady_clock::now();
   if (!quiet) {
@@ -96,12 +54,49 @@ int convert_main(std::span<const std::string_view> args) {
     };
   }
   octo::remove_temporaries_on_signals();  // an interrupted conversion removes its partial file
-  const auto s = model_file::convert_hf_to_gguf(positional[0], positional[1], o);
-  std::printf("wrote %s: %s, file type %u, %lld tensors, %llu bytes in %.1f s\n", positional[1].c_str(),
+  const auto s = model_file::convert_hf_to_gguf(a.model_dir, a.out, o);
+  std::printf("wrote %s: %s, file type %u, %lld tensors, %llu bytes in %.1f s\n", a.out.c_str(),
               s.architecture.c_str(), s.file_type, static_cast<long long>(s.tensors),
               static_cast<unsigned long long>(s.file_bytes),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return 0;
+}
+
+}  // namespace
+
+void add_convert(CLI::App& app) {
+  auto a = std::make_shared<convert_args>();
+  auto* c = app.add_subcommand("convert", "convert a Hugging Face checkpoint folder (safetensors) to GGUF");
+  c->footer(convert_help);
+  c->add_option("MODEL_DIR", a->model_dir, "the checkpoint folder")->required();
+  c->add_option("OUT.gguf", a->out, "the GGUF file to write")->required();
+  c->add_option_function<std::string>(
+       "--type",
+       [a](const std::string& v) {
+         const auto w = model_file::parse_weight_scheme(v);
+         a->o.type = w.type;
+         a->o.mix = w.mix;
+       },
+       "weight matrices: f32, f16 (default), bf16, q8_0, q4_0, q4_1, q5_0,\n"
+       "q5_1, q2_k, q3_k, q4_k, q5_k, q6_k (every matrix that type), or\n"
+       "llama.cpp's mixtures q4_k_m, q5_k_m (output head and some attn_v /\n"
+       "ffn_down Q6_K). Rows that are not whole blocks fall back as llama.cpp\n"
+       "does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0); norms and biases stay f32")
+      ->type_name("TYPE");
+  c->add_option("--name", a->o.name, "general.name (default: the folder's name)")->type_name("NAME");
+  c->add_option_function<std::string>(
+       "--threads",
+       [a](const std::string& v) {
+         char* end = nullptr;
+         const long n = std::strtol(v.c_str(), &end, 10);
+         if (v.empty() || *end != '\0' || n < 1 || n > 1024)
+           throw error("--threads: '" + v + "' is not a count from 1 to 1024");
+         a->o.threads = unsigned(n);
+       },
+       "conversion threads (default: all hardware threads)")
+      ->type_name("N");
+  c->add_flag("-q,--quiet", a->quiet, "no progress line on stderr");
+  c->add_flag("-v,--verbose", a->verbose, "print each tensor as it is written");
+  c->callback([a] { run_convert(*a); });
 }
 
 }  // namespace octo::tool

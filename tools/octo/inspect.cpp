@@ -1,6 +1,7 @@
 // octo inspect: a GGUF file's header, metadata (long arrays abbreviated) and tensor table.
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -11,11 +12,9 @@ namespace octo::tool {
 
 namespace {
 constexpr const char* inspect_help =
-    "usage: octo inspect FILE.gguf [--all]\n"
-    "\n"
     "Prints the GGUF version, alignment, every metadata entry (arrays show their first items unless\n"
     "--all), the tensor table: name, type, dimensions (ne0 first), offset and size, and the number\n"
-    "of tensors and bytes of each type.\n";
+    "of tensors and bytes of each type.";
 
 // Text from the file, safe to print on a terminal: printable ASCII and valid UTF-8 (C1 controls
 // excluded) as is, a newline as \n, every other byte (escape sequences, invalid UTF-8) as \xNN.
@@ -104,24 +103,7 @@ std::string value_text(const model_file::gguf_value& v, bool all) {
 }
 }  // namespace
 
-int inspect_main(std::span<const std::string_view> args) {
-  if (wants_help(args)) {
-    std::fputs(inspect_help, stdout);
-    return 0;
-  }
-  bool all = false;
-  std::string path;
-  for (auto a : args) {
-    if (a == "--all") all = true;
-    else if (!path.empty() || a.starts_with("-")) {
-      std::fputs(inspect_help, stderr);
-      return 2;
-    } else path = a;
-  }
-  if (path.empty()) {
-    std::fputs(inspect_help, stderr);
-    return 2;
-  }
+void run_inspect(const std::string& path, bool all) {
   const auto f = model_file::gguf_file::open(path);
   std::printf("%s: GGUF v%u, %llu bytes, alignment %u, %zu metadata entries, %zu tensors\n\n", path.c_str(),
               f.version(), static_cast<unsigned long long>(f.file_size()), f.alignment(), f.metadata().size(),
@@ -153,7 +135,19 @@ int inspect_main(std::span<const std::string_view> args) {
     std::printf("  %-8s %8zu %16llu %7.1f%%\n", type.c_str(), cb.first, static_cast<unsigned long long>(cb.second),
                 total ? 100.0 * double(cb.second) / double(total) : 0.0);
   std::printf("\n  %zu tensors, %llu bytes of tensor data\n", f.tensors().size(), static_cast<unsigned long long>(total));
-  return 0;
+}
+
+void add_inspect(CLI::App& app) {
+  struct args {
+    std::string path;
+    bool all = false;
+  };
+  auto a = std::make_shared<args>();
+  auto* c = app.add_subcommand("inspect", "print a GGUF file's metadata and tensor table");
+  c->footer(inspect_help);
+  c->add_option("FILE.gguf", a->path, "the GGUF file")->required();
+  c->add_flag("--all", a->all, "every item of metadata arrays, not only the first");
+  c->callback([a] { run_inspect(a->path, a->all); });
 }
 
 }  // namespace octo::tool

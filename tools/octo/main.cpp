@@ -1,63 +1,53 @@
 // octo: the command-line tool installed with the library. `octo COMMAND ...`; each command lives in its
-// own file and is listed in the table below.
+// own file and adds itself to the CLI11 app below (options, help, the callback that runs it).
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
-#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "octo/error.hpp"
 
-namespace {
-
-struct command {
-  const char* name;
-  const char* summary;
-  int (*run)(std::span<const std::string_view>);
-};
-
-// Add new subcommands here (decompose, devices, ...).
-constexpr command commands[] = {
-    {"convert", "convert a Hugging Face checkpoint folder (safetensors) to GGUF", octo::tool::convert_main},
-    {"inspect", "print a GGUF file's metadata and tensor table", octo::tool::inspect_main},
-    {"decompose", "split a GGUF into per-layer files + manifest for layer streaming", octo::tool::decompose_main},
-};
-
-void usage(std::FILE* to) {
-  std::fprintf(to, "usage: octo COMMAND [ARGS...]\n\ncommands:\n");
-  for (const auto& c : commands) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(to, "\n`octo COMMAND --help` describes each.\n");
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    usage(stderr);
+  CLI::App app("octo: convert, inspect and decompose models for octo (docs/convert.md, docs/streaming.md).", "octo");
+  app.set_help_flag("-h,--help", "this text; `octo COMMAND --help` describes each command");
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(26);
+  // Add new subcommands here (devices, ...).
+  octo::tool::add_convert(app);
+  octo::tool::add_inspect(app);
+  octo::tool::add_decompose(app);
+  const auto command = [&]() -> std::string {
+    for (const auto* c : app.get_subcommands()) return c->get_name();
+    return "";
+  };
+  const auto known = [&](const std::string& name) {
+    for (const auto* c : app.get_subcommands({})) if (c->check_name(name)) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::fprintf(stderr, "octo: unknown command '%s'\n%s", argv[1], app.help().c_str());
     return 2;
   }
-  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    usage(stdout);
-    return 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // help on stdout, exit 0
+  } catch (const CLI::ParseError& e) {
+    const std::string who = command().empty() ? "octo" : "octo " + command();
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", who.c_str(), e.what(), who.c_str());
+    return 2;
+  } catch (const octo::error& e) {
+    std::fprintf(stderr, "octo %s: %s\n", command().c_str(), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "octo %s: out of memory\n", command().c_str());
+    return 1;
+  } catch (const std::exception& e) {  // another library's text: one printable line all the same
+    std::fprintf(stderr, "octo %s: unexpected error: %s\n", command().c_str(), octo::library_text(e.what()).c_str());
+    return 1;
   }
-  for (const auto& c : commands) {
-    if (args[0] != c.name) continue;
-    try {
-      return c.run(std::span(args).subspan(1));
-    } catch (const octo::error& e) {
-      std::fprintf(stderr, "octo %s: %s\n", c.name, e.what());
-      return 1;
-    } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "octo %s: out of memory\n", c.name);
-      return 1;
-    } catch (const std::exception& e) {  // another library's text: one printable line all the same
-      std::fprintf(stderr, "octo %s: unexpected error: %s\n", c.name, octo::library_text(e.what()).c_str());
-      return 1;
-    }
-  }
-  std::fprintf(stderr, "octo: unknown command '%s'\n", std::string(args[0]).c_str());
-  usage(stderr);
-  return 2;
+  return 0;
 }

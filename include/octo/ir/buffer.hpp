@@ -1,4 +1,4 @@
-// Buffer: a named tensor of the program (weights, activations, KV cache, IO, constants), IR spec §1.2.
+// Buffer: a named tensor of the program (weights, activations, KV cache, IO, constants), docs/ir.md §1.2.
 #pragma once
 
 #include <cstdint>

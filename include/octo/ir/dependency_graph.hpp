@@ -1,4 +1,4 @@
-// The task-DAG induced by counters (IR spec §2): producer -> waiter edges, Kahn's topological order and
+// The task-DAG induced by counters (docs/ir.md §2): producer -> waiter edges, Kahn's topological order and
 // cycle witnesses. Everything is constexpr and iterative (no recursion), so it runs inside static_assert
 // and on 5000+ task programs alike; out-of-range ids are skipped rather than trusted.
 #pragma once
@@ -347,7 +347,7 @@ constexpr void stream_before(const program& p, const counter_index& g, const std
 
 }  // namespace detail
 
-/// Producer -> waiter edges, counter by counter (IR spec §2). A task that waits twice on one counter
+/// Producer -> waiter edges, counter by counter (docs/ir.md §2). A task that waits twice on one counter
 /// yields one edge per producer, not two. Out-of-range counter ids contribute nothing.
 constexpr std::vector<edge> dependency_edges(const program& p) {
   auto g = detail::index_counters(p);

@@ -1,4 +1,4 @@
-// The IR's enumerations with their canonical numeric codes (IR spec §1.1), their names for JSON, and
+// The IR's enumerations with their canonical numeric codes (docs/ir.md §1.1), their names for JSON, and
 // element sizes. Codes are never renumbered; new values are appended.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace octo::ir {
 
-/// Element types. Codes 0..9 are the IR spec's; 10.. are appended for GGUF block-quantized weights,
+/// Element types. Codes 0..9 are the IR's own (docs/ir.md §1.1); 10.. are appended for GGUF block-quantized weights,
 /// which the VM keeps quantized and dequantizes inside its kernels.
 enum class dtype : std::uint8_t {
   f32 = 0, f16 = 1, bf16 = 2, f8e4m3 = 3, f8e5m2 = 4, i32 = 5, i8 = 6,
@@ -28,7 +28,7 @@ enum class buffer_kind : std::uint8_t {
 };
 inline constexpr int buffer_kind_count = 6;
 
-/// The opcodes (IR spec §7). Extend by appending; never renumber.
+/// The opcodes (docs/ir.md §7). Extend by appending; never renumber.
 enum class opcode : std::uint8_t {
   nop = 0, copy = 1, embed = 2, rmsnorm = 3, layernorm = 4, gemv_tile = 5, gemm_tile = 6,
   attention_tile = 7, rope = 8, silu_mul = 9, gelu = 10, add = 11, mul = 12, dequant = 13,
@@ -36,7 +36,7 @@ enum class opcode : std::uint8_t {
 };
 inline constexpr int opcode_count = 19;
 
-/// Read-only kinds never need a producer edge to be read (IR spec §1.1, _READONLY_KINDS).
+/// Read-only kinds never need a producer edge to be read (docs/ir.md §1.1, _READONLY_KINDS).
 constexpr bool is_read_only(buffer_kind k) {
   return k == buffer_kind::weight || k == buffer_kind::constant || k == buffer_kind::io_input;
 }
@@ -125,7 +125,7 @@ constexpr int bits(dtype t) {
   return l.block_bytes * 8 / l.block_elems;
 }
 
-/// Bytes for `count` elements: ceil for sub-byte packed and block types (IR spec §1.1).
+/// Bytes for `count` elements: ceil for sub-byte packed and block types (docs/ir.md §1.1).
 constexpr std::int64_t nbytes(dtype t, std::int64_t count) {
   auto l = layout(t);
   return (count + l.block_elems - 1) / l.block_elems * l.block_bytes;

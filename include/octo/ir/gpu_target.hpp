@@ -1,4 +1,4 @@
-// GpuTarget: a GPU described as data (IR spec §5.1). Retarget by adding a record, never by editing
+// GpuTarget: a GPU described as data (docs/ir.md §5.1). Retarget by adding a record, never by editing
 // the scheduler. "SM" is the NVIDIA name for a compute unit; on other vendors it is a CU / EU.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The IR's on-disk JSON format (IR spec §6): name-encoded enums, a stable round trip, forward-compatible
+// The IR's on-disk JSON format (docs/ir.md §6): name-encoded enums, a stable round trip, forward-compatible
 // loading, and bad input reported as an error value. The JSON library stays inside octo::core.
 #pragma once
 
@@ -24,7 +24,7 @@ struct json_result {
   explicit operator bool() const { return value.has_value(); }
 };
 
-/// The program as JSON text (IR spec §6), `indent` spaces per level (negative: one line). Real numbers
+/// The program as JSON text (docs/ir.md §6), `indent` spaces per level (negative: one line). Real numbers
 /// are written in their shortest exact form with a fractional part ("1.0", "1e-06"), so doubles and the
 /// int/real distinction of params survive the round trip; from_json(to_json(p)) == p.
 /// Throws octo::error when the program holds something JSON cannot carry: a non-finite real, text that

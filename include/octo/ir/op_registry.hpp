@@ -1,5 +1,5 @@
 // OP_REGISTRY: each opcode's arity and the params that make it mathematically well defined
-// (IR spec §7). validate() checks every task against it; docs/opcodes.md gives the semantics.
+// (docs/ir.md §7). validate() checks every task against it; docs/opcodes.md gives the semantics.
 #pragma once
 
 #include <array>

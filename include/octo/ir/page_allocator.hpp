@@ -1,4 +1,4 @@
-// Page allocation (IR spec §4): binds every ACTIVATION buffer to a physical scratch page. `linear` gives
+// Page allocation (docs/ir.md §4): binds every ACTIVATION buffer to a physical scratch page. `linear` gives
 // each its own page; `graph_color` lets buffers share a page when their uses are ordered by the DAG.
 #pragma once
 

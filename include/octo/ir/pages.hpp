@@ -1,4 +1,4 @@
-// Physical scratch pages for activations (IR spec §4): a page is a slot that activations with
+// Physical scratch pages for activations (docs/ir.md §4): a page is a slot that activations with
 // non-overlapping live ranges may share.
 #pragma once
 

@@ -15,8 +15,8 @@
 
 namespace octo::ir {
 
-/// Known parameter keys. The numeric value is the slot in the on-device params record
-/// (include/octo/vm/abi.hpp); append only.
+/// Known parameter keys. The numeric value is the key's canonical slot (docs/ir.md §7 PARAM_FIELDS); append
+/// only.
 enum class param_key : std::uint8_t {
   K = 0, N_tile, n_off, M_tile, m_off, eps, hidden, head_dim, kv_start, kv_len, scale, n_heads,
   n_kv_heads, theta, pos, qdtype, group, rope_style, causal, q_pos, n_rot, alpha, partial, dim,
@@ -32,7 +32,7 @@ struct param_field {
   param_type type;
 };
 
-/// The table (IR spec §7 "PARAM_FIELDS"); indexed by param_key.
+/// The table (docs/ir.md §7 "PARAM_FIELDS"); indexed by param_key.
 inline constexpr std::array<param_field, param_key_count> param_fields{{
     {"K", param_type::i32},          // reduction length of a GEMV/GEMM
     {"N_tile", param_type::i32},     // output columns this tile writes

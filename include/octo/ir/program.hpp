@@ -1,4 +1,4 @@
-// The program: a complete task-DAG schedule (IR spec §1, MegakernelProgram). Plain data with
+// The program: a complete task-DAG schedule (docs/ir.md §1, MegakernelProgram). Plain data with
 // constexpr helpers, so a program can be built, validated and dropped inside one constant expression.
 #pragma once
 

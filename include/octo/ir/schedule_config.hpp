@@ -1,4 +1,4 @@
-// ScheduleConfig: the search surface a lowering is parameterised by (IR spec §5). Tuning changes
+// ScheduleConfig: the search surface a lowering is parameterised by (docs/ir.md §5). Tuning changes
 // speed, never safety: whatever point is chosen, lowering + validate() keep the result safe.
 #pragma once
 

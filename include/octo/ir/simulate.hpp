@@ -1,4 +1,4 @@
-// The backstops of IR spec §3.4: simulate_counters() replays the counter protocol to find tasks that can
+// The backstops of docs/ir.md §3.4: simulate_counters() replays the counter protocol to find tasks that can
 // never fire; simulate_adversarial() fires ready tasks in hostile orders and reports reads of unwritten data.
 #pragma once
 
@@ -79,7 +79,7 @@ struct counter_machine {
 }  // namespace detail
 
 /// Replays the counter protocol (fire every ready task, FIFO) from zeroed counters. `stuck` lists the
-/// tasks some wait of which can never be met (IR spec §3.4): a deadlock, not a race.
+/// tasks some wait of which can never be met (docs/ir.md §3.4): a deadlock, not a race.
 constexpr simulation simulate_counters(const program& p) {
   detail::counter_machine m(p);
   simulation s;

@@ -1,4 +1,4 @@
-// Task (one DAG node == one ABI instruction), Wait and Counter: IR spec §1.3-§1.4 and §2.
+// Task (one DAG node == one ABI instruction), Wait and Counter: docs/ir.md §1.3-§1.4 and §2.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// validate(): the static proof that a program is safe to load (IR spec §3): deadlock-freedom,
+// validate(): the static proof that a program is safe to load (docs/ir.md §3): deadlock-freedom,
 // race-freedom and the additional checks. constexpr throughout, so it runs inside static_assert.
 #pragma once
 
@@ -663,7 +663,7 @@ struct validator {
 
 }  // namespace detail
 
-/// Checks every rule of IR spec §3.1-§3.3. Never throws and never indexes out of range, whatever the
+/// Checks every rule of docs/ir.md §3.1-§3.3. Never throws and never indexes out of range, whatever the
 /// program holds: structural errors (ids, enums, references, arity) stop it before the graph checks.
 /// @code
 ///   static_assert(octo::ir::validate(make_program()).ok);

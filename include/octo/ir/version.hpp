@@ -1,5 +1,5 @@
 // Versions of the IR's on-disk format and of the on-device ABI, and the ABI's fixed capacities.
-// These numbers are canonical (IR spec §1.1, §8): include/octo/vm/abi.hpp and shaders/abi.glsl mirror them.
+// These numbers are canonical (docs/ir.md §1.1, §8); validate() enforces the capacities.
 #pragma once
 
 #include <cstdint>

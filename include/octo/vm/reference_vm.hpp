@@ -1,5 +1,5 @@
 // The CPU reference VM: executes a validated ir::program with plain float numerics by counter-driven
-// firing (IR spec §2). It is the conformance oracle every GPU kernel is compared against.
+// firing (docs/ir.md §2). It is the conformance oracle every GPU kernel is compared against.
 #pragma once
 
 #include <cstddef>

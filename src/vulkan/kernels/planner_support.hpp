@@ -1,5 +1,5 @@
-// Helpers every kernel planner shares: tensor lookup with checks that name the task, std430 push-
-// constant packing, and grid shapes. Private to the Vulkan kernels.
+// Helpers every kernel planner shares: tensor lookup with checks that name the task and grid shapes
+// (push constants: vulkan::push_builder, kernel_registry.hpp). Private to the Vulkan kernels.
 #pragma once
 
 #include <algorithm>
@@ -91,38 +91,6 @@ inline std::uint32_t u32(const task_context& c, std::int64_t v, const char* what
   if (v < 0 || v > 0xffffffffLL) fail(c, std::string(what) + " = " + std::to_string(v) + " is out of range");
   return static_cast<std::uint32_t>(v);
 }
-
-/// std430 push-constant packing: addresses as uvec2 (8-byte aligned), then 32-bit scalars.
-class push_builder {
- public:
-  push_builder& addr(std::uint64_t a) {
-    align(8);
-    put(&a, 8);
-    return *this;
-  }
-  push_builder& u32(std::uint32_t v) {
-    align(4);
-    put(&v, 4);
-    return *this;
-  }
-  push_builder& f32(float v) {
-    align(4);
-    put(&v, 4);
-    return *this;
-  }
-  std::vector<std::byte> take() const { return {bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(size_)}; }
-
- private:
-  // A fixed array rather than vector::insert: g++ 12 at -O3 reports a false stringop-overflow there.
-  void align(std::size_t a) { size_ = (size_ + a - 1) / a * a; }
-  void put(const void* p, std::size_t n) {
-    if (size_ + n > bytes_.size()) throw octo::error("kernel push constants exceed 128 bytes");
-    std::memcpy(bytes_.data() + size_, p, n);
-    size_ += n;
-  }
-  std::array<std::byte, 128> bytes_{};
-  std::size_t size_ = 0;
-};
 
 /// A 1-D count of workgroups laid over x and z (shaders read octo_group_linear()).
 inline std::array<std::uint32_t, 3> grid(std::uint64_t n, std::uint32_t y = 1) {
