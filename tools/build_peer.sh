@@ -10,7 +10,7 @@
 #   bash tools/build_peer.sh --pack-source FILE SRC
 #                                           here: the patched source (build files only) with Debian's glslc,
 #                                           libshaderc, Vulkan and SPIR-V headers in one tar.xz, for a build on the
-#                                           GPU machine (16 cores; this machine's 2 shared cores need hours).
+#                                           GPU machine (16 cores; 2 shared cores here: about an hour).
 #   bash tools/build_peer.sh --from-pack FILE
 #                                           there: unpacks FILE into PEER_SRC (/tmp/peer-src) and builds
 #                                           with every core, the same flags and the same glslc.
