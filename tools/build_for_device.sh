@@ -38,7 +38,7 @@ if ! compgen -G ".gl/libvulkan1_*.deb" > /dev/null && [ -x ../shared/tools/vulka
 fi
 # The peer (llama.cpp's Vulkan backend, tools/build_peer.sh): with PEER_SRC (a llama.cpp tree or git dir
 # holding the pinned commit) its patched build files travel too and are built on the GPU machine by the
-# peer steps of tools/h100_bench.sh (this machine's 2 shared cores need hours for its 549 steps).
+# peer steps of tools/h100_bench.sh (2 shared cores here need about an hour for its 549 steps).
 if [ -n "${PEER_SRC_DIR:-}" ]; then
   bash tools/build_peer.sh --pack-source "$carry/peer-src.tar.xz" "$PEER_SRC_DIR"
 fi

@@ -10,7 +10,7 @@
 #   bash tools/build_peer.sh --pack-source FILE SRC
 #                                           here: the patched source (build files only) with Debian's glslc,
 #                                           libshaderc, Vulkan and SPIR-V headers in one tar.xz, for a build on the
-#                                           GPU machine (16 cores; this machine's 2 shared cores need hours).
+#                                           GPU machine (16 cores; 2 shared cores here: about an hour).
 #   bash tools/build_peer.sh --from-pack FILE
 #                                           there: unpacks FILE into PEER_SRC (/tmp/peer-src) and builds
 #                                           with every core, the same flags and the same glslc.
@@ -107,7 +107,7 @@ fi
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${cmake_vulkan[@]}" \
-  -DGGML_VULKAN=ON -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF \
+  -DGGML_VULKAN=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
   -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" > "$build/configure.log"
 cmake --build "$build" --target llama-bench llama-completion -j"$jobs"
@@ -128,7 +128,8 @@ coopmat=$(grep -o 'GL_KHR_cooperative_matrix not supported\|GL_KHR_cooperative_m
   echo " \"change\": \"VK_EXT_layer_settings block removed from ggml_vk_instance_init (Debian 12 Vulkan headers 1.3.239)\","
   echo " \"glslc\": \"$glslc_version\", \"cooperative_matrix_configure\": \"${coopmat:-unknown}\", \"tensor_cores\": false,"
   echo " \"note\": \"Debian's glslc has no GL_KHR_cooperative_matrix: this peer has no tensor-core (coopmat) path\","
-  echo " \"flags\": \"Release -DGGML_VULKAN=ON -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -static-libstdc++ -static-libgcc\","
+  echo " \"flags\": \"Release -DGGML_VULKAN=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -static-libstdc++ -static-libgcc\","
+  echo " \"needs\": \"$(ldd "$stage/llama-bench" | awk '/=>/ { print $1 }' | tr '\n' ' ' | sed 's/ $//')\","
   echo " \"built_with\": \"$mode on $(uname -n), $(c++ --version | head -n 1)\", \"built\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
 } > "$stage/peer.json"
 # Both binaries embed the same SPIR-V; one long-window archive stores it about once.
