@@ -1,6 +1,5 @@
 // The decomposed-directory model source: config from the manifest, tokenizer from meta.gguf, layer blobs
 // are the layer files themselves (read by octo::stream::layer_reader: O_DIRECT, zstd, checksums).
-#include <map>
 
 #include "octo/error.hpp"
 #include "octo/file_io.hpp"
@@ -18,8 +17,8 @@ namespace {
 class directory_source final : public model_source {
  public:
   directory_source(const std::filesystem::path& dir, std::int64_t ctx)
-      : m_(stream::manifest::load(dir)), label_(dir.filename().empty() ? dir.parent_path().filename().string()
-                                                                         : dir.filename().string()) {
+      : model_source(dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string()),
+        m_(stream::manifest::load(dir)) {
     config_ = config_from_manifest(m_, ctx);
     arch_ = m_.config().architecture;
     const auto meta = dir / std::string(m_.meta_gguf());
@@ -52,14 +51,6 @@ class directory_source final : public model_source {
     main_ = std::make_unique<stream::layer_reader>(m_);
   }
 
-  const models::model_config& config() const override { return config_; }
-  const model_file::tokenizer& tokenizer() const override { return *tokenizer_; }
-  const std::string& architecture() const override { return arch_; }
-  std::string label() const override { return label_; }
-  const tensor_info* find(std::string_view name) const override {
-    const auto it = tensors_.find(name);
-    return it == tensors_.end() ? nullptr : &it->second;
-  }
   std::uint64_t layer_blob_bytes(std::int64_t l) const override { return m_.layer_file(l).raw_bytes; }
   std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) const override {
     const auto before = worker_->bytes_read();
@@ -80,11 +71,6 @@ class directory_source final : public model_source {
 
  private:
   stream::manifest m_;
-  std::string label_;
-  models::model_config config_;
-  std::string arch_;
-  std::unique_ptr<model_file::tokenizer> tokenizer_;
-  std::map<std::string, tensor_info, std::less<>> tensors_;
   // read_layer runs on the engine's reader thread, with_tensor at load: each has its own reader
   std::unique_ptr<stream::layer_reader> worker_, main_;
   mutable stream::aligned_buffer cached_;

@@ -4,7 +4,6 @@
 // decompose` writes).
 #include <charconv>
 #include <cstring>
-#include <map>
 #include <vector>
 
 #include "octo/error.hpp"
@@ -32,7 +31,7 @@ std::int64_t layer_of(std::string_view name) {
 class gguf_source final : public model_source {
  public:
   gguf_source(const std::filesystem::path& path, std::int64_t ctx)
-      : file_(model_file::gguf_file::open(path)), label_(path.filename().string()) {
+      : model_source(path.filename().string()), file_(model_file::gguf_file::open(path)) {
     const auto& f = file_;
     arch_ = f.get_string_or("general.architecture", "");
     config_ = config_from_gguf(f, ctx);
@@ -64,14 +63,6 @@ class gguf_source final : public model_source {
     }
   }
 
-  const models::model_config& config() const override { return config_; }
-  const model_file::tokenizer& tokenizer() const override { return *tokenizer_; }
-  const std::string& architecture() const override { return arch_; }
-  std::string label() const override { return label_; }
-  const tensor_info* find(std::string_view name) const override {
-    const auto it = tensors_.find(name);
-    return it == tensors_.end() ? nullptr : &it->second;
-  }
   std::uint64_t layer_blob_bytes(std::int64_t l) const override { return blob_bytes_.at(std::size_t(l)); }
   std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) const override {
     if (dst.size() < layer_blob_bytes(l)) throw octo::error("octo: a staging buffer is too small for layer " + std::to_string(l));
@@ -96,10 +87,6 @@ class gguf_source final : public model_source {
 
  private:
   model_file::gguf_file file_;
-  std::string label_, arch_;
-  models::model_config config_;
-  std::unique_ptr<model_file::tokenizer> tokenizer_;
-  std::map<std::string, tensor_info, std::less<>> tensors_;
   std::vector<std::uint64_t> blob_bytes_;
   std::vector<std::vector<std::string>> layer_tensors_;
 };

@@ -8,13 +8,14 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <span>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include <unistd.h>
 
 #include "octo/error.hpp"
+#include "octo/file_io.hpp"
 #include "spirv_registry.hpp"
 
 namespace octo::vm::vulkan {
@@ -97,21 +98,11 @@ void pipelines::save() const {
     auto data = cache_.getData();
     std::error_code ec;
     std::filesystem::create_directories(cache_file_.parent_path(), ec);
-    auto tmp = cache_file_;
-    // Unique per process and object: two processes saving at once never share a temporary file.
-    tmp += ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) return;
-      out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-      if (!out) {
-        out.close();
-        std::filesystem::remove(tmp, ec);
-        return;
-      }
-    }
-    std::filesystem::rename(tmp, cache_file_, ec);  // atomic: readers never see half a file
-    if (ec) std::filesystem::remove(tmp, ec);
+    // A temporary sibling renamed into place: readers never see half a file, and two processes saving at
+    // once never share a temporary.
+    octo::output_file out(cache_file_);
+    out.write(std::as_bytes(std::span(data)));
+    out.commit();
   } catch (...) {
   }
 }

@@ -126,6 +126,26 @@ inline matmul_precision env_precision(matmul_precision given) {
   throw octo::error("octo: OCTO_PRECISION must be fast or accurate, not '" + std::string(s) + "'");
 }
 
+// Submits `cb` on `queue`, signalling the timeline `signal_sem` to `signal_value`; when `wait_value` is
+// nonzero it first waits (all commands) for the timeline `wait_sem` to reach it. Program runs wait for
+// uploads this way and uploads for the compute that last used their slot.
+inline void submit_on_timelines(const vk::raii::Queue& queue, vk::CommandBuffer cb, vk::Semaphore wait_sem,
+                                std::uint64_t wait_value, vk::Semaphore signal_sem, std::uint64_t signal_value) {
+  const vk::PipelineStageFlags wait_stage = vk::PipelineStageFlagBits::eAllCommands;
+  vk::TimelineSemaphoreSubmitInfo tsi;
+  vk::SubmitInfo si;
+  si.setCommandBuffers(cb);
+  si.setSignalSemaphores(signal_sem);
+  tsi.setSignalSemaphoreValues(signal_value);
+  if (wait_value > 0) {
+    si.setWaitSemaphores(wait_sem);
+    si.setWaitDstStageMask(wait_stage);
+    tsi.setWaitSemaphoreValues(wait_value);
+  }
+  si.pNext = &tsi;
+  queue.submit(si);
+}
+
 inline bool shared_kind(ir::buffer_kind k) {
   return k == ir::buffer_kind::weight || k == ir::buffer_kind::constant || k == ir::buffer_kind::kv_cache;
 }

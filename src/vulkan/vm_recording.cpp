@@ -160,22 +160,7 @@ std::uint64_t vulkan_vm::impl::submit(program_id id, std::uint64_t after_upload)
   }
   const std::uint64_t signal = compute_value + 1;
   try {
-    vk::Semaphore wait_sem = *transfer_timeline, signal_sem = *compute_timeline;
-    vk::PipelineStageFlags wait_stage = vk::PipelineStageFlagBits::eAllCommands;
-    const std::uint64_t wait_value = after_upload;
-    vk::TimelineSemaphoreSubmitInfo tsi;
-    vk::SubmitInfo si;
-    vk::CommandBuffer cb = *ps.cb;
-    si.setCommandBuffers(cb);
-    si.setSignalSemaphores(signal_sem);
-    tsi.setSignalSemaphoreValues(signal);
-    if (after_upload > 0) {
-      si.setWaitSemaphores(wait_sem);
-      si.setWaitDstStageMask(wait_stage);
-      tsi.setWaitSemaphoreValues(wait_value);
-    }
-    si.pNext = &tsi;
-    dev->compute_queue().submit(si);
+    submit_on_timelines(dev->compute_queue(), *ps.cb, *transfer_timeline, after_upload, *compute_timeline, signal);
   } catch (const vk::DeviceLostError&) {
     lost = true;
     throw octo::error("octo: the Vulkan device was lost submitting program " + std::to_string(id));

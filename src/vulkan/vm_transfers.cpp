@@ -149,22 +149,8 @@ std::uint64_t vulkan_vm::impl::upload_async(std::uint32_t src, std::uint64_t src
     slot->cb.copyBuffer(pm.a.buffer, r.a.buffer,
                         vk::BufferCopy(pm.a.offset + pm.pad + src_offset, r.a.offset + dst_offset, bytes));
     slot->cb.end();
-    vk::Semaphore wait_sem = *compute_timeline, signal_sem = *transfer_timeline;
-    vk::PipelineStageFlags wait_stage = vk::PipelineStageFlagBits::eAllCommands;
-    vk::TimelineSemaphoreSubmitInfo tsi;
-    vk::SubmitInfo si;
-    vk::CommandBuffer cb = *slot->cb;
-    si.setCommandBuffers(cb);
-    si.setSignalSemaphores(signal_sem);
-    tsi.setSignalSemaphoreValues(signal);
-    if (after_compute > 0) {
-      si.setWaitSemaphores(wait_sem);
-      si.setWaitDstStageMask(wait_stage);
-      tsi.setWaitSemaphoreValues(after_compute);
-    }
-    si.pNext = &tsi;
     const auto& q = dev->transfer_family() ? dev->transfer_queue() : dev->compute_queue();
-    q.submit(si);
+    submit_on_timelines(q, *slot->cb, *compute_timeline, after_compute, *transfer_timeline, signal);
   } catch (const vk::DeviceLostError&) {
     lost = true;
     throw octo::error("octo: the Vulkan device was lost submitting an upload");

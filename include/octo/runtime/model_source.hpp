@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "octo/ir/program.hpp"
@@ -49,14 +51,17 @@ class model_source {
   static std::unique_ptr<model_source> open(const std::filesystem::path& path, std::int64_t ctx = 0);
   virtual ~model_source() = default;
 
-  virtual const models::model_config& config() const = 0;
-  virtual const model_file::tokenizer& tokenizer() const = 0;
+  const models::model_config& config() const { return config_; }
+  const model_file::tokenizer& tokenizer() const { return *tokenizer_; }
   /// "llama", "qwen2", "qwen3": the file's general.architecture.
-  virtual const std::string& architecture() const = 0;
+  const std::string& architecture() const { return arch_; }
   /// The file or directory name, for messages.
-  virtual std::string label() const = 0;
+  const std::string& label() const { return label_; }
   /// nullptr when the model has no tensor of that name.
-  virtual const tensor_info* find(std::string_view name) const = 0;
+  const tensor_info* find(std::string_view name) const {
+    const auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
   /// Bytes of layer `l`'s blob (a multiple of 4096).
   virtual std::uint64_t layer_blob_bytes(std::int64_t l) const = 0;
   /// Fills dst[0, layer_blob_bytes(l)) with layer l's blob; returns the bytes read from the source. One
@@ -75,6 +80,15 @@ class model_source {
   /// Calls `write(buffer name, bytes)` for every WEIGHT buffer of `p`, in the source's encoding.
   void for_each_weight(const ir::program& p,
                        const std::function<void(std::string_view, std::span<const std::byte>)>& write) const;
+
+ protected:
+  explicit model_source(std::string label) : label_(std::move(label)) {}
+
+  // Filled by the source's constructor (a GGUF file or a decomposed directory).
+  std::string label_, arch_;
+  models::model_config config_;
+  std::unique_ptr<model_file::tokenizer> tokenizer_;
+  std::map<std::string, tensor_info, std::less<>> tensors_;
 };
 
 }  // namespace octo::runtime
