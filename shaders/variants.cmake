@@ -23,6 +23,8 @@ endforeach()
 # Attention: each subgroup takes a share of the keys (subgroup max/sum); _nosg runs the workgroup as one group.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
 octo_shader_variant(attention_nosg attention.comp)
+# Decode attention: flash-decoding over (KV head, chunk of keys), chunks merged in the same dispatch.
+octo_shader_variant(attention_decode attention_decode.comp)
 # Prefill attention: a block of query rows per workgroup shares each K/V tile (no subgroup operations).
 octo_shader_variant(attention_rows attention_rows.comp)
 # Tiled GEMM for many rows (prefill), one per weight dtype.

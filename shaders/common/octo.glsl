@@ -45,7 +45,8 @@ uvec2 load8_even(u32_buf b, uint byte_off) {
   return uvec2((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16));
 }
 
-// Element i of a plain-dtype tensor (F32, F16, BF16, I32, I8, U8) as float.
+// Element i of a plain-dtype tensor (F32, F16, BF16, I32, I8, U8) or of a Q8_0 one (GGUF blocks of
+// 32: an f16 scale, then 32 int8 quants; KV caches) as float.
 float load_elem(uvec2 addr, uint i, uint dt) {
   u32_buf b = u32_buf(addr);
   if (dt == DT_F32) return uintBitsToFloat(b.d[i]);
@@ -54,6 +55,10 @@ float load_elem(uvec2 addr, uint i, uint dt) {
   if (dt == DT_I32) return float(int(b.d[i]));
   if (dt == DT_I8) return float(load_i8(b, i));
   if (dt == DT_U8) return float(load_u8(b, i));
+  if (dt == DT_Q8_0) {
+    uint blk = (i >> 5) * 34u;
+    return float(load_i8(b, blk + 2u + (i & 31u))) * f16_to_f32(load_u16(b, blk));
+  }
   return 0.0;
 }
 

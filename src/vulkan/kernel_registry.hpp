@@ -90,6 +90,10 @@ struct task_context {
   const device_facts& device;
   /// vulkan_options::precision is `fast`: GEMMs may multiply f16-rounded factors (docs/precision.md).
   bool f16_matmul = false;
+  /// The task's scratch buffer: zero-filled once when the program is loaded, kept for its life, of the
+  /// size the planner asked for (kernel_launch::scratch_bytes) on a first call without one (0 here). A
+  /// kernel that uses it must leave it as it found it where it matters (e.g. arrival counters back at 0).
+  std::uint64_t scratch_address = 0;
 };
 
 /// One dispatch.
@@ -98,6 +102,7 @@ struct kernel_launch {
   std::vector<std::uint32_t> spec_constants;  // values for constant_id 0, 1, 2... (0 is the workgroup size by convention)
   std::array<std::uint32_t, 3> groups{1, 1, 1};
   std::vector<std::byte> push_constants;      // at most device.max_push_constants bytes
+  std::uint64_t scratch_bytes = 0;            // device scratch the kernel needs (task_context::scratch_address)
 };
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.

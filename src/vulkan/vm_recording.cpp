@@ -49,6 +49,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     return true;
   };
 
+  std::vector<allocation> scratch;  // kernels' scratch buffers, zero-filled once recorded
   ps.slots.clear();
   ps.profiled_run = false;
   std::uint32_t query_capacity = 0;
@@ -92,7 +93,14 @@ void vulkan_vm::impl::record(program_state& ps) {
         const kernel_planner planner = find_planner(t.op);
         if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
         task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
-        const kernel_launch launch = planner(ctx);
+        kernel_launch launch = planner(ctx);
+        if (launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
+          auto a = memory->allocate(who + " scratch", launch.scratch_bytes, memory_class::device_local);
+          is.owned.push_back(a);
+          scratch.push_back(a);
+          ctx.scratch_address = a.address;
+          launch = planner(ctx);
+        }
         if (profiling && !launch.shader.empty()) {
           // Serialized: the barrier makes the first stamp the end of everything before this task.
           barrier();
@@ -137,6 +145,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader,
                        vk::PipelineStageFlagBits::eHost | vk::PipelineStageFlagBits::eTransfer, {}, mb, {}, {});
     cb.end();
+    zero(scratch, false);
   } catch (const octo::error&) {
     throw;
   } catch (...) {

@@ -1,6 +1,8 @@
-// Planners for ATTENTION_TILE (shaders/attention.comp: one workgroup per query row and head, its
-// subgroups each taking a share of the keys with their own online softmax, merged once at the end;
-// partial = 1 for split-K decode) and ATTENTION_COMBINE (shaders/attention_combine.comp).
+// Planners for ATTENTION_TILE and ATTENTION_COMBINE (shaders/attention_combine.comp). ATTENTION_TILE
+// has three kernels: shaders/attention_decode.comp (one decode row: flash-decoding, one workgroup per
+// KV head and chunk of keys, chunks merged in the same dispatch), shaders/attention_rows.comp (prefill:
+// blocks of query rows share K/V tiles) and shaders/attention.comp (the rest: one workgroup per query
+// row and head, its subgroups each taking a share of the keys; partial = 1 for split-K).
 #include "vulkan/kernels/planner_support.hpp"
 
 namespace octo::vm::vulkan::kernels {
@@ -12,8 +14,8 @@ kernel_launch plan_attention(const task_context& c) {
   auto o = output(c);
   require_dtype(c, q, {ir::dtype::f32}, "q");
   require_dtype(c, o, {ir::dtype::f32}, "output");
-  require_dtype(c, k, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "k cache");
-  require_dtype(c, v, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "v cache");
+  require_dtype(c, k, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16, ir::dtype::q8_0}, "k cache");
+  require_dtype(c, v, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16, ir::dtype::q8_0}, "v cache");
   const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 1);
   const std::uint32_t nh = param_u32(c, ir::param_key::n_heads, 1);
   const std::uint32_t nkv = param_u32(c, ir::param_key::n_kv_heads, 1);
@@ -29,6 +31,8 @@ kernel_launch plan_attention(const task_context& c) {
   const std::int64_t T = q.numel() / row;
   const std::int64_t kv_row = std::int64_t{nkv} * hd;
   require(c, k.numel() % kv_row == 0 && v.numel() == k.numel(), "k / v caches are not [S, n_kv_heads x head_dim]");
+  require(c, (k.dtype() != ir::dtype::q8_0 && v.dtype() != ir::dtype::q8_0) || kv_row % 32 == 0,
+          "a Q8_0 cache needs n_kv_heads x head_dim (" + std::to_string(kv_row) + ") to be a multiple of 32");
   const std::int64_t slots = k.numel() / kv_row;
   require(c, std::int64_t{kv_start} + kv_len <= slots,
           "kv_start + kv_len = " + std::to_string(std::int64_t{kv_start} + kv_len) + " exceeds the cache's " +
@@ -41,6 +45,44 @@ kernel_launch plan_attention(const task_context& c) {
   const std::uint32_t hd_max = (hd + 31) / 32 * 32;
   const bool sg = use_subgroups(c.device);
   const auto dt_code = [](const tensor_ref& t) { return static_cast<std::uint32_t>(t.dtype()); };
+  const bool vec_k = k.address % 16 == 0 && k.dtype() != ir::dtype::q8_0 &&
+                     (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
+  const bool vec_v = v.address % 16 == 0 && v.dtype() != ir::dtype::q8_0 && hd % 4 == 0;
+  // Decode (one row, full output): flash-decoding, one workgroup per (KV head, chunk of keys) for the
+  // whole GQA group, so K/V are read once per step; the chunks merge in the same dispatch through the
+  // task's scratch (partials and one arrival counter per KV head). Up to kDecodeWorkgroups workgroups
+  // over all KV heads (at most 64 chunks a head: the last workgroup's merge reads them all), at least
+  // 64 keys a chunk; OCTO_ATTENTION_CHUNKS=<n> overrides the chunk cap (tuning on a device).
+  const std::uint32_t group = nh / nkv;
+  const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
+  if (sg && partial == 0 && T == 1 && group <= 16 && std::has_single_bit(lanes_sg) && lanes_sg <= 128) {
+    constexpr std::uint32_t kDecodeWorkgroups = 128, kMinChunk = 64, kSubgroups = 4;
+    std::uint32_t max_chunks = std::clamp<std::uint32_t>(kDecodeWorkgroups / nkv, 1, 64);
+    if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)
+      max_chunks = static_cast<std::uint32_t>(std::min(std::atoi(e), 1024));
+    const std::uint32_t hd_pad = std::max<std::uint32_t>(32, lanes_sg);
+    const std::uint32_t dhd_max = (hd + hd_pad - 1) / hd_pad * hd_pad;
+    const std::uint32_t wg = std::min(kSubgroups * lanes_sg, std::bit_floor(std::max<std::uint32_t>(c.device.max_workgroup_size_x, lanes_sg)));
+    const std::uint64_t shared = 4ull * (2ull * group * dhd_max + std::uint64_t{wg} * group + 2ull * (wg / lanes_sg) * group +
+                                         std::uint64_t{max_chunks} * group) + 64;
+    if (shared <= c.device.max_shared_memory && wg >= lanes_sg) {
+      const std::uint64_t scratch_floats =
+          nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
+      kernel_launch l;
+      l.shader = "attention_decode";
+      l.spec_constants = {wg, dhd_max, lanes_sg, dt_code(k), dt_code(v), vec_k ? 1u : 0u, group, max_chunks};
+      l.groups = grid(std::uint64_t{nkv} * max_chunks);
+      l.scratch_bytes = 4 * scratch_floats;
+      l.push_constants = push_builder{}
+                             .addr(q.address).addr(k.address).addr(v.address).addr(o.address)
+                             .addr(c.globals_address).addr(c.scratch_address)
+                             .u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len).u32(causal).u32(q_pos)
+                             .u32(u32(c, slots, "slots")).u32(kMinChunk)
+                             .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
+                             .take();
+      return l;
+    }
+  }
   const auto push = [&] {
     return push_builder{}
         .addr(q.address).addr(k.address).addr(v.address).addr(o.address).addr(c.globals_address)
@@ -84,8 +126,6 @@ kernel_launch plan_attention(const task_context& c) {
     wg = workgroup_size(c.device, 64);  // the fallback: one group of the whole workgroup
     lanes = wg;
   }
-  const bool vec_k = k.address % 16 == 0 && (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
-  const bool vec_v = v.address % 16 == 0 && hd % 4 == 0;
   kernel_launch l;
   l.shader = sg ? "attention" : "attention_nosg";
   l.spec_constants = {wg, hd_max, lanes, dt_code(k), dt_code(v), vec_k ? 1u : 0u, vec_v ? 1u : 0u};
