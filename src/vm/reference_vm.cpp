@@ -403,8 +403,11 @@ void reference_vm::execute(const ir::task& t) {
         throw octo::error("KV_APPEND: the output must be the cache buffer given as the second input");
       const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
       if (S <= 0) throw octo::error("KV_APPEND: cache '" + cache.name.str() + "' has no positions");
-      ref::kv_append(in(0), out, cache.numel() / S, P.get(param_key::pos));
-      break;
+      // In place on the stored bytes: only the appended rows are encoded (a Q8_0 cache is never
+      // re-quantised as a whole).
+      ref::kv_append(in(0), storage_[static_cast<std::size_t>(cache.id)], cache.dtype, cache.numel() / S,
+                     P.get(param_key::pos));
+      return;
     }
     case ir::opcode::sample_argmax: {
       std::vector<std::int32_t> ids(out.size());

@@ -178,8 +178,13 @@ void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0) {
       continue;
     }
     std::vector<float> g(static_cast<std::size_t>(b.numel())), w(g.size());
-    octo::detail::to_f32(b.dtype, got_bytes, g);
-    octo::detail::to_f32(b.dtype, want_bytes, w);
+    if (octo::ir::is_block_quantized(b.dtype)) {  // a Q8_0 KV cache: compare the values its blocks decode to
+      octo::detail::dequantize_row(b.dtype, reinterpret_cast<const std::uint8_t*>(got_bytes.data()), g.data(), b.numel());
+      octo::detail::dequantize_row(b.dtype, reinterpret_cast<const std::uint8_t*>(want_bytes.data()), w.data(), b.numel());
+    } else {
+      octo::detail::to_f32(b.dtype, got_bytes, g);
+      octo::detail::to_f32(b.dtype, want_bytes, w);
+    }
     int bad = 0;
     double worst = 0;
     std::size_t worst_i = 0;
@@ -544,15 +549,30 @@ TEST_CASE("conformance: DEQUANT I8 / I4 with and without zero points") {
   }
 }
 
-TEST_CASE("conformance: KV_APPEND into F32 and F16 caches") {
-  for (dtype cd : {dtype::f32, dtype::f16, dtype::bf16}) {
-    CAPTURE(octo::ir::name(cd));
-    const std::int64_t S = 16, row = 2 * 64, T = 3;
-    case_builder c;
-    auto src = c.buf("k_new", buffer_kind::io_input, dtype::f32, {T, row});
-    auto cache = c.buf("k_cache", buffer_kind::kv_cache, cd, {S, row});
-    c.task(opcode::kv_append, {src, cache}, {cache}, params({{param_key::pos, 5}}));
-    run_case(c, {0, 0});  // slots outside [5, 8) keep their prior (random) contents
+TEST_CASE("conformance: KV_APPEND into F32, F16, BF16 and Q8_0 caches") {
+  // Rows of 64, 96 (an odd number of Q8_0 blocks: rows start mid-word) and 128 elements; one and three
+  // new rows; positions from the params and from globals. F16/BF16 must match the reference's rounding
+  // bit for bit; Q8_0 may differ by one quant step where x / d lands within an ulp of a rounding tie (the
+  // GPU's 1 / d need not be correctly rounded), so it is compared on decoded values within one step.
+  struct shape {
+    std::int64_t row, T, pos;
+    std::uint32_t position;
+  };
+  for (const shape s : {shape{128, 3, 5, 0}, shape{96, 1, 2, 7}, shape{96, 3, 4, 0}, shape{64, 1, 0, 15}}) {
+    for (dtype cd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
+      CAPTURE(octo::ir::name(cd));
+      CAPTURE(s.row);
+      CAPTURE(s.T);
+      CAPTURE(s.position);
+      const std::int64_t S = 16;
+      case_builder c;
+      auto src = c.buf("k_new", buffer_kind::io_input, dtype::f32, {s.T, s.row});
+      auto cache = c.buf("k_cache", buffer_kind::kv_cache, cd, {S, s.row});
+      c.range[src] = {-3.0f, 3.0f};
+      c.task(opcode::kv_append, {src, cache}, {cache}, params({{param_key::pos, static_cast<double>(s.pos)}}));
+      // Slots outside the appended rows keep their prior (random) contents.
+      run_case(c, cd == dtype::q8_0 ? tolerance{3.0 / 127 * 1.001, 0} : tolerance{0, 0}, s.position);
+    }
   }
 }
 
@@ -644,7 +664,8 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
     if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
     CAPTURE(fallback);
     for (const auto& s : shapes) {
-      for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16}) {
+      for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
+        if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
         CAPTURE(s.T);
         CAPTURE(s.heads);
         CAPTURE(s.kv_heads);

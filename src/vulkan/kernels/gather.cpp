@@ -83,7 +83,7 @@ kernel_launch plan_kv_append(const task_context& c) {
   require(c, c.task.inputs[1] == c.task.outputs[0], "must write the cache buffer it reads (input 1)");
   (void)cache_in;
   require_dtype(c, src, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "input kv_new");
-  require_dtype(c, cache, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "cache");
+  require_dtype(c, cache, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16, ir::dtype::q8_0}, "cache");
   require(c, cache.buf->shape.size() >= 2 && cache.buf->shape[0] > 0, "cache shape is not [S, ...]");
   const std::int64_t slots = cache.buf->shape[0];
   const std::int64_t row = cache.numel() / slots;
@@ -92,13 +92,18 @@ kernel_launch plan_kv_append(const task_context& c) {
   const std::uint32_t pos = param_u32(c, ir::param_key::pos);
   require(c, pos + T <= slots,
           "pos + T = " + std::to_string(pos + T) + " exceeds the cache's " + std::to_string(slots) + " slots");
-  const bool half = cache.dtype() != ir::dtype::f32;
+  const bool q8 = cache.dtype() == ir::dtype::q8_0;
+  const bool half = cache.dtype() == ir::dtype::f16 || cache.dtype() == ir::dtype::bf16;
   require(c, !half || row % 2 == 0, "a 16-bit cache needs an even row length");
+  require(c, !q8 || row % 32 == 0,
+          "a Q8_0 cache needs its row (n_kv_heads x head_dim = " + std::to_string(row) + ") to be a multiple of 32");
   const std::uint32_t wg = workgroup_size(c.device, 256);
+  // One invocation per 32-bit word written (a Q8_0 block of 32 elements is 17 halfwords).
+  const std::int64_t words = q8 ? T * row / 32 * 17 / 2 + 1 : half ? (T * row + 1) / 2 : T * row;
   kernel_launch l;
   l.shader = "kv_append";
   l.spec_constants = {wg};
-  l.groups = stride_grid(static_cast<std::uint64_t>(half ? (T * row + 1) / 2 : T * row), wg);
+  l.groups = stride_grid(static_cast<std::uint64_t>(words), wg);
   l.push_constants = push_builder{}
                          .addr(src.address).addr(cache.address).addr(c.globals_address)
                          .u32(u32(c, T, "tokens")).u32(u32(c, row, "row")).u32(u32(c, slots, "slots")).u32(pos)
