@@ -29,6 +29,7 @@ constexpr const char* usage =
     "  --decode-tokens N    greedy tokens to decode after the prompt (default 128)\n"
     "  --prefill-chunk N    most prompt tokens per prefill pass (default: the whole prompt)\n"
     "  --ctx N              KV cache positions (default: prompt + decode rounded up to 256)\n"
+    "  --kv-type T          the KV cache's type: f32, f16 (default) or q8_0\n"
     "  --repeat R           timed runs after one warm-up run; the best of each phase is reported (default 2)\n"
     "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
     "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   double bound_gbs = 3071.0;
   bool profile = false;
   std::string precision = "fast";
+  octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -106,6 +108,8 @@ int main(int argc, char** argv) {
         chunk = positive(a, value());
       } else if (a == "--ctx") {
         ctx = positive(a, value());
+      } else if (a == "--kv-type") {
+        kv_type = octo::runtime::parse_kv_type(value());
       } else if (a == "--repeat") {
         repeat = positive(a, value());
       } else if (a == "--bandwidth-gbs") {
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
 
     octo::runtime::engine_options eo;
     eo.ctx = ctx;
+    eo.kv_type = kv_type;
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
     eo.vulkan.profile = profile;
@@ -195,7 +200,8 @@ int main(int argc, char** argv) {
                      {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
                      {"task_dispatches", s.task_dispatches},
                      {"barriers", s.barriers},
-                     {"precision", precision}});
+                     {"precision", precision},
+                     {"kv_type", std::string(octo::ir::name(kv_type))}});
     if (profile) {
       // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
       if (decoded > 0) print_profile("decode", e.profile(), 15);

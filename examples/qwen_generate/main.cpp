@@ -34,6 +34,7 @@ struct options {
   std::vector<std::int32_t> then_ids;
   bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
+  octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
   std::uint64_t vram_budget = 0, ram_budget = 0;
   std::uint32_t ring = 2;
@@ -103,6 +104,8 @@ options parse(int argc, char** argv) {
   });
   value("-c,--ctx", "N", "KV cache positions (default: the model's context length, at most 4096)",
         [&](const std::string& v) { o.ctx = parse_int("--ctx", v, 1, std::int64_t(1) << 24); });
+  value("--kv-type", "f32|f16|q8_0", "the KV cache's type (default f16; docs/precision.md)",
+        [&](const std::string& v) { o.kv_type = octo::runtime::parse_kv_type(v); });
   value("--vm", "vulkan|reference", "the Vulkan VM (default) or the CPU reference VM", [&](const std::string& v) {
     if (v == "vulkan") o.vm = octo::runtime::backend::vulkan;
     else if (v == "reference") o.vm = octo::runtime::backend::reference;
@@ -292,6 +295,7 @@ int run(const options& o) {
   octo::runtime::engine_options eo;
   eo.vm = o.vm;
   eo.ctx = o.ctx;
+  eo.kv_type = o.kv_type;
   eo.prefill_chunk = o.prefill_chunk;
   eo.vulkan.device = o.device;
   eo.vram_budget = o.vram_budget;

@@ -98,7 +98,7 @@ struct engine::impl {
   impl(const std::filesystem::path& path, const engine_options& o) : options(o) {
     if (options.prefill_chunk < 0) throw octo::error("octo: the prefill chunk must be positive (0: automatic)");
     if (options.ring_depth == 0) throw octo::error("octo: the ring depth must be at least 1");
-    src = model_source::open(path, options.ctx);
+    src = model_source::open(path, options.ctx, options.kv_type);
     cfg = src->config();
     // 512 until the device's memory is known (auto_chunk, below, where every layer is resident and no
     // budget was given); with a budget the plan counts the activations of exactly this many tokens.

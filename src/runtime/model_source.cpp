@@ -188,6 +188,7 @@ ir::program model_source::decode_program(bool argmax, models::segment part) cons
   models::build_options o;
   o.argmax = argmax;
   o.part = part;
+  o.kv_dtype = kv_dtype_;
   return bind(models::decoder_step(config(), o));
 }
 
@@ -198,6 +199,7 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   models::build_options o;
   o.argmax = argmax;
   o.part = part;
+  o.kv_dtype = kv_dtype_;
   return bind(models::prefill(config(), tokens, o));
 }
 
@@ -213,11 +215,26 @@ void model_source::for_each_weight(const ir::program& p,
 std::unique_ptr<model_source> open_gguf_source(const std::filesystem::path& gguf, std::int64_t ctx);
 std::unique_ptr<model_source> open_directory_source(const std::filesystem::path& dir, std::int64_t ctx);
 
-std::unique_ptr<model_source> model_source::open(const std::filesystem::path& path, std::int64_t ctx) {
+ir::dtype parse_kv_type(std::string_view text) {
+  if (text == "f32") return ir::dtype::f32;
+  if (text == "f16") return ir::dtype::f16;
+  if (text == "q8_0") return ir::dtype::q8_0;
+  throw octo::error("octo: --kv-type: unknown KV cache type '" + std::string(text) + "' (f32, f16 or q8_0)");
+}
+
+std::unique_ptr<model_source> model_source::open(const std::filesystem::path& path, std::int64_t ctx,
+                                                 ir::dtype kv_dtype) {
   std::unique_ptr<model_source> m;
   if (std::filesystem::is_directory(path)) m = open_directory_source(path, ctx);
   else if (std::filesystem::exists(path)) m = open_gguf_source(path, ctx);
   else throw octo::error("octo: no such model file or directory '" + path.string() + "'");
+  if (kv_dtype != ir::dtype::f32 && kv_dtype != ir::dtype::f16 && kv_dtype != ir::dtype::q8_0)
+    throw octo::error("octo: a KV cache of type " + std::string(ir::name(kv_dtype)) + " is not supported (f32, f16 or q8_0)");
+  const auto& c = m->config();
+  if (kv_dtype == ir::dtype::q8_0 && c.kv_heads * c.head_dim % 32 != 0)
+    throw octo::error("octo: " + m->label() + ": a Q8_0 KV cache needs kv_heads x head_dim (" +
+                      std::to_string(c.kv_heads * c.head_dim) + ") to be a multiple of 32; use --kv-type f16");
+  m->kv_dtype_ = kv_dtype;
   // Check every tensor the graph reads now, so a broken model fails at load with the tensor's name.
   (void)m->decode_program(false);
   return m;

@@ -69,6 +69,18 @@ class graph {
     return leaf<DType>(detail::node_kind::kv_cache, name, e, DType::code);
   }
 
+  /// A KV cache whose dtype is a run-time value (models::build_options::kv_dtype): F32, F16, BF16, or
+  /// Q8_0 (GGUF blocks of 32 along each row, so the row must be a multiple of 32).
+  template <extents_type Extents>
+  constexpr tensor<any_dtype, Extents> kv_cache(ir::dtype dt, std::string_view name, Extents e) {
+    static_assert(Extents::rank() == 2, "octo::graph::kv_cache: a KV cache is [positions, kv_heads*head_dim]");
+    if (dt != ir::dtype::f32 && dt != ir::dtype::f16 && dt != ir::dtype::bf16 && dt != ir::dtype::q8_0)
+      detail::graph_error("octo::graph::kv_cache: a KV cache is F32, F16, BF16 or Q8_0");
+    if (dt == ir::dtype::q8_0 && e.extent(1) % 32 != 0)
+      detail::graph_error("octo::graph::kv_cache: a Q8_0 KV cache needs kv_heads*head_dim to be a multiple of 32");
+    return leaf<any_dtype>(detail::node_kind::kv_cache, name, e, dt);
+  }
+
   /// Marks `t` as a model output (IO_OUTPUT) called `name`. `t` must be computed by an op.
   template <class DType, class Extents>
   constexpr void output(std::string_view name, const tensor<DType, Extents>& t) {

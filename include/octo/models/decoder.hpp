@@ -32,6 +32,8 @@ struct segment {
 struct build_options {
   bool argmax = false;                        // also output "next_token" (SAMPLE_ARGMAX of the logits)
   std::int64_t max_ctx = 0;                   // KV cache rows; 0: the config's max_ctx
+  /// The KV caches' dtype: F32, F16 or Q8_0 (kv_heads*head_dim a multiple of 32); docs/precision.md.
+  ir::dtype kv_dtype = ir::dtype::f32;
   const ir::schedule_config* schedule = nullptr;  // tiling etc.; nullptr: defaults
   const ir::gpu_target* target = nullptr;     // when set, tasks get SMs
   segment part{};                             // which part of the model; default: all of it
@@ -60,7 +62,8 @@ constexpr act project(const act& x, const tensor<any_dtype, dextents<2>>& w, con
 
 /// One decoder layer; types are those of one block, the layer index is a value.
 constexpr act decoder_layer(graph& g, const model_config& c, std::int64_t l, const act& x,
-                            const tensor<i32, dextents<1>>& pos, std::int64_t ctx, const pass_shape& s) {
+                            const tensor<i32, dextents<1>>& pos, std::int64_t ctx, ir::dtype kv_dtype,
+                            const pass_shape& s) {
   const auto key = [l](std::string_view what) { return octo::detail::name_buf("blk.").append(l, ".", what); };
   const auto mat = [&](std::string_view what, std::int64_t n, std::int64_t k) {
     return g.weight(c.weight_dtype, key(what).view(), dextents<2>{n, k});
@@ -93,8 +96,8 @@ constexpr act decoder_layer(graph& g, const model_config& c, std::int64_t l, con
   const rope_params rp{.head_dim = c.head_dim, .theta = c.rope_theta, .style = c.rope, .n_rot = 0};
   q = octo::rope(q, pos, rp).named(key("q_rope").view());
   k = octo::rope(k, pos, rp).named(key("k_rope").view());
-  const auto k_cache = g.kv_cache<f32>(key("k_cache").view(), dextents<2>{ctx, kv_width});
-  const auto v_cache = g.kv_cache<f32>(key("v_cache").view(), dextents<2>{ctx, kv_width});
+  const auto k_cache = g.kv_cache(kv_dtype, key("k_cache").view(), dextents<2>{ctx, kv_width});
+  const auto v_cache = g.kv_cache(kv_dtype, key("v_cache").view(), dextents<2>{ctx, kv_width});
   const auto kc = octo::kv_append(k_cache, k, 0);
   const auto vc = octo::kv_append(v_cache, v, 0);
   const attention_params ap{.n_heads = c.heads, .n_kv_heads = c.kv_heads, .head_dim = c.head_dim, .kv_start = 0,
@@ -135,7 +138,7 @@ constexpr ir::program build(const model_config& c, const pass_shape& s, const bu
   }
   if (first < end) {
     const auto pos = g.input<i32>("pos", dextents<1>{s.tokens});
-    for (std::int64_t l = first; l < end; ++l) x = decoder_layer(g, c, l, x, pos, ctx, s);
+    for (std::int64_t l = first; l < end; ++l) x = decoder_layer(g, c, l, x, pos, ctx, o.kv_dtype, s);
   }
   if (seg.head) {
     if (need_embd && !seg.embed) embd = g.weight(c.weight_dtype, "token_embd.weight", dextents<2>{c.vocab, c.hidden});

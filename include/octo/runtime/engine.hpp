@@ -28,6 +28,7 @@ enum class backend : std::uint8_t {
 struct engine_options {
   backend vm = backend::vulkan;
   std::int64_t ctx = 0;              // KV cache positions; 0: the model's context_length, at most 4096
+  ir::dtype kv_type = default_kv_dtype;  // the KV caches' type: F32, F16 or Q8_0 (docs/precision.md)
   /// Most prompt tokens per prefill pass (longer prompts go in chunks; each streamed layer is uploaded
   /// once per pass). 0: with every layer resident, as many as three quarters of the device memory left
   /// after the weights and the KV cache hold (the prefill program's activation bytes per token), at most

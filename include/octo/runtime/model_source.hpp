@@ -43,15 +43,26 @@ struct tensor_info {
 ///   ir::program step = m->decode_program(true);   // validated; weights typed as in the source
 ///   m->for_each_weight(step, [&](auto name, auto bytes) { vm.write_bytes(name, bytes); });
 /// @endcode
+/// The KV cache type when none is asked for: F16 halves the cache of F32 for a logit error well below
+/// the weights' quantisation error (docs/precision.md, "KV cache").
+inline constexpr ir::dtype default_kv_dtype = ir::dtype::f16;
+
+/// Parses "f32", "f16" or "q8_0" (a --kv-type value); octo::error naming the accepted values otherwise.
+ir::dtype parse_kv_type(std::string_view text);
+
 class model_source {
  public:
   /// A GGUF file (tensors from its mapping) or a decomposed directory (manifest.json, meta.gguf, layer
   /// files read with O_DIRECT). Checks the config, the tokenizer and every tensor the model graph reads
   /// (octo::error naming the file and the tensor otherwise).
-  static std::unique_ptr<model_source> open(const std::filesystem::path& path, std::int64_t ctx = 0);
+  /// `kv_dtype`: the KV caches' type in every program (F32, F16 or Q8_0; docs/precision.md).
+  static std::unique_ptr<model_source> open(const std::filesystem::path& path, std::int64_t ctx = 0,
+                                            ir::dtype kv_dtype = default_kv_dtype);
   virtual ~model_source() = default;
 
   const models::model_config& config() const { return config_; }
+  /// The KV caches' type (open's kv_dtype).
+  ir::dtype kv_dtype() const { return kv_dtype_; }
   const model_file::tokenizer& tokenizer() const { return *tokenizer_; }
   /// "llama", "qwen2", "qwen3": the file's general.architecture.
   const std::string& architecture() const { return arch_; }
@@ -87,6 +98,7 @@ class model_source {
   // Filled by the source's constructor (a GGUF file or a decomposed directory).
   std::string label_, arch_;
   models::model_config config_;
+  ir::dtype kv_dtype_ = default_kv_dtype;  // set by open
   std::unique_ptr<model_file::tokenizer> tokenizer_;
   std::map<std::string, tensor_info, std::less<>> tensors_;
 };
