@@ -40,6 +40,7 @@ void check_model(const std::string& kind, ir::dtype type, const std::string& key
   runtime::engine_options eo;
   eo.vm = runtime::backend::vulkan;
   eo.ctx = 64;
+  eo.kv_type = ir::dtype::f32;  // the weights' contract; the cache types have theirs (runtime_kv_types.cpp)
   eo.prefill_chunk = 4;  // the 11-token prompt goes in overlapping windows
   eo.vulkan.pipeline_cache_dir.push_back('-');
   runtime::engine e(out, eo);
