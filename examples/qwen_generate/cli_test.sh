@@ -51,6 +51,7 @@ expect_error "repeat-penalty must be > 0" --model "$model" --repeat-penalty 0
 expect_error "not an integer" --model "$model" --seed x
 expect_error "out of range" --model "$model" --ctx 0
 expect_error "not one of vulkan, reference" --model "$model" --vm cuda
+expect_error "unknown KV cache type 'q4_0' (f32, f16 or q8_0)" --model "$model" --kv-type q4_0
 expect_error "raise --ctx" --model "$model" --vm reference --ctx 4 --prompt "Once upon a time there was a little girl"
 expect_error "does not exist" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
 expect_error "is a directory" --model "$model" --vm reference -n 2 --dump-logits "$tmp"

@@ -102,7 +102,9 @@ options parse(int argc, char** argv) {
   value("--seed", "S", "sampler seed (default 0)", [&](const std::string& v) {
     o.sampling.seed = static_cast<std::uint64_t>(parse_int("--seed", v, 0, INT64_MAX));
   });
-  value("-c,--ctx", "N", "KV cache positions (default: the model's context length, at most 4096)",
+  value("-c,--ctx", "N",
+        "KV cache positions (default: the most the device memory holds, up to the\n"
+        "model's trained context; --verbose says what it chose)",
         [&](const std::string& v) { o.ctx = parse_int("--ctx", v, 1, std::int64_t(1) << 24); });
   value("--kv-type", "f32|f16|q8_0", "the KV cache's type (default f16; docs/precision.md)",
         [&](const std::string& v) { o.kv_type = octo::runtime::parse_kv_type(v); });
@@ -270,7 +272,8 @@ int run_with(const options& o, octo::runtime::engine& e) {
     const auto& c = e.model().config();
     std::cerr << e.model().architecture() << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
               << ", heads " << c.heads << "/" << c.kv_heads << " x " << c.head_dim << ", ffn " << c.ffn << ", ctx "
-              << c.max_ctx << ", weights " << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
+              << c.max_ctx << " (KV cache " << octo::ir::name(e.model().kv_dtype()) << "), weights "
+              << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
               << "\n";
     if (o.vm == octo::runtime::backend::vulkan) {
       const auto s = e.decode_stats();
@@ -301,7 +304,7 @@ int run(const options& o) {
   eo.vram_budget = o.vram_budget;
   eo.ram_budget = o.ram_budget;
   eo.ring_depth = o.ring;
-  if (o.streaming)  // the plan and the load progress, where streaming was asked for
+  if (o.streaming || (o.verbose && o.ctx == 0))  // the plan and the load progress; the context chosen
     eo.progress = [](std::string_view line) {
       std::string l(line);
       while (!l.empty() && l.back() == '\n') l.pop_back();

@@ -54,6 +54,7 @@ models::model_config config_from_manifest(const stream::manifest& m, std::int64_
   c.weight_dtype = s.weight_dtype;
   if (ctx < 0) throw octo::error(where + ": context length " + std::to_string(ctx) + " is negative");
   c.max_ctx = ctx > 0 ? ctx : s.max_ctx;
+  c.trained_ctx = s.context_length > 0 ? s.context_length : s.max_ctx;
   try {
     c.check();
   } catch (const std::exception& e) {

@@ -98,16 +98,26 @@ struct engine::impl {
   impl(const std::filesystem::path& path, const engine_options& o) : options(o) {
     if (options.prefill_chunk < 0) throw octo::error("octo: the prefill chunk must be positive (0: automatic)");
     if (options.ring_depth == 0) throw octo::error("octo: the ring depth must be at least 1");
+    // The VM first: its memory budget sizes the default context.
+    vm = options.vm == backend::reference ? detail::make_reference_vm() : detail::make_vulkan_vm(options.vulkan);
+    const bool may_stream = options.vram_budget > 0 || options.resident_layers >= 0;
     src = model_source::open(path, options.ctx, options.kv_type);
     cfg = src->config();
     // 512 until the device's memory is known (auto_chunk, below, where every layer is resident and no
     // budget was given); with a budget the plan counts the activations of exactly this many tokens.
     chunk = std::min(options.prefill_chunk > 0 ? options.prefill_chunk : 512, cfg.max_ctx);
+    if (options.ctx == 0 && !may_stream && vm->memory_budget() > 0) {
+      const std::int64_t ctx = largest_context();
+      if (ctx != cfg.max_ctx) {
+        src = model_source::open(path, ctx, options.kv_type);
+        cfg = src->config();
+        chunk = std::min(options.prefill_chunk > 0 ? options.prefill_chunk : 512, cfg.max_ctx);
+      }
+    }
 
     // Programs first (their buffers size the plan), then the plan, then the VM.
     const std::vector<ir::program> whole_decode{src->decode_program(true)};
     std::vector<ir::program> decode_programs;  // the chain's, when the plan takes it
-    const bool may_stream = options.vram_budget > 0 || options.resident_layers >= 0;
     if (!may_stream) {
       plan = plan_with_resident_count(whole_inputs(whole_decode.front()), cfg.layers);
     } else {
@@ -140,7 +150,6 @@ struct engine::impl {
         streamed.push_back(l);
       }
 
-    vm = options.vm == backend::reference ? detail::make_reference_vm() : detail::make_vulkan_vm(options.vulkan);
     if (!whole) {
       vm->create_region("hidden", 2 * hidden_half);
       vm->create_region("io", align_up(std::uint64_t(chunk) * 4, buffer_alignment));
@@ -160,6 +169,36 @@ struct engine::impl {
     if (options.prefill_chunk == 0 && !may_stream && options.vm == backend::vulkan) chunk = auto_chunk();
     say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
         " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
+  }
+
+  // The default context (engine_options::ctx 0, every layer resident, a VM with a memory budget): the
+  // most KV positions whose caches fit the budget beside what the residency plan counts at the current
+  // context (weights, the decode and prefill programs' activations) and an eighth of the budget kept for
+  // what it does not (pipelines, staging, kernels' scratch, a longer prefill pass), at most the model's
+  // trained context, in multiples of 256 from 256 up. Says what it chose.
+  std::int64_t largest_context() {
+    const auto decode = src->decode_program(true);
+    std::uint64_t kv = 0;
+    for (const auto& b : decode.buffers)
+      if (b.kind == ir::buffer_kind::kv_cache) kv += std::uint64_t(b.nbytes());
+    const std::uint64_t per_position = std::max<std::uint64_t>(kv / std::uint64_t(cfg.max_ctx), 1);
+    const auto in = whole_inputs(decode);
+    const std::uint64_t others = plan_with_resident_count(in, cfg.layers).total_bytes - in.kv_bytes;
+    const std::uint64_t budget = vm->memory_budget();
+    const std::uint64_t usable = budget - budget / 8;
+    const std::int64_t trained = cfg.trained_ctx > 0 ? cfg.trained_ctx : cfg.max_ctx;
+    std::int64_t ctx = usable > others ? std::int64_t(std::min<std::uint64_t>((usable - others) / per_position,
+                                                                               std::uint64_t(trained)))
+                                       : 0;
+    if (ctx >= 256) ctx = ctx / 256 * 256;
+    if (ctx < 1)
+      throw octo::error("octo: " + src->label() + ": the weights and activations (" + format_bytes(others) +
+                        ") leave no room for a KV cache in the device memory budget of " + format_bytes(budget));
+    say("context: " + std::to_string(ctx) + " tokens (" + std::string(ir::name(src->kv_dtype())) + " KV cache, " +
+        format_bytes(per_position * std::uint64_t(ctx)) + "): " +
+        (ctx == trained ? "the model's trained context" : "the most the device memory budget of " + format_bytes(budget) + " holds") +
+        "; --ctx sets another");
+    return ctx;
   }
 
   // The prompt tokens a prefill pass may take when the caller leaves it to the engine: the prefill

@@ -54,6 +54,8 @@ class engine_vm {
   virtual void wait_upload(std::uint64_t value) = 0;
   virtual std::uint64_t completed_upload() const = 0;
   virtual std::uint64_t memory_in_use() const = 0;
+  /// Bytes of memory the VM may use (the Vulkan VM's device memory budget); 0: no fixed budget.
+  virtual std::uint64_t memory_budget() const = 0;
   virtual std::uint64_t validation_messages() const = 0;
   /// One program's dispatches, barriers, recordings and submits, with the VM's memory (zeros on the CPU).
   virtual vm::vulkan_stats stats(std::uint32_t prog) const = 0;

@@ -215,6 +215,7 @@ class reference_engine_vm final : public engine_vm {
   std::uint64_t validation_messages() const override { return 0; }
   vm::vulkan_stats stats(std::uint32_t) const override { return {}; }
   std::vector<vm::task_profile> profile(std::uint32_t) const override { return {}; }
+  std::uint64_t memory_budget() const override { return 0; }  // host memory: the context stays as asked
   std::uint64_t memory_in_use() const override {
     std::uint64_t n = 0;
     for (const auto& [k, r] : regions_) n += r.bytes.size();

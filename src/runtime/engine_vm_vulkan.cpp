@@ -44,6 +44,7 @@ class vulkan_engine_vm final : public engine_vm {
   void wait_upload(std::uint64_t v) override { vm_.wait_upload(v); }
   std::uint64_t completed_upload() const override { return vm_.completed_upload(); }
   std::uint64_t memory_in_use() const override { return vm_.stats().memory_in_use; }
+  std::uint64_t memory_budget() const override { return vm_.stats().memory_budget; }
   std::uint64_t validation_messages() const override { return vm_.stats().validation_messages; }
   vm::vulkan_stats stats(std::uint32_t prog) const override { return vm_.stats(prog); }
   std::vector<vm::task_profile> profile(std::uint32_t prog) const override { return vm_.profile(prog); }

@@ -143,6 +143,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   check_blocks(f, c.layers, a);
   if (ctx < 0) fail(f, "context length " + std::to_string(ctx) + " is negative");
   c.max_ctx = ctx > 0 ? ctx : std::min<std::int64_t>(train_ctx, 4096);
+  c.trained_ctx = train_ctx;
   try {
     c.check();
   } catch (const std::exception& e) {

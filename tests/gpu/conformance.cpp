@@ -773,6 +773,83 @@ TEST_CASE("conformance: per-token values come from globals (one recording serves
   }
 }
 
+TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, arrival counters, cache types)") {
+  // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
+  // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
+  // merge that left its arrival counter set would corrupt the next step. Caches start with random
+  // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (64-key chunks at short
+  // contexts), mid-cache, the cache's last slot, and back to short contexts.
+  struct shape {
+    std::int64_t heads, kv_heads, hd, S;
+  };
+  const shape shapes[] = {
+      {14, 2, 64, 4500},  // Qwen2.5-0.5B: GQA 7, chunks longer than the minimum at the end
+      {12, 2, 128, 300},  // 1.5B: GQA 6
+      {4, 4, 80, 200},    // GQA 1, head_dim 80 (not a multiple of the subgroup)
+      {7, 1, 128, 700},   // one KV head, GQA 7
+  };
+  std::mt19937_64 rng(seed() ^ 0x5eedull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  for (const auto& s : shapes)
+    for (dtype kd : {dtype::f32, dtype::f16, dtype::q8_0}) {
+      CAPTURE(s.heads);
+      CAPTURE(s.kv_heads);
+      CAPTURE(s.hd);
+      CAPTURE(octo::ir::name(kd));
+      const std::int64_t kvw = s.kv_heads * s.hd;
+      case_builder c;
+      auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {1, s.heads * s.hd});
+      auto kn = c.buf("k_new", buffer_kind::io_input, dtype::f32, {1, kvw});
+      auto vn = c.buf("v_new", buffer_kind::io_input, dtype::f32, {1, kvw});
+      auto k = c.buf("k_cache", buffer_kind::kv_cache, kd, {s.S, kvw});
+      auto v = c.buf("v_cache", buffer_kind::kv_cache, kd, {s.S, kvw});
+      auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {1, s.heads * s.hd});
+      auto ck = c.task(opcode::kv_append, {kn, k}, {k}, params({{param_key::pos, 0}}));
+      auto cv = c.task(opcode::kv_append, {vn, v}, {v}, params({{param_key::pos, 0}}));
+      c.task(opcode::attention_tile, {q, k, v}, {o},
+             params({{param_key::head_dim, s.hd}, {param_key::kv_start, 0}, {param_key::kv_len, 1},
+                     {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                     {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, 1}, {param_key::q_pos, 0}}),
+             {{ck, 1}, {cv, 1}});
+      octo::vm::reference_vm ref(c.p);
+      auto& vm = gpu();
+      vm.load(c.p);
+      for (auto id : {k, v}) {
+        const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
+        ref.write_bytes(id, bytes);
+        vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
+      }
+      const std::int64_t last = s.S - 1;
+      for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{64},
+                               std::int64_t{65}, std::int64_t{129}, last / 2 + 1, last - 1, last, std::int64_t{64},
+                               std::int64_t{2}}) {
+        CAPTURE(pos);
+        for (auto id : {q, kn, vn}) {
+          const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
+          ref.write_bytes(id, bytes);
+          vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
+        }
+        ref.set_position(pos);
+        vm.set_position(static_cast<std::uint32_t>(pos));
+        ref.run();
+        vm.execute();
+        const auto want = ref.read_f32(o);
+        const auto got = vm.read_f32("o");
+        REQUIRE(got.size() == want.size());
+        // Q8_0: the two VMs' appended rows may differ by one quant step at a rounding tie.
+        const double atol = kd == dtype::q8_0 ? 2e-3 : 2e-5, rtol = kd == dtype::q8_0 ? 1e-2 : 1e-4;
+        int bad = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          if (!(std::abs(double(got[i]) - double(want[i])) <= atol + rtol * std::abs(double(want[i])))) {
+            if (++bad <= 3) CHECK_MESSAGE(false, "o[" << i << "]: gpu " << got[i] << ", reference " << want[i]);
+          }
+        CHECK(bad == 0);
+      }
+      vm.set_position(0);
+      octo_test::check_clean(vm);
+    }
+}
+
 TEST_CASE("kernels refuse what they cannot run with one error naming the task") {
   auto expect_error = [](case_builder& c, const std::string& part) {
     std::string what;

@@ -39,6 +39,7 @@ struct model_config {
   bool qk_norm = false;          // Qwen3: per-head RMSNorm of q and k before RoPE
   rope_style rope = rope_style::neox;
   std::int64_t max_ctx = 2048;   // KV cache rows
+  std::int64_t trained_ctx = 0;  // the context the model was trained for (GGUF context_length); 0: unknown
   ir::dtype weight_dtype = ir::dtype::f16;  // matrices; norms and biases are f32 as in GGUF
 
   /// Throws (a compile error in constant evaluation) when the numbers cannot make a model.

@@ -27,7 +27,10 @@ enum class backend : std::uint8_t {
 
 struct engine_options {
   backend vm = backend::vulkan;
-  std::int64_t ctx = 0;              // KV cache positions; 0: the model's context_length, at most 4096
+  /// KV cache positions. 0: with every layer resident on the Vulkan VM, the most the device memory budget
+  /// holds beside the weights and activations, up to the model's trained context (announced through
+  /// `progress`); otherwise the model's context_length, at most 4096.
+  std::int64_t ctx = 0;
   ir::dtype kv_type = default_kv_dtype;  // the KV caches' type: F32, F16 or Q8_0 (docs/precision.md)
   /// Most prompt tokens per prefill pass (longer prompts go in chunks; each streamed layer is uploaded
   /// once per pass). 0: with every layer resident, as many as three quarters of the device memory left
