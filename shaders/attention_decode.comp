@@ -29,7 +29,7 @@ layout(constant_id = 2) const uint LANES_MIN = 32;   // the subgroup size the pl
 layout(constant_id = 3) const uint K_DT = 0;         // cache dtypes (F32, F16, BF16, Q8_0)
 layout(constant_id = 4) const uint V_DT = 0;
 layout(constant_id = 5) const bool VEC_K = false;    // K rows load as 16-byte units (F32/F16/BF16)
-layout(constant_id = 6) const uint G_MAX = 8;        // >= query heads per KV head
+layout(constant_id = 6) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads)
 layout(constant_id = 7) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most
 
 layout(push_constant) uniform params {
@@ -41,30 +41,33 @@ layout(push_constant) uniform params {
 const uint WG = gl_WorkGroupSize.x;
 const uint H4 = HD_MAX / 4u;
 const uint DPL = HD_MAX / LANES_MIN;  // output dims per lane (strided by the subgroup size)
-const uint NSG_MAX = WG / LANES_MIN;
+const uint NSG = WG / LANES_MIN;
 
-shared vec4 qs[G_MAX * H4];          // the group's query rows, pre-scaled, zero past head_dim
-shared float pj[WG * G_MAX];         // a block's probabilities: [subgroup][lane][g]
-shared float sg_m[NSG_MAX * G_MAX], sg_l[NSG_MAX * G_MAX];
-shared float gacc[G_MAX * HD_MAX];   // the chunk's accumulator, merged over subgroups
-shared float cw[MAX_CHUNKS * G_MAX]; // the last workgroup's merge weights exp(m_c - M) / L
+shared vec4 qs[G * H4];          // the group's query rows, pre-scaled, zero past head_dim
+shared float pj[WG * G];         // a block's probabilities: [subgroup][lane][g]
+shared float sg_m[NSG * G], sg_l[NSG * G];
+shared float gacc[G * HD_MAX];   // the chunk's accumulator, merged over subgroups
+shared float cw[MAX_CHUNKS * G]; // the last workgroup's merge weights exp(m_c - M) / L
 shared bool is_last;
 
-// The G scores q_g . k_j of one K row starting at element e.
-void k_scores(uint e, uint G, inout float s[G_MAX]) {
+// The G scores q_g . k_j of one K row starting at element e. Loops run to compile-time bounds (HD_MAX,
+// G) with a guard, so they unroll and s[] stays in registers.
+void k_scores(uint e, inout float s[G]) {
   uint hd = pc.head_dim;
-  for (uint g = 0u; g < G_MAX; ++g) s[g] = 0.0;
+  [[unroll]] for (uint g = 0u; g < G; ++g) s[g] = 0.0;
   if (VEC_K && K_DT == DT_F32) {
     v4_buf kb = v4_buf(pc.k);
     uint b = e >> 2;
-    for (uint i = 0u; i < (hd >> 2); ++i) {
+    [[unroll]] for (uint i = 0u; i < H4; ++i) {
+      if (i >= (hd >> 2)) break;
       vec4 kv = kb.d[b + i];
-      for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + i], kv);
+      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + i], kv);
     }
   } else if (VEC_K) {
     u4_buf kb = u4_buf(pc.k);
     uint b = e >> 3;
-    for (uint i = 0u; i < (hd >> 3); ++i) {
+    [[unroll]] for (uint i = 0u; i < HD_MAX / 8u; ++i) {
+      if (i >= (hd >> 3)) break;
       uvec4 w = kb.d[b + i];
       vec4 lo, hi;
       if (K_DT == DT_BF16) {
@@ -76,12 +79,12 @@ void k_scores(uint e, uint G, inout float s[G_MAX]) {
         lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
         hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
       }
-      for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + 2u * i], lo) + dot(qs[g * H4 + 2u * i + 1u], hi);
+      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + 2u * i], lo) + dot(qs[g * H4 + 2u * i + 1u], hi);
     }
   } else {
     for (uint d = 0u; d < hd; ++d) {
       float kx = load_elem(pc.k, e + d, K_DT);
-      for (uint g = 0u; g < G; ++g) s[g] += qs[g * H4 + (d >> 2)][d & 3u] * kx;
+      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += qs[g * H4 + (d >> 2)][d & 3u] * kx;
     }
   }
 }
@@ -93,7 +96,6 @@ void main() {
   uint kvh = wg_id % nkv, chunk = wg_id / nkv;
   uint tid = gl_LocalInvocationID.x;
   uint hd = pc.head_dim;
-  uint G = pc.n_heads / nkv;
   uint ldkv = nkv * hd;
   uint kv_off = kvh * hd;
   const float NEG_INF = uintBitsToFloat(0xff800000u);
@@ -124,7 +126,7 @@ void main() {
   }
 
   f32_buf qb = f32_buf(pc.q);
-  for (uint i = tid; i < G_MAX * HD_MAX; i += WG) {
+  for (uint i = tid; i < G * HD_MAX; i += WG) {
     uint g = i / HD_MAX, d = i % HD_MAX;
     qs[g * H4 + (d >> 2)][d & 3u] = (g < G && d < hd) ? qb.d[(kvh * G + g) * hd + d] * pc.scale : 0.0;
   }
@@ -132,41 +134,48 @@ void main() {
 
   uint GS = gl_SubgroupSize, lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, nsg = gl_NumSubgroups;
   uint c0 = start + chunk * clen, c1 = min(c0 + clen, end);
-  float m[G_MAX], l[G_MAX];
-  float acc[G_MAX][DPL];
-  for (uint g = 0u; g < G_MAX; ++g) {
+  float m[G], l[G];
+  float acc[G][DPL];
+  [[unroll]] for (uint g = 0u; g < G; ++g) {
     m[g] = NEG_INF;
     l[g] = 0.0;
-    for (uint i = 0u; i < DPL; ++i) acc[g][i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] = 0.0;
   }
-  uint pbase = sg * GS * G_MAX;
+  uint pbase = sg * GS * G;
   for (uint j0 = c0 + sg * GS; j0 < c1; j0 += nsg * GS) {
     uint cnt = min(GS, c1 - j0);
-    float s[G_MAX];
-    if (lane < cnt) k_scores((j0 + lane) * ldkv + kv_off, G, s);
-    for (uint g = 0u; g < G; ++g) {
+    float s[G];
+    if (lane < cnt) k_scores((j0 + lane) * ldkv + kv_off, s);
+    [[unroll]] for (uint g = 0u; g < G; ++g) {
       float sv = lane < cnt ? s[g] : NEG_INF;
       float m_new = max(m[g], subgroupMax(sv));  // finite: the block has at least one key
       float alpha = exp(m[g] - m_new);
       float p = lane < cnt ? exp(sv - m_new) : 0.0;
       l[g] = l[g] * alpha + subgroupAdd(p);
       m[g] = m_new;
-      pj[pbase + lane * G_MAX + g] = p;
-      for (uint i = 0u; i < DPL; ++i) acc[g][i] *= alpha;
+      pj[pbase + lane * G + g] = p;
+      [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] *= alpha;
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+    // Four keys per step, their V loads in flight together; past the block's end p is 0 and the row is
+    // the block's last (a valid address, already in cache).
     uint e0 = j0 * ldkv + kv_off;
-    for (uint jj = 0u; jj < cnt; ++jj) {
-      uint e = e0 + jj * ldkv;
-      float vx[DPL];
-      for (uint i = 0u; i < DPL; ++i) {
-        uint d = lane + i * GS;
-        vx[i] = d < hd ? load_elem(pc.v, e + d, V_DT) : 0.0;
+    for (uint jj = 0u; jj < cnt; jj += 4u) {
+      float vx[4][DPL];
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        uint e = e0 + min(jj + k, cnt - 1u) * ldkv;
+        [[unroll]] for (uint i = 0u; i < DPL; ++i) {
+          uint d = lane + i * GS;
+          vx[k][i] = d < hd ? load_elem(pc.v, e + d, V_DT) : 0.0;
+        }
       }
-      for (uint g = 0u; g < G; ++g) {
-        float p = pj[pbase + jj * G_MAX + g];
-        for (uint i = 0u; i < DPL; ++i) acc[g][i] += p * vx[i];
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        bool live = jj + k < cnt;
+        [[unroll]] for (uint g = 0u; g < G; ++g) {
+          float p = live ? pj[pbase + (jj + k) * G + g] : 0.0;
+          [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] += p * vx[k][i];
+        }
       }
     }
     subgroupMemoryBarrierShared();
@@ -176,25 +185,25 @@ void main() {
   // Merge the subgroups: M = max m_s, L = sum l_s exp(m_s - M), acc = sum exp(m_s - M) acc_s, one
   // subgroup at a time into gacc (a subgroup that saw no key has l = 0 and adds nothing).
   if (lane == 0u)
-    for (uint g = 0u; g < G_MAX; ++g) {
-      sg_m[sg * G_MAX + g] = m[g];
-      sg_l[sg * G_MAX + g] = l[g];
+    [[unroll]] for (uint g = 0u; g < G; ++g) {
+      sg_m[sg * G + g] = m[g];
+      sg_l[sg * G + g] = l[g];
     }
   barrier();
-  float mstar[G_MAX], lsum[G_MAX];
-  for (uint g = 0u; g < G_MAX; ++g) {
+  float mstar[G], lsum[G];
+  [[unroll]] for (uint g = 0u; g < G; ++g) {
     mstar[g] = NEG_INF;
     lsum[g] = 0.0;
     for (uint s2 = 0u; s2 < nsg; ++s2)
-      if (sg_l[s2 * G_MAX + g] > 0.0) mstar[g] = max(mstar[g], sg_m[s2 * G_MAX + g]);
+      if (sg_l[s2 * G + g] > 0.0) mstar[g] = max(mstar[g], sg_m[s2 * G + g]);
     for (uint s2 = 0u; s2 < nsg; ++s2)
-      if (sg_l[s2 * G_MAX + g] > 0.0) lsum[g] += sg_l[s2 * G_MAX + g] * exp(sg_m[s2 * G_MAX + g] - mstar[g]);
+      if (sg_l[s2 * G + g] > 0.0) lsum[g] += sg_l[s2 * G + g] * exp(sg_m[s2 * G + g] - mstar[g]);
   }
   for (uint s2 = 0u; s2 < nsg; ++s2) {
     if (sg == s2)
-      for (uint g = 0u; g < G; ++g) {
+      [[unroll]] for (uint g = 0u; g < G; ++g) {
         float w = l[g] > 0.0 ? exp(m[g] - mstar[g]) : 0.0;
-        for (uint i = 0u; i < DPL; ++i) {
+        [[unroll]] for (uint i = 0u; i < DPL; ++i) {
           uint d = lane + i * GS;
           if (d < hd) gacc[g * HD_MAX + d] = (s2 == 0u ? 0.0 : gacc[g * HD_MAX + d]) + w * acc[g][i];
         }
@@ -243,17 +252,17 @@ void main() {
     float L = 0.0;
     for (uint c = 0u; c < n_active; ++c) {
       float w = exp(sc.d[mb + c] - M);
-      cw[c * G_MAX + tid] = w;
+      cw[c * G + tid] = w;
       L += sc.d[lb + c] * w;
     }
     float inv = L > 0.0 ? 1.0 / L : 0.0;
-    for (uint c = 0u; c < n_active; ++c) cw[c * G_MAX + tid] *= inv;
+    for (uint c = 0u; c < n_active; ++c) cw[c * G + tid] *= inv;
   }
   barrier();
   for (uint i = tid; i < G * hd; i += WG) {
     uint g = i / hd, d = i % hd;
     float a = 0.0;
-    for (uint c = 0u; c < n_active; ++c) a += cw[c * G_MAX + g] * sc.d[acc_base + ((kvh * MAX_CHUNKS + c) * G + g) * hd + d];
+    for (uint c = 0u; c < n_active; ++c) a += cw[c * G + g] * sc.d[acc_base + ((kvh * MAX_CHUNKS + c) * G + g) * hd + d];
     ob.d[(kvh * G + g) * hd + d] = a;
   }
 }
