@@ -11,7 +11,7 @@
 #include "octo/detail/reference_checks.hpp"
 #include "octo/ir/enums.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// kv_new [T, row] (f32), cache [S, row] of dtype `cache_dtype` as stored bytes (updated in place):
 /// cache[pos + t] = kv_new[t], encoded as octo::detail::quantize_row does (F16/BF16 round to nearest
@@ -37,4 +37,4 @@ inline void kv_append(std::span<const float> kv_new, std::span<std::byte> cache,
                                static_cast<std::int64_t>(r));
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics
