@@ -28,7 +28,9 @@ inline void kv_append(std::span<const float> kv_new, std::span<std::byte> cache,
   detail::require(cache_dtype != ir::dtype::q8_0 || r % 32 == 0, op,
                   detail::message("a Q8_0 cache needs its row length (", r, ") to be a multiple of 32"));
   const auto row_bytes = static_cast<std::size_t>(ir::nbytes(cache_dtype, static_cast<std::int64_t>(r)));
-  const auto S = detail::exact_rows(cache.size(), row_bytes, op, "cache");
+  detail::require(cache.size() % row_bytes == 0, op,
+                  detail::message("the cache's ", cache.size(), " bytes are not whole rows of ", row_bytes, " bytes"));
+  const std::size_t S = cache.size() / row_bytes;
   detail::require(pos >= 0 && static_cast<std::uint64_t>(pos) + T <= S, op,
                   detail::message("writing ", T, " rows at pos ", pos, " overflows the cache's ", S, " positions"));
   for (std::size_t t = 0; t < T; ++t)
