@@ -21,6 +21,7 @@
 #include "common/octo.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer scratch_f32 { float d[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer scratch_u32 { uint d[]; };
@@ -31,6 +32,10 @@ layout(constant_id = 4) const uint V_DT = 0;
 layout(constant_id = 5) const bool VEC_K = false;    // K rows load as 16-byte units (F32/F16/BF16)
 layout(constant_id = 6) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads)
 layout(constant_id = 7) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most
+// V rows load as 16-byte units (F32/F16/BF16, aligned, head_dim / dims-per-unit a power of two <= the
+// subgroup): a lane takes one unit of every (GSIZE / units)-th key, so one load instruction of the
+// subgroup reads several whole rows; the lanes holding the same unit sum up at the end (shuffles).
+layout(constant_id = 8) const bool VEC_V = false;
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals, scratch;
@@ -41,6 +46,8 @@ layout(push_constant) uniform params {
 const uint WG = gl_WorkGroupSize.x;
 const uint H4 = HD_MAX / 4u;
 const uint DPL = HD_MAX / LANES_MIN;  // output dims per lane (strided by the subgroup size)
+const uint EPL = V_DT == DT_F32 ? 4u : 8u;  // VEC_V: dims per 16-byte unit
+const uint AW = VEC_V ? EPL : DPL;          // accumulators per lane and query head
 const uint NSG = WG / LANES_MIN;
 
 shared vec4 qs[G * H4];          // the group's query rows, pre-scaled, zero past head_dim
@@ -135,11 +142,13 @@ void main() {
   uint GS = gl_SubgroupSize, lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, nsg = gl_NumSubgroups;
   uint c0 = start + chunk * clen, c1 = min(c0 + clen, end);
   float m[G], l[G];
-  float acc[G][DPL];
+  float acc[G][AW];
+  // VEC_V: lane = kp * U + u holds unit u (dims u * EPL ..) of keys kp, kp + KP, ...; else dims lane + i * GS.
+  uint U = hd / EPL, KP = VEC_V ? GS / U : 1u, kp = VEC_V ? lane / U : 0u, u = VEC_V ? lane % U : 0u;
   [[unroll]] for (uint g = 0u; g < G; ++g) {
     m[g] = NEG_INF;
     l[g] = 0.0;
-    [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] = 0.0;
   }
   uint pbase = sg * GS * G;
   for (uint j0 = c0 + sg * GS; j0 < c1; j0 += nsg * GS) {
@@ -154,18 +163,52 @@ void main() {
       l[g] = l[g] * alpha + subgroupAdd(p);
       m[g] = m_new;
       pj[pbase + lane * G + g] = p;
-      [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] *= alpha;
+      [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] *= alpha;
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+    uint e0 = j0 * ldkv + kv_off;
+    if (VEC_V) {
+      // Four of the lane's keys per step, their 16-byte loads in flight together; past the block's end p
+      // is 0 and the row is the block's last (a valid address, already in cache).
+      for (uint jj = kp; jj < cnt; jj += 4u * KP) {
+        float vx[4][EPL];
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+          uint e = e0 + min(jj + k * KP, cnt - 1u) * ldkv + u * EPL;
+          if (V_DT == DT_F32) {
+            vec4 w = v4_buf(pc.v).d[e >> 2];
+            [[unroll]] for (uint c = 0u; c < EPL; ++c) vx[k][c] = w[c & 3u];
+          } else {
+            uvec4 w = u4_buf(pc.v).d[e >> 3];
+            [[unroll]] for (uint c = 0u; c < EPL; c += 2u) {
+              uint word = w[(c >> 1) & 3u];
+              vec2 f = V_DT == DT_BF16 ? vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u))
+                                       : unpackHalf2x16(word);
+              vx[k][c] = f.x;
+              vx[k][(c + 1u) % EPL] = f.y;
+            }
+          }
+        }
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+          uint r = jj + k * KP;
+          bool live = r < cnt;
+          [[unroll]] for (uint g = 0u; g < G; ++g) {
+            float p = live ? pj[pbase + r * G + g] : 0.0;
+            [[unroll]] for (uint c = 0u; c < AW; ++c) acc[g][c] += p * vx[k][c % EPL];
+          }
+        }
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // pj is rewritten by the next block
+      continue;
+    }
     // Four keys per step, their V loads in flight together; past the block's end p is 0 and the row is
     // the block's last (a valid address, already in cache).
-    uint e0 = j0 * ldkv + kv_off;
     for (uint jj = 0u; jj < cnt; jj += 4u) {
-      float vx[4][DPL];
+      float vx[4][AW];
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         uint e = e0 + min(jj + k, cnt - 1u) * ldkv;
-        [[unroll]] for (uint i = 0u; i < DPL; ++i) {
+        [[unroll]] for (uint i = 0u; i < AW; ++i) {
           uint d = lane + i * GS;
           vx[k][i] = d < hd ? load_elem(pc.v, e + d, V_DT) : 0.0;
         }
@@ -174,13 +217,19 @@ void main() {
         bool live = jj + k < cnt;
         [[unroll]] for (uint g = 0u; g < G; ++g) {
           float p = live ? pj[pbase + (jj + k) * G + g] : 0.0;
-          [[unroll]] for (uint i = 0u; i < DPL; ++i) acc[g][i] += p * vx[k][i];
+          [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] += p * vx[k][i];
         }
       }
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();  // pj is rewritten by the next block
   }
+
+  // VEC_V: the lanes holding the same unit (lane % U) sum their keys' shares; lanes kp = 0 hold the sums.
+  if (VEC_V)
+    for (uint off = U; off < GS; off <<= 1)
+      [[unroll]] for (uint g = 0u; g < G; ++g)
+        [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] += subgroupShuffleXor(acc[g][i], off);
 
   // Merge the subgroups: M = max m_s, L = sum l_s exp(m_s - M), acc = sum exp(m_s - M) acc_s, one
   // subgroup at a time into gacc (a subgroup that saw no key has l = 0 and adds nothing).
@@ -203,9 +252,9 @@ void main() {
     if (sg == s2)
       [[unroll]] for (uint g = 0u; g < G; ++g) {
         float w = l[g] > 0.0 ? exp(m[g] - mstar[g]) : 0.0;
-        [[unroll]] for (uint i = 0u; i < DPL; ++i) {
-          uint d = lane + i * GS;
-          if (d < hd) gacc[g * HD_MAX + d] = (s2 == 0u ? 0.0 : gacc[g * HD_MAX + d]) + w * acc[g][i];
+        [[unroll]] for (uint i = 0u; i < AW; ++i) {
+          uint d = VEC_V ? u * EPL + i : lane + i * GS;
+          if (d < hd && kp == 0u) gacc[g * HD_MAX + d] = (s2 == 0u ? 0.0 : gacc[g * HD_MAX + d]) + w * acc[g][i];
         }
       }
     barrier();

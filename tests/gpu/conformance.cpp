@@ -787,11 +787,14 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
       {12, 2, 128, 300},  // 1.5B: GQA 6
       {4, 4, 80, 200},    // GQA 1, head_dim 80 (not a multiple of the subgroup)
       {7, 1, 128, 700},   // one KV head, GQA 7
+      {8, 2, 32, 300},    // short rows: several keys per 16-byte V load instruction (lanes summed by shuffles)
+      {6, 3, 16, 150},    // head_dim 16 (a row of 48: no Q8_0)
   };
   std::mt19937_64 rng(seed() ^ 0x5eedull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   for (const auto& s : shapes)
-    for (dtype kd : {dtype::f32, dtype::f16, dtype::q8_0}) {
+    for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
+      if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
       CAPTURE(s.heads);
       CAPTURE(s.kv_heads);
       CAPTURE(s.hd);

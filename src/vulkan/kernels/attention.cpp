@@ -68,9 +68,14 @@ kernel_launch plan_attention(const task_context& c) {
     if (shared <= c.device.max_shared_memory && wg >= lanes_sg) {
       const std::uint64_t scratch_floats =
           nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
+      // V as 16-byte units: head_dim / (dims per unit) lanes per key row, a power of two <= the subgroup.
+      const std::uint32_t v_units = hd / (v.dtype() == ir::dtype::f32 ? 4 : 8);
+      const bool vec_v_rows = vec_v && c.device.subgroup_shuffle && (v.dtype() == ir::dtype::f32 || hd % 8 == 0) &&
+                              std::has_single_bit(v_units) && v_units <= lanes_sg;
       kernel_launch l;
       l.shader = "attention_decode";
-      l.spec_constants = {wg, dhd_max, lanes_sg, dt_code(k), dt_code(v), vec_k ? 1u : 0u, group, max_chunks};
+      l.spec_constants = {wg,         dhd_max, lanes_sg, dt_code(k), dt_code(v), vec_k ? 1u : 0u, group,
+                          max_chunks, vec_v_rows ? 1u : 0u};
       l.groups = grid(std::uint64_t{nkv} * max_chunks);
       l.scratch_bytes = 4 * scratch_floats;
       l.push_constants = push_builder{}
