@@ -52,17 +52,21 @@ kernel_launch plan_attention(const task_context& c) {
   // whole GQA group, so K/V are read once per step; the chunks merge in the same dispatch through the
   // task's scratch (partials and one arrival counter per KV head). Up to kDecodeWorkgroups workgroups
   // over all KV heads (at most 64 chunks a head: the last workgroup's merge reads them all), at least
-  // 64 keys a chunk; OCTO_ATTENTION_CHUNKS=<n> overrides the chunk cap (tuning on a device).
+  // 64 keys a chunk, kSubgroups subgroups a workgroup (many loads in flight per SM). For tuning on a
+  // device, OCTO_ATTENTION_CHUNKS=<n> overrides the chunk cap and OCTO_ATTENTION_SUBGROUPS=<n> the
+  // subgroups per workgroup.
   const std::uint32_t group = nh / nkv;
   const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
   if (sg && partial == 0 && T == 1 && group <= 16 && std::has_single_bit(lanes_sg) && lanes_sg <= 128) {
-    constexpr std::uint32_t kDecodeWorkgroups = 128, kMinChunk = 64, kSubgroups = 4;
-    std::uint32_t max_chunks = std::clamp<std::uint32_t>(kDecodeWorkgroups / nkv, 1, 64);
+    constexpr std::uint32_t kDecodeWorkgroups = 128, kMinChunk = 64;
+    std::uint32_t max_chunks = std::clamp<std::uint32_t>(kDecodeWorkgroups / nkv, 1, 64), subgroups = 8;
     if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)
       max_chunks = static_cast<std::uint32_t>(std::min(std::atoi(e), 1024));
+    if (const char* e = std::getenv("OCTO_ATTENTION_SUBGROUPS"); e && std::atoi(e) > 0)
+      subgroups = std::bit_floor(static_cast<std::uint32_t>(std::min(std::atoi(e), 32)));
     const std::uint32_t hd_pad = std::max<std::uint32_t>(32, lanes_sg);
     const std::uint32_t dhd_max = (hd + hd_pad - 1) / hd_pad * hd_pad;
-    const std::uint32_t wg = std::min(kSubgroups * lanes_sg, std::bit_floor(std::max<std::uint32_t>(c.device.max_workgroup_size_x, lanes_sg)));
+    const std::uint32_t wg = std::min(subgroups * lanes_sg, std::bit_floor(std::max<std::uint32_t>(c.device.max_workgroup_size_x, lanes_sg)));
     const std::uint64_t shared = 4ull * (2ull * group * dhd_max + std::uint64_t{wg} * group + 2ull * (wg / lanes_sg) * group +
                                          std::uint64_t{max_chunks} * group) + 64;
     if (shared <= c.device.max_shared_memory && wg >= lanes_sg) {
