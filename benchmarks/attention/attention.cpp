@@ -98,7 +98,7 @@ std::vector<std::byte> make_cache(ir::dtype kv, std::int64_t rows, std::int64_t 
 constexpr const char* usage =
     "usage: bench_attention [--quick] [--shapes HxKVxD,...] [--ctx N,...] [--kv-types t,...] [--passes P]\n"
     "                       [--bandwidth-gbs X] [--chain-mib M]\n"
-    "  --quick            a 256-token context, few passes (a smoke test for lavapipe)\n"
+    "  --quick            one shape (14x2x64), a 256-token context, few passes (a smoke test for lavapipe)\n"
     "  --shapes           query heads x KV heads x head_dim (default 14x2x64,12x2x128,28x4x128: Qwen2.5\n"
     "                     0.5B, 1.5B, 7B)\n"
     "  --ctx              visible keys per step (default 1024,32768)\n"
@@ -110,7 +110,7 @@ constexpr const char* usage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, shapes_given = false;
   int passes = -1, failed = 0;
   double bound_gbs = 3071.0, chain_mib = 512.0;
   std::string shapes_arg = "14x2x64,12x2x128,28x4x128", ctx_arg, types_arg = "f16,q8_0,f32";
@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
         quick = true;
       } else if (a == "--shapes") {
         shapes_arg = value();
+        shapes_given = true;
       } else if (a == "--ctx") {
         ctx_arg = value();
       } else if (a == "--kv-types") {
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
     }
     if (passes < 0) passes = quick ? 2 : 20;
     if (ctx_arg.empty()) ctx_arg = quick ? "256" : "1024,32768";
+    if (quick && !shapes_given) shapes_arg = "14x2x64";
     if (quick) chain_mib = 1;
     std::vector<shape> shapes;
     for (const auto& s : split(shapes_arg)) {
