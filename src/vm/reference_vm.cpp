@@ -314,7 +314,7 @@ void reference_vm::execute(const ir::task& t) {
   // Outputs start from the buffer's current contents: tiles and KV_APPEND write only part of them.
   std::vector<float> out_scratch;
   std::vector<float> out;
-  if (!t.outputs.empty()) {
+  if (!t.outputs.empty() && t.op != ir::opcode::kv_append) {  // KV_APPEND writes the stored bytes itself
     auto v = view_f32(t.outputs[0], out_scratch);
     out.assign(v.begin(), v.end());
   }
