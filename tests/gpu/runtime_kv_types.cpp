@@ -3,7 +3,8 @@
 // GGUF weights so only the cache differs) against transformers' float64 logits and against the same
 // engine with an F32 cache; greedy ids of stories260K (its 257 golden ids from BOS) and tiny-qwen (the
 // 50 held-out sums of reference.json) per cache type. The bounds are the measured errors with a margin:
-// a kernel or rounding change that makes a cache type less accurate fails here.
+// a kernel or rounding change that makes a cache type less accurate fails here. Also: the default
+// context (engine_options::ctx 0) from the device memory budget.
 #include <doctest/doctest.h>
 
 #include "../support/test_data.hpp"
@@ -158,4 +159,37 @@ TEST_CASE("KV cache types: Q8_0 where a cache row is whole blocks, a clear refus
                        octo::error);
   CHECK_THROWS_WITH_AS(runtime::parse_kv_type("q4_0"),
                        "octo: --kv-type: unknown KV cache type 'q4_0' (f32, f16 or q8_0)", octo::error);
+}
+
+TEST_CASE("Default context: the model's trained context where memory allows, else the most the budget holds") {
+  const auto open = [](std::uint64_t budget, std::vector<std::string>& said) {
+    runtime::engine_options o = opts(ir::dtype::f16, 0, 64);
+    o.vulkan.memory_budget = budget;
+    o.progress = [&said](std::string_view line) { said.emplace_back(line); };
+    return std::make_unique<runtime::engine>(test::stories260k_gguf(), o);
+  };
+  const auto mentions = [](const std::vector<std::string>& said, const std::string& what) {
+    return std::any_of(said.begin(), said.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  };
+  std::vector<std::string> said;
+  const auto roomy = open(0, said);  // the device's own budget: far more than stories260K needs
+  const std::int64_t trained = roomy->model().config().trained_ctx;
+  REQUIRE(trained > 256);
+  CHECK(roomy->context() == trained);
+  CHECK(mentions(said, "context: " + std::to_string(trained) + " tokens (F16 KV cache"));
+  CHECK(mentions(said, "the model's trained context"));
+  // A budget whose KV room is a quarter of the trained context's cache and half of 256 positions more:
+  // the context is rounded down to whole 256s.
+  said.clear();
+  const std::uint64_t per_position = 2 * 2 * std::uint64_t(roomy->model().config().layers * roomy->model().config().kv_heads *
+                                                          roomy->model().config().head_dim);
+  const std::uint64_t others = roomy->plan().total_bytes - per_position * std::uint64_t(trained);
+  const std::uint64_t budget = (others + per_position * std::uint64_t(trained / 4 + 128)) * 8 / 7 + 8;  // usable: 7/8
+  const auto tight = open(budget, said);
+  MESSAGE("budget " << budget << ": context " << tight->context());
+  CHECK(tight->context() == trained / 4);
+  CHECK(mentions(said, "the most the device memory budget"));
+  const auto prompt = tight->model().tokenizer().encode("Once upon a time", true);
+  runtime::sampling_params greedy;
+  CHECK(tight->generate(prompt, 8, greedy).size() == 8);
 }
