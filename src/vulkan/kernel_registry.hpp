@@ -103,8 +103,14 @@ struct kernel_launch {
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.
 using kernel_planner = kernel_launch (*)(const task_context&);
 
-/// The planner for `op`, or nullptr when no kernel exists yet (the VM then refuses the program with a
-/// clear error naming the opcode).
-kernel_planner find_planner(ir::opcode op);
+/// One opcode's row of the Vulkan column (src/vulkan/kernels/registry.cpp): its planner, or none and why.
+struct kernel_row {
+  ir::opcode op;
+  kernel_planner planner = nullptr;  // null: no kernel; the VM refuses a task of this opcode with `no_kernel`
+  std::string_view no_kernel;
+};
+
+/// The row of `op`; throws octo::error for a code outside the IR.
+const kernel_row& kernel_for(ir::opcode op);
 
 }  // namespace octo::vm::vulkan

@@ -89,8 +89,9 @@ void vulkan_vm::impl::record(program_state& ps) {
         std::string who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
         if (n_inst > 1) who = "instance " + std::to_string(i) + " " + who;
         if (t.op == ir::opcode::nop) continue;
-        const kernel_planner planner = find_planner(t.op);
-        if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
+        const kernel_row& kernel = kernel_for(t.op);
+        if (!kernel.planner) throw octo::error("octo: " + who + ": no Vulkan kernel: " + std::string(kernel.no_kernel));
+        const kernel_planner planner = kernel.planner;
         task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
         const kernel_launch launch = planner(ctx);
         if (profiling && !launch.shader.empty()) {

@@ -119,7 +119,6 @@ inline std::uint32_t workgroup_size(const device_facts& d, std::uint32_t want) {
 }
 
 // Planners, one per opcode family (src/vulkan/kernels/<family>.cpp).
-kernel_launch plan_nop(const task_context&);
 kernel_launch plan_gemv(const task_context&);  // GEMV_TILE and GEMM_TILE
 
 /// A GEMV_TILE / GEMM_TILE task as plan_gemv validated it, for the tiled many-rows planner.
