@@ -35,7 +35,8 @@ struct gemm_module {
 };
 #define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt, "gemm_coopf_" #dt}
 constexpr gemm_module gemm_modules[] = {
-    OCTO_GEMM_ROW(f32),  OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
+    {ir::dtype::f32, "gemm_f32", "gemm_reg_f32", {}, {}},  // no tensor-core module: see can_coop
+    OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
     OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
     OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k),
 };
