@@ -6,8 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
-#include <utility>
 #include <string_view>
+#include <utility>
 
 #include "octo/ir/enums.hpp"
 #include "octo/ir/param_fields.hpp"
