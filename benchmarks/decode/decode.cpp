@@ -35,6 +35,9 @@ constexpr const char* usage =
     "  --device NAME        Vulkan device index or name substring\n"
     "  --precision P        fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
     "                       accurate (f32 arithmetic; docs/precision.md)\n"
+    "  --in-flight N        greedy steps kept submitted ahead of the host, the next token fed on the\n"
+    "                       device (default: the engine's, 4)\n"
+    "  --host-loop          each token read back and written as the next step's input (--in-flight 0)\n"
     "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
     "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
 
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
   double bound_gbs = 3071.0;
   bool profile = false;
   std::string precision = "fast";
+  std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -115,6 +119,10 @@ int main(int argc, char** argv) {
         label = value();
       } else if (a == "--device") {
         device = value();
+      } else if (a == "--in-flight") {
+        in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(positive(a, value()), 256));
+      } else if (a == "--host-loop") {
+        in_flight = 0;
       } else if (a == "--profile") {
         profile = true;
       } else if (a == "--precision") {
@@ -134,6 +142,7 @@ int main(int argc, char** argv) {
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
     eo.vulkan.profile = profile;
+    eo.decode_in_flight = in_flight;
     eo.vulkan.precision = precision == "accurate" ? octo::vm::matmul_precision::accurate : octo::vm::matmul_precision::fast;
     octo::runtime::engine e(model, eo);
     const auto& m = e.model();
@@ -156,6 +165,8 @@ int main(int argc, char** argv) {
     const auto keep_going = [](std::int32_t) { return true; };  // random weights: ignore end-of-generation
     double best_prefill_ms = 0, best_decode_ms = 0;
     std::int64_t decoded = 0;
+    std::uint32_t most_in_flight = 0;
+    bool loop_on_device = false;
     for (std::int64_t r = 0; r <= repeat; ++r) {  // run 0 warms pipelines and clocks
       e.reset();
       e.generate(prompt, decode_tokens, greedy, keep_going);
@@ -164,6 +175,8 @@ int main(int argc, char** argv) {
       if (best_prefill_ms == 0 || t.prefill_ms < best_prefill_ms) best_prefill_ms = t.prefill_ms;
       if (best_decode_ms == 0 || t.decode_ms < best_decode_ms) best_decode_ms = t.decode_ms;
       decoded = t.decode_tokens;
+      most_in_flight = t.most_in_flight;
+      loop_on_device = t.token_loop_on_device;
     }
     const double prefill_tps = double(prompt_tokens) * 1000.0 / best_prefill_ms;
     const double ms_per_token = decoded > 0 ? best_decode_ms / double(decoded) : 0.0;
@@ -195,6 +208,8 @@ int main(int argc, char** argv) {
                      {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
                      {"task_dispatches", s.task_dispatches},
                      {"barriers", s.barriers},
+                     {"token_loop", loop_on_device ? "device" : "host"},
+                     {"in_flight", most_in_flight},
                      {"precision", precision}});
     if (profile) {
       // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.

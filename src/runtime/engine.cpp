@@ -157,6 +157,8 @@ struct engine::impl {
 
     // prefill programs are added for the first prompt (the plan counts them)
     decode_set = add_set(1, whole ? whole_decode : decode_programs);
+    // The token loop's tail is recorded (and its pipeline built) here, outside any timed pass.
+    if (whole && options.decode_in_flight > 0) vm->enable_token_loop(decode_set->head(), options.decode_in_flight);
     if (options.prefill_chunk == 0 && !may_stream && options.vm == backend::vulkan) chunk = auto_chunk();
     say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
         " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
@@ -607,7 +609,6 @@ struct engine::impl {
       }
     };
     try {
-      vm->enable_token_loop(prog, depth);  // recorded the first time only
       const std::int32_t pos_id = static_cast<std::int32_t>(pos);
       vm->write_bytes(prog, "tokens", std::as_bytes(std::span<const std::int32_t>(&first, 1)));
       vm->write_bytes(prog, "pos", std::as_bytes(std::span<const std::int32_t>(&pos_id, 1)));
@@ -738,6 +739,7 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
   std::int32_t next = smp.sample(logits, history);
   const auto t1 = clock_type::now();
   if (greedy && impl_->whole && impl_->options.decode_in_flight > 0) {
+    last.token_loop_on_device = true;
     impl_->greedy_on_device(next, n, on_token, out);
     last.decode_ms = ms_since_t(t1);
     return out;

@@ -132,6 +132,7 @@ class engine {
     /// Most decode steps that were submitted and not yet read at once: engine_options::decode_in_flight
     /// (or fewer, near the end) with the token loop on the device, 1 with the host loop, 0 if none ran.
     std::uint32_t most_in_flight = 0;
+    bool token_loop_on_device = false;  // the greedy token loop ran on the device (decode_in_flight)
   };
   const timing& last_timing() const;
   /// Streaming counters since construction or the last reset_stats().
