@@ -32,6 +32,9 @@ void vulkan_vm::impl::enable_token_loop(program_id id, std::uint32_t ring_slots)
   if (ring_slots == 0) throw octo::error("octo: vulkan_vm::enable_token_loop: the ring needs at least one slot");
   if (ps.loop) {
     if (ps.loop->ring_slots == ring_slots) return;
+    if (!ps.loop->unread.empty())
+      throw octo::error("octo: vulkan_vm::enable_token_loop: program " + std::to_string(id) + " has " +
+                        std::to_string(ps.loop->unread.size()) + " unread token-loop steps (read them first)");
     finish_pending();  // the ring is about to be freed
     memory->free(ps.loop->ring);
     ps.loop.reset();

@@ -127,6 +127,7 @@ TEST_CASE("token loop, Vulkan VM: steps chained on the device equal host-fed exe
   std::vector<std::uint64_t> values;
   for (int i = 0; i < 3; ++i) values.push_back(vm.submit_token_step(prog));
   CHECK_THROWS_WITH_AS(vm.submit_token_step(prog), doctest::Contains("steps unread"), octo::error);
+  CHECK_THROWS_WITH_AS(vm.enable_token_loop(prog, 5), doctest::Contains("unread token-loop steps"), octo::error);
   CHECK_THROWS_WITH_AS(vm.token_step_result(prog, values[1]), doctest::Contains("not the oldest unread"), octo::error);
   std::vector<std::int32_t> device;
   for (std::size_t i = 0; device.size() < 10; ++i) {

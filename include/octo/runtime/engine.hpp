@@ -70,7 +70,8 @@ struct streaming_stats {
 /// One model on one VM. The residency plan decides the segments: when every layer is resident (no
 /// budget, or the whole model's buffers fit it) the
 /// model is one program (the decode program, T = 1 with a GPU argmax, recorded once; each decode step
-/// writes the token and its position and submits once) and the prefill program for T prompt tokens is a
+/// submits once: greedy steps chain on the device, several in flight (engine_options::decode_in_flight),
+/// other steps are written the token and its position by the host) and the prefill program for T prompt tokens is a
 /// second one sharing the weights and the KV caches by name. Otherwise the model is a chain of programs
 /// (embedding, one per layer, head) whose streamed layers flow through an N-deep ring of device slots,
 /// read ahead by a reader thread and uploaded on the transfer queue; logits and tokens are bit-identical
