@@ -50,18 +50,10 @@ void vulkan_vm::impl::enable_token_loop(program_id id, std::uint32_t ring_slots)
     vk::raii::CommandBuffers cbs(dev->logical(), vk::CommandBufferAllocateInfo(*pool, vk::CommandBufferLevel::ePrimary, 1));
     loop->tail = std::move(cbs[0]);
     auto& cb = loop->tail;
-    kernel_launch l;
-    l.shader = "vm_token_loop";
-    l.groups = {1, 1, 1};
-    l.push_constants = push_builder()
-                           .addr(next.address)
-                           .addr(tokens.address)
-                           .addr(pos.address)
-                           .addr(globals.address)
-                           .addr(loop->ring.address)
-                           .u32(ring_slots)
-                           .take();
-    l.push_constants.resize((l.push_constants.size() + 3) / 4 * 4, std::byte{0});
+    kernel_launch l = plan_vm_token_loop(next.address, tokens.address, pos.address, globals.address,
+                                         loop->ring.address, ring_slots);
+    auto& pc = l.push_constants.bytes;
+    pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
     cb.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eSimultaneousUse));
     // The step's kernels (the argmax's write; every read of tokens, pos and globals) -> the tail. The
     // program's own command buffer ends with a barrier toward host and transfer only.
@@ -70,7 +62,7 @@ void vulkan_vm::impl::enable_token_loop(program_id id, std::uint32_t ring_slots)
     cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eComputeShader, {}, before,
                        {}, {});
     cb.bindPipeline(vk::PipelineBindPoint::eCompute, pipes->get(l.shader, l.spec_constants));
-    cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, l.push_constants);
+    cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
     cb.dispatch(1, 1, 1);
     // The tail's writes -> the host's read of the ring, and the next step's kernels (whose command buffer
     // also begins with a barrier from compute writes).
