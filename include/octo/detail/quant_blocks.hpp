@@ -589,24 +589,25 @@ float iq4_search_step(const float* x, Store store, std::uint8_t* q) {
   float best = store(0.0f);
   double best_err = iq4_run_error(x, best, q);
   if (m == 0.0f || !(m == m)) return best;
+  const auto consider = [&](float dl, double err) {
+    if (err < best_err) {
+      best_err = err;
+      best = dl;
+      std::memcpy(q, cand, 32);
+    }
+  };
   for (const float anchor : {-127.0f, -104.0f, 113.0f, 89.0f}) {
     for (const float shrink : {1.0f, 0.9f}) {
       const float trial = store(m / anchor * shrink);
       if (trial == 0.0f) continue;
-      iq4_run_error(x, trial, cand);
-      double xt = 0.0, tt = 0.0;  // least-squares step for these indices
+      consider(trial, iq4_run_error(x, trial, cand));
+      double xt = 0.0, tt = 0.0;  // least-squares step for these indices (tt > 0: no entry is 0)
       for (int j = 0; j < 32; ++j) {
         xt += double(x[j]) * iq4_table[cand[j]];
         tt += double(iq4_table[cand[j]]) * iq4_table[cand[j]];
       }
-      for (const float dl : {trial, store(float(xt / tt))}) {
-        const double err = iq4_run_error(x, dl, cand);
-        if (err < best_err) {
-          best_err = err;
-          best = dl;
-          std::memcpy(q, cand, 32);
-        }
-      }
+      const float refined = store(float(xt / tt));
+      if (refined != trial && refined != 0.0f) consider(refined, iq4_run_error(x, refined, cand));
     }
   }
   return best;
