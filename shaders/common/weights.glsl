@@ -327,11 +327,14 @@ float welem_q5_k(uvec2 addr, uint row_byte, uint k) {
 // constant-bank array serialises on divergent indices), the table is a degree-4 polynomial in the index
 // that is within 0.48 of every entry (least squares; checked in float32 with and without fused
 // multiply-add), rounded to the nearest integer by adding and subtracting 1.5 * 2^23: all full-rate
-// arithmetic, exact for indices 0..15. ----
+// arithmetic, exact for indices 0..15. `precise` keeps compilers from folding (p + c) - c back to p
+// (Mesa does, for ops not marked exact). ----
 vec4 iq4_values(vec4 n) {
   vec4 p = fma(fma(fma(fma(vec4(0.0013247202150523663), n, vec4(0.04121682420372963)), n, vec4(-1.5001835823059082)), n,
                    vec4(24.74324607849121)), n, vec4(-127.0436019897461));
-  return (p + 12582912.0) - 12582912.0;
+  precise vec4 r = p + 12582912.0;
+  precise vec4 t = r - 12582912.0;
+  return t;
 }
 float iq4_value(uint n) { return iq4_values(vec4(float(n))).x; }
 
