@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -557,24 +558,31 @@ inline void quant_block_q6_k(const float* x, std::uint8_t* b) {
 // indices it chose (d = sum x*t / sum t*t). The candidate with the smallest squared error after rounding
 // to what the format stores (f16, or IQ4_XS's 6-bit sub-block scale) wins.
 
-/// Index of the table entry nearest to v (ties to the lower entry).
-inline int iq4_nearest(float v) {
-  int lo = 0, hi = 15;
-  while (hi - lo > 1) {  // the table is increasing: bisect on it, then pick the closer neighbour
-    const int mid = (lo + hi) / 2;
-    if (v < float(iq4_table[mid])) hi = mid;
-    else lo = mid;
+/// The nearest table entry's index for v in [-128, 128) by half-unit buckets: every midpoint between
+/// neighbouring entries (-115.5, -93.5, -74, ...) is a multiple of 0.5, so all of a bucket [b/2 - 128,
+/// b/2 - 127.5) lies on one side of each of them (a value exactly on a midpoint goes up). A lookup instead
+/// of a search keeps the quantizer's inner loop short and branch-free: it runs a dozen times per run.
+inline constexpr auto iq4_bucket_index = [] {
+  std::array<std::uint8_t, 512> lut{};
+  for (int b = 0; b < 512; ++b) {
+    const int v2 = b - 256;  // twice the bucket's lower end
+    int n = 0;
+    for (int k = 0; k < 15; ++k) n += v2 >= iq4_table[k] + iq4_table[k + 1] ? 1 : 0;  // v >= midpoint k
+    lut[std::size_t(b)] = std::uint8_t(n);
   }
-  return std::fabs(v - float(iq4_table[lo])) <= std::fabs(v - float(iq4_table[hi])) ? lo : hi;
-}
+  return lut;
+}();
 
 /// Squared error of 32 values against step `dl`, with the nearest indices written to `q`.
-inline double iq4_run_error(const float* x, float dl, std::uint8_t* q) {
-  double err = 0.0;
+inline float iq4_run_error(const float* x, float dl, std::uint8_t* q) {
   const float inv = dl != 0.0f ? 1.0f / dl : 0.0f;
+  float err = 0.0f;
   for (int j = 0; j < 32; ++j) {
-    q[j] = std::uint8_t(iq4_nearest(x[j] * inv));
-    const double e = double(x[j]) - double(dl) * iq4_table[q[j]];
+    float b = (x[j] * inv + 128.0f) * 2.0f;
+    b = b > 0.0f ? b : 0.0f;  // NaN too: bucket 0 (plain compares, not fmax/fmin: those are libm calls)
+    b = b < 511.0f ? b : 511.0f;
+    q[j] = iq4_bucket_index[static_cast<unsigned>(static_cast<int>(b))];
+    const float e = x[j] - dl * float(iq4_table[q[j]]);
     err += e * e;
   }
   return err;
@@ -587,9 +595,9 @@ float iq4_search_step(const float* x, Store store, std::uint8_t* q) {
   const float m = qb_signed_absmax(x, 32);
   std::uint8_t cand[32];
   float best = store(0.0f);
-  double best_err = iq4_run_error(x, best, q);
+  float best_err = iq4_run_error(x, best, q);
   if (m == 0.0f || !(m == m)) return best;
-  const auto consider = [&](float dl, double err) {
+  const auto consider = [&](float dl, float err) {
     if (err < best_err) {
       best_err = err;
       best = dl;
@@ -601,12 +609,13 @@ float iq4_search_step(const float* x, Store store, std::uint8_t* q) {
       const float trial = store(m / anchor * shrink);
       if (trial == 0.0f) continue;
       consider(trial, iq4_run_error(x, trial, cand));
-      double xt = 0.0, tt = 0.0;  // least-squares step for these indices (tt > 0: no entry is 0)
+      float xt = 0.0f, tt = 0.0f;  // least-squares step for these indices (tt > 0: no entry is 0)
       for (int j = 0; j < 32; ++j) {
-        xt += double(x[j]) * iq4_table[cand[j]];
-        tt += double(iq4_table[cand[j]]) * iq4_table[cand[j]];
+        const float t = float(iq4_table[cand[j]]);
+        xt += x[j] * t;
+        tt += t * t;
       }
-      const float refined = store(float(xt / tt));
+      const float refined = store(xt / tt);
       if (refined != trial && refined != 0.0f) consider(refined, iq4_run_error(x, refined, cand));
     }
   }
