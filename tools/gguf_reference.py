@@ -100,7 +100,8 @@ def dequantize(data, t, dims, off):
         out = f16(b[:, :2]) * b[:, 2:].view(np.int8).astype(np.float32)
     elif name == "Q4_K":  # d, dmin (f16), 12 bytes of 6-bit scales/mins for 8 sub-blocks, 128 bytes of nibbles
         b = raw.reshape(-1, 144)
-        d, dmin, s, qs = f16(b[:, 0:2]), f16(b[:, 2:4]), b[:, 4:16].astype(np.int32), b[:, 16:]
+        d, dmin = f16(b[:, 0:2])[:, :, None], f16(b[:, 2:4])[:, :, None]  # one per block, over 8 x 32 values
+        s, qs = b[:, 4:16].astype(np.int32), b[:, 16:]
         sc = np.empty((b.shape[0], 8), np.float32)
         mn = np.empty((b.shape[0], 8), np.float32)
         for j in range(8):

@@ -1,5 +1,5 @@
 // The CPU reference VM (include/octo/vm/reference_vm.hpp): storage, conversions, counter-driven firing,
-// and the dispatch from a task to its opcode's reference function in include/octo/ops/.
+// and the dispatch from a task to its opcode's reference function in include/octo/semantics/.
 
 #include "octo/vm/reference_vm.hpp"
 
@@ -17,30 +17,29 @@
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/validate.hpp"
-#include "octo/ops/add.hpp"
-#include "octo/ops/allreduce_shard.hpp"
-#include "octo/ops/attention_combine.hpp"
-#include "octo/ops/attention_tile.hpp"
-#include "octo/ops/copy.hpp"
-#include "octo/ops/dequant.hpp"
-#include "octo/ops/embed.hpp"
-#include "octo/ops/gelu.hpp"
-#include "octo/ops/gemm_tile.hpp"
-#include "octo/ops/gemv_tile.hpp"
-#include "octo/ops/kv_append.hpp"
-#include "octo/ops/layernorm.hpp"
-#include "octo/ops/mul.hpp"
-#include "octo/ops/nop.hpp"
-#include "octo/ops/rmsnorm.hpp"
-#include "octo/ops/rope.hpp"
-#include "octo/ops/sample_argmax.hpp"
-#include "octo/ops/silu_mul.hpp"
-#include "octo/ops/softmax.hpp"
+#include "octo/semantics/add.hpp"
+#include "octo/semantics/allreduce_shard.hpp"
+#include "octo/semantics/attention_combine.hpp"
+#include "octo/semantics/attention_tile.hpp"
+#include "octo/semantics/copy.hpp"
+#include "octo/semantics/dequant.hpp"
+#include "octo/semantics/embed.hpp"
+#include "octo/semantics/gelu.hpp"
+#include "octo/semantics/gemm_tile.hpp"
+#include "octo/semantics/gemv_tile.hpp"
+#include "octo/semantics/kv_append.hpp"
+#include "octo/semantics/layernorm.hpp"
+#include "octo/semantics/mul.hpp"
+#include "octo/semantics/nop.hpp"
+#include "octo/semantics/rmsnorm.hpp"
+#include "octo/semantics/rope.hpp"
+#include "octo/semantics/sample_argmax.hpp"
+#include "octo/semantics/silu_mul.hpp"
+#include "octo/semantics/softmax.hpp"
 
 namespace octo::vm {
 namespace {
 
-namespace ref = octo::ops::reference;
 using ir::param_key;
 
 std::string task_name(const ir::task& t) {
@@ -323,29 +322,29 @@ void reference_vm::execute(const ir::task& t) {
   auto last_extent = [](const ir::buffer& b) -> std::int64_t { return b.shape.empty() ? b.numel() : b.shape.back(); };
 
   switch (t.op) {
-    case ir::opcode::nop: ref::nop(); return;
-    case ir::opcode::copy: ref::copy(in(0), out); break;
+    case ir::opcode::nop: semantics::nop(); return;
+    case ir::opcode::copy: semantics::copy(in(0), out); break;
     case ir::opcode::embed: {
       const auto ids = read_i32(t.inputs.at(0));
-      ref::embed(ids, in(1), out, P.get(param_key::hidden));
+      semantics::embed(ids, in(1), out, P.get(param_key::hidden));
       break;
     }
     case ir::opcode::rmsnorm:
-      ref::rmsnorm(in(0), in(1), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)),
+      semantics::rmsnorm(in(0), in(1), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)),
                    P.get(param_key::m_off, 0));
       break;
     case ir::opcode::layernorm:
-      ref::layernorm(in(0), in(1), in(2), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)));
+      semantics::layernorm(in(0), in(1), in(2), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)));
       break;
     case ir::opcode::gemv_tile:
-      ref::gemv_tile(in(0), in(1), in(2), out, P.get(param_key::K), P.get(param_key::N_tile), P.get(param_key::n_off));
+      semantics::gemv_tile(in(0), in(1), in(2), out, P.get(param_key::K), P.get(param_key::N_tile), P.get(param_key::n_off));
       break;
     case ir::opcode::gemm_tile:
-      ref::gemm_tile(in(0), in(1), in(2), out, P.get(param_key::M_tile), P.get(param_key::K), P.get(param_key::N_tile),
+      semantics::gemm_tile(in(0), in(1), in(2), out, P.get(param_key::M_tile), P.get(param_key::K), P.get(param_key::N_tile),
                      P.get(param_key::n_off), P.get(param_key::m_off, 0));
       break;
     case ir::opcode::attention_tile: {
-      ref::attention_params ap;
+      semantics::attention_params ap;
       ap.head_dim = P.get(param_key::head_dim);
       ap.kv_start = P.get(param_key::kv_start);
       ap.kv_len = P.get(param_key::kv_len);
@@ -355,26 +354,26 @@ void reference_vm::execute(const ir::task& t) {
       ap.causal = P.get(param_key::causal, 0) != 0;
       ap.q_pos = P.get(param_key::q_pos, 0);
       ap.partial = P.get(param_key::partial, 0) != 0;
-      ref::attention_tile(in(0), in(1), in(2), out, ap);
+      semantics::attention_tile(in(0), in(1), in(2), out, ap);
       break;
     }
     case ir::opcode::rope: {
       const auto pos = read_i32(t.inputs.at(1));
       const auto hd = P.get(param_key::head_dim);
-      ref::rope(in(0), pos, out, hd, static_cast<float>(P.get_real(param_key::theta)), P.get(param_key::rope_style, 0),
+      semantics::rope(in(0), pos, out, hd, static_cast<float>(P.get_real(param_key::theta)), P.get(param_key::rope_style, 0),
                 P.get(param_key::n_rot, hd));
       break;
     }
-    case ir::opcode::silu_mul: ref::silu_mul(in(0), in(1), out); break;
-    case ir::opcode::gelu: ref::gelu(in(0), out); break;
-    case ir::opcode::add: ref::add(in(0), in(1), out); break;
+    case ir::opcode::silu_mul: semantics::silu_mul(in(0), in(1), out); break;
+    case ir::opcode::gelu: semantics::gelu(in(0), out); break;
+    case ir::opcode::add: semantics::add(in(0), in(1), out); break;
     case ir::opcode::mul:
       if (t.inputs.size() == 1) {
-        ref::mul(in(0), out, static_cast<float>(P.get_real(param_key::alpha, 1.0)));
+        semantics::mul(in(0), out, static_cast<float>(P.get_real(param_key::alpha, 1.0)));
       } else {
         if (P.has(param_key::alpha) && P.get_real(param_key::alpha) != 1.0)
           throw octo::error("MUL: alpha applies to the one-input form only (docs/opcodes.md)");
-        ref::mul(in(0), in(1), out);
+        semantics::mul(in(0), in(1), out);
       }
       break;
     case ir::opcode::dequant: {
@@ -385,16 +384,16 @@ void reference_vm::execute(const ir::task& t) {
                           q.name.str() + "' of dtype " + std::string(ir::name(q.dtype)));
       if (q.numel() != static_cast<std::int64_t>(out.size()))
         throw octo::error("DEQUANT: input and output element counts differ");
-      ref::dequant(storage_[static_cast<std::size_t>(q.id)], qdtype, in(1), in(2), out, P.get(param_key::group));
+      semantics::dequant(storage_[static_cast<std::size_t>(q.id)], qdtype, in(1), in(2), out, P.get(param_key::group));
       break;
     }
     case ir::opcode::softmax:
-      ref::softmax(in(0), out, P.get(param_key::dim, last_extent(in_buf(0))));
+      semantics::softmax(in(0), out, P.get(param_key::dim, last_extent(in_buf(0))));
       break;
     case ir::opcode::allreduce_shard: {
       std::vector<std::span<const float>> shards;
       for (std::size_t k = 0; k < t.inputs.size(); ++k) shards.push_back(in(k));
-      ref::allreduce_shard(shards, out);
+      semantics::allreduce_shard(shards, out);
       break;
     }
     case ir::opcode::kv_append: {
@@ -403,12 +402,12 @@ void reference_vm::execute(const ir::task& t) {
         throw octo::error("KV_APPEND: the output must be the cache buffer given as the second input");
       const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
       if (S <= 0) throw octo::error("KV_APPEND: cache '" + cache.name.str() + "' has no positions");
-      ref::kv_append(in(0), out, cache.numel() / S, P.get(param_key::pos));
+      semantics::kv_append(in(0), out, cache.numel() / S, P.get(param_key::pos));
       break;
     }
     case ir::opcode::sample_argmax: {
       std::vector<std::int32_t> ids(out.size());
-      ref::sample_argmax(in(0), ids, last_extent(in_buf(0)));
+      semantics::sample_argmax(in(0), ids, last_extent(in_buf(0)));
       store_i32(t.outputs.at(0), ids);
       return;
     }
@@ -424,7 +423,7 @@ void reference_vm::execute(const ir::task& t) {
                             p0.name.str() + "'");
         parts.push_back(in(k));
       }
-      ref::attention_combine(parts, out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
+      semantics::attention_combine(parts, out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
       break;
     }
     default:
