@@ -236,7 +236,7 @@ ir::dtype fit_row(ir::dtype t, std::int64_t cols) {
     case ir::dtype::q6_k: t = ir::dtype::q8_0; break;
     case ir::dtype::q2_k:
     case ir::dtype::q3_k:
-    case ir::dtype::iq4_xs: t = ir::dtype::iq4_nl; break;
+    case ir::dtype::iq4_xs: t = ir::dtype::iq4_nl; break;  // a 32-element block, as llama.cpp picks
     default: t = ir::dtype::f16; break;
   }
   return cols % ir::layout(t).block_elems == 0 ? t : ir::dtype::f16;
