@@ -925,6 +925,7 @@ void engine::impl::make_pipeline(const std::filesystem::path& path) {
     if (!link) p->local_links.push_back(std::make_unique<local_link>(p->exchange, int(s), int(n)));
   }
   plan = p->stages.front()->plan;
+  whole = false;  // no program of its own: the stages hold them
   pipe = std::move(p);
   say("pipeline: " + std::to_string(n) + " stages" + (link ? ", this process runs stage " + std::to_string(link->rank()) : "") +
       "; micro-batches of " + std::to_string(chunk) + " prompt tokens");
