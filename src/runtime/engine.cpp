@@ -2,6 +2,8 @@
 // resident, else embedding / one per layer / head), the generate loop, and the pipeline that keeps
 // streamed layers flowing: reader thread -> pinned staging (or the warm RAM tier) -> upload into a ring
 // slot (after the compute that last used the slot) -> the layer's submit (after its upload).
+// Split into pipeline stages (docs/multi-gpu.md), each stage is that machinery for its part of the
+// model, on a VM of its own, and the stages pass the residual stream as messages ("the pipeline", below).
 #include "octo/runtime/engine.hpp"
 
 #include <algorithm>

@@ -86,7 +86,9 @@ struct streaming_stats {
   double compute_wait_ms = 0.0;         // time the host waited for compute (end of a pass)
 };
 
-/// One model on one VM. The residency plan decides the segments: when every layer is resident (no
+/// One model on one VM, or split into pipeline stages on several (engine_options::devices / stages /
+/// split / link, docs/multi-gpu.md: each stage is what follows for its layers, with the same results).
+/// The residency plan decides the segments: when every layer is resident (no
 /// budget, or the whole model's buffers fit it) the
 /// model is one program (the decode program, T = 1 with a GPU argmax, recorded once; each decode step
 /// writes the token and its position and submits once) and the prefill program for T prompt tokens is a
