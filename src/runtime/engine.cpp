@@ -38,11 +38,13 @@ double ms_since(clock_type::time_point t0) {
 constexpr std::uint64_t buffer_alignment = 256;  // placements inside regions
 std::uint64_t align_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
 
-/// The programs of one pass length T: the whole model, or embedding, one per layer, head.
+/// The programs of one pass length T: the whole model (or pipeline stage's part) in one program, or a
+/// chain: embedding, one per layer, head (a stage's chain may be a single layer's program).
 struct program_set {
   std::int64_t T = 0;
   std::vector<std::uint32_t> programs;
-  bool whole() const { return programs.size() == 1; }
+  bool one_program = false;  // the whole part in one program, every layer resident
+  bool whole() const { return one_program; }
   std::uint32_t head() const { return programs.back(); }
 };
 
@@ -307,6 +309,7 @@ struct engine::impl {
   program_set add_set(std::int64_t T, const std::vector<ir::program>& progs) {
     program_set s;
     s.T = T;
+    s.one_program = whole;
     const std::size_t n = progs.size();
     for (std::size_t i = 0; i < n; ++i) {
       const auto& p = progs[i];

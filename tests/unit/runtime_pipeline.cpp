@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/runtime/decomposed.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/residency_plan.hpp>
 
@@ -98,6 +100,12 @@ TEST_CASE("a stage streaming its layers in a pipeline: still one stage's tokens"
   runtime::engine e(stories, o);
   test::check_same_run(test::run_pipeline_case(e, prompt, 8), want);
   CHECK(e.stats().layer_uploads > 0);
+  // a stage of one streamed layer (a chain of a single program) and stages streaming every layer
+  o.stages = 3;
+  o.split = {1, 1, 3};
+  o.resident_layers = 0;
+  runtime::engine all(stories, o);
+  test::check_same_run(test::run_pipeline_case(all, prompt, 8), want);
 }
 
 TEST_CASE("bad pipelines: one line each") {
@@ -146,4 +154,28 @@ TEST_CASE("a stage whose peer never answers, or answers out of step, fails at on
           const std::uint64_t seq = 5;
           std::memcpy(m.data(), &seq, sizeof seq);
         }).find("octo: pipeline stage 1: out of step with stage 0: message 5") == 0);
+}
+
+TEST_CASE("a stage that throws mid-pass stops the stages waiting on it at once: one error naming it") {
+  // stories260K decomposed, three stages (layers 0 | 1 | 2-4) streaming every layer from its file; the
+  // middle stage's layer file is cut short after load, so stage 1 throws in its pass while stage 2 waits
+  // for its message (without the exchange closing, stage 2 would wait out its 10-minute timeout).
+  const fs::path dir = fs::temp_directory_path() / ("octo_pipeline_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  runtime::decompose_gguf(stories, dir);
+  auto o = opts();
+  o.stages = 3;
+  o.split = {1, 1, 3};
+  o.resident_layers = 0;
+  {
+    runtime::engine e(dir, o);
+    fs::resize_file(dir / "layer_001.bin", 4096);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string err = error_of([&] { (void)e.prefill(prompt); });
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
+    CHECK(err.find("octo: pipeline stage 1: ") == 0);
+    CHECK(err.find("layer_001.bin") != std::string::npos);
+    CHECK(error_of([&] { (void)e.decode(1); }) == "octo: a pipeline stage failed earlier; the engine cannot continue");
+  }
+  fs::remove_all(dir);
 }
