@@ -52,6 +52,14 @@ std::uint32_t knob(const task_context& c, const char* name, std::uint32_t hi) {
 
 }  // namespace
 
+push_block matmul_push(const task_context& c, const gemm_args& a) {
+  return push_builder{}
+      .addr(a.x).addr(a.w).addr(a.bias).addr(a.y).addr(c.globals_address)
+      .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
+      .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype)
+      .take();
+}
+
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
   auto x = input(c, 0);
@@ -139,11 +147,7 @@ kernel_launch plan_gemv(const task_context& c) {
     const bool xs = xs_env && std::string_view(xs_env) == "1";
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u};
     l.groups = grid((n_tile + nr_c - 1) / nr_c, (rows + rb_c - 1) / rb_c);
-    l.push_constants = push_builder{}
-                           .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
-                           .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
-                           .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
-                           .take();
+    l.push_constants = matmul_push(c, ga);
     return l;
   }
   const std::uint32_t nr_g = nr_knob && rb == 1 ? nr_knob : nr;
@@ -151,11 +155,7 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid((n_tile + nr_g - 1) / nr_g, static_cast<std::uint32_t>(row_groups));
-  l.push_constants = push_builder{}
-                         .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
-                         .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
-                         .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
-                         .take();
+  l.push_constants = matmul_push(c, ga);
   return l;
 }
 
