@@ -42,6 +42,7 @@ struct options {
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
   std::uint64_t vram_budget = 0, ram_budget = 0;
   std::uint32_t ring = 2;
+  std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;  // greedy steps ahead of the host
   bool streaming = false;
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
@@ -164,6 +165,13 @@ options parse(int argc, char** argv) {
     o.ring = static_cast<std::uint32_t>(parse_int("--ring", v, 1, 64));
     o.streaming = true;
   });
+  value("--in-flight", "N",
+        "greedy decode steps kept submitted ahead of the host, the next token fed\n"
+        "on the device (default " + std::to_string(o.in_flight) + "; every layer resident)",
+        [&](const std::string& v) { o.in_flight = static_cast<std::uint32_t>(parse_int("--in-flight", v, 1, 256)); });
+  app.add_flag_callback("--host-loop", [&] { o.in_flight = 0; },
+                        "greedy decode reads each token back and writes it as the next step's\n"
+                        "input (no steps in flight; for comparison, same tokens)");
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating after an end-of-generation token");
   value("--dump-logits", "FILE", "write the float32 logits of the last prompt position as .npy, shape [vocab]",
         [&](const std::string& v) {
@@ -320,6 +328,12 @@ int run_with(const options& o, octo::runtime::engine& e) {
                 << " task dispatches, " << s.barriers << " barriers, " << s.submits << " submits, "
                 << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
     }
+    if (t.decode_tokens > 0) {
+      if (t.token_loop_on_device)
+        std::cerr << "decode loop: on the device, up to " << t.most_in_flight << " submits in flight\n";
+      else
+        std::cerr << "decode loop: on the host, 1 submit in flight (each token read back before the next step)\n";
+    }
   }
   return 0;
 }
@@ -342,6 +356,7 @@ int run(const options& o, const std::shared_ptr<octo::runtime::stage_link>& link
   eo.vram_budget = o.vram_budget;
   eo.ram_budget = o.ram_budget;
   eo.ring_depth = o.ring;
+  eo.decode_in_flight = o.in_flight;
   eo.devices = o.devices;
   eo.split = o.split;
   eo.stages = o.stages;
