@@ -53,7 +53,8 @@ MPI_Status wait_for(MPI_Request& req, std::chrono::milliseconds timeout, const s
 }
 
 void check_chunk(std::size_t bytes) {
-  if (bytes > std::size_t(INT_MAX)) throw octo::error("octo: MPI: a message of " + std::to_string(bytes) + " bytes (at most 2 GiB)");
+  if (bytes > std::size_t(INT_MAX))
+    throw octo::error("octo: MPI: a message of " + std::to_string(bytes) + " bytes (at most 2 GiB)");
 }
 
 }  // namespace
