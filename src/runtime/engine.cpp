@@ -419,7 +419,7 @@ struct engine::impl {
     }
     while (staging.size() < staging_now) staging.push_back({vm->allocate_pinned(slot), false});
     if (have != before && before > 0) ++st.ram_resizes;
-    std::string why = options.ram_budget ? (*options.ram_budget == 0 ? "off (--ram-budget 0)" : "set")
+    std::string why = options.ram_budget ? (*options.ram_budget == 0 ? "off" : "set")
                                          : "automatic: half of the available memory beyond 1 GiB";
     say("RAM tier: " + std::to_string(have) + " of " + std::to_string(streamed.size()) + " streamed layers (" +
         format_bytes(have * slot) + " pinned; budget " + format_bytes(budget) + ", " + why + short_by + "), " +
