@@ -86,6 +86,7 @@ struct engine::impl {
   std::unique_ptr<stream::ram_tier> tier;  // with streamed layers (zero slots when off), one pinned block a slot
   std::uint64_t tier_budget = 0;            // bytes the tier may use now (set or automatic)
   clock_type::time_point last_memory_check;
+  std::optional<std::uint64_t> last_available;  // the memory available at the last automatic sizing
   std::uint64_t evictions_before = 0;       // the tier's evictions at the last reset_stats()
   std::deque<fetch> fetches;       // items [next_upload, next_fetch)
   std::deque<release> releases;    // uploads whose source memory is still held
@@ -341,11 +342,12 @@ struct engine::impl {
 
   /// The budget the tier should have now: the set one, or the automatic one from the memory available
   /// plus what the tier holds (pinned, so not counted as available); nullopt: unknown, keep the tier.
-  std::optional<std::uint64_t> tier_target() const {
+  std::optional<std::uint64_t> tier_target() {
     if (options.ram_budget) return *options.ram_budget;
     const auto available = options.host_memory_available ? options.host_memory_available() : read_mem_available();
     if (!available) return std::nullopt;
-    return auto_ram_budget(*available + tier->budget_bytes(), tier_wanted());
+    last_available = *available + tier->budget_bytes();
+    return auto_ram_budget(*last_available, tier_wanted());
   }
 
   void setup_host_memory() {
@@ -419,8 +421,11 @@ struct engine::impl {
     }
     while (staging.size() < staging_now) staging.push_back({vm->allocate_pinned(slot), false});
     if (have != before && before > 0) ++st.ram_resizes;
-    std::string why = options.ram_budget ? (*options.ram_budget == 0 ? "off" : "set")
-                                         : "automatic: half of the available memory beyond 1 GiB";
+    std::string why = "set";
+    if (options.ram_budget && *options.ram_budget == 0) why = "off";
+    else if (!options.ram_budget && !last_available) why = "automatic, but the memory available is unknown";
+    else if (!options.ram_budget)
+      why = "automatic: half of " + format_bytes(*last_available) + " available beyond 1 GiB, at most every streamed layer";
     say("RAM tier: " + std::to_string(have) + " of " + std::to_string(streamed.size()) + " streamed layers (" +
         format_bytes(have * slot) + " pinned; budget " + format_bytes(budget) + ", " + why + short_by + "), " +
         std::to_string(staging.size()) + " staging buffers of " + format_bytes(slot));
