@@ -73,6 +73,8 @@ fi
 expect_error "--vram-budget: 'abc' is not a size" --model "$model" --vram-budget abc
 expect_error "out of range" --model "$model" --ring 0
 expect_error "below the minimum" --model "$model" --vm reference --vram-budget 1KiB
+expect_error "out of range" --model "$model" --in-flight 0
+expect_error "not an integer" --model "$model" --in-flight x
 expect_error "not an integer" --model "$model" --then-ids 1,x
 expect_error "past the model's vocabulary" --model "$model" --vm reference --then-ids 3,100000
 
@@ -85,6 +87,20 @@ if [ "$(wc -l <"$tmp/ids8")" -ne 8 ] || [ "$(tail -n 5 "$tmp/ids8")" != "$(cat "
   failures=$((failures + 1))
 else
   echo "ok: --then-ids continues the greedy run ($(paste -sd' ' "$tmp/ids5"))"
+fi
+
+# The greedy token loop on the device (--in-flight) and on the host (--host-loop): the same tokens, and
+# --verbose says which ran and how many submits were in flight.
+"$exe" --model "$model" --vm reference -n 12 --json --in-flight 3 --verbose 2>"$tmp/err3" | grep -v summary >"$tmp/loop3"
+"$exe" --model "$model" --vm reference -n 12 --json --host-loop --verbose 2>"$tmp/errh" | grep -v summary >"$tmp/looph"
+if [ "$(grep -c '"id"' "$tmp/loop3")" -ne 12 ] || [ "$(cat "$tmp/loop3")" != "$(cat "$tmp/looph")" ] ||
+   ! grep -q "decode loop: on the device, up to 3 submits in flight" "$tmp/err3" ||
+   ! grep -q "decode loop: on the host" "$tmp/errh"; then
+  echo "FAIL: --in-flight 3 and --host-loop differ or --verbose does not say so:"
+  cat "$tmp/err3" "$tmp/errh"
+  failures=$((failures + 1))
+else
+  echo "ok: --in-flight 3 and --host-loop give the same tokens"
 fi
 
 # Streaming with the smallest budget the plan accepts (every layer streamed, read from the mapping each

@@ -38,6 +38,7 @@ struct options {
   std::uint64_t vram_budget = 0;
   std::optional<std::uint64_t> ram_budget;  // unset: the engine sizes the tier from the memory available
   std::uint32_t ring = 2;
+  std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;  // greedy steps ahead of the host
   bool streaming = false;
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
@@ -143,6 +144,13 @@ options parse(int argc, char** argv) {
     o.ring = static_cast<std::uint32_t>(parse_int("--ring", v, 1, 64));
     o.streaming = true;
   });
+  value("--in-flight", "N",
+        "greedy decode steps kept submitted ahead of the host, the next token fed\n"
+        "on the device (default " + std::to_string(o.in_flight) + "; every layer resident)",
+        [&](const std::string& v) { o.in_flight = static_cast<std::uint32_t>(parse_int("--in-flight", v, 1, 256)); });
+  app.add_flag_callback("--host-loop", [&] { o.in_flight = 0; },
+                        "greedy decode reads each token back and writes it as the next step's\n"
+                        "input (no steps in flight; for comparison, same tokens)");
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating after an end-of-generation token");
   value("--dump-logits", "FILE", "write the float32 logits of the last prompt position as .npy, shape [vocab]",
         [&](const std::string& v) {
@@ -301,6 +309,12 @@ int run_with(const options& o, octo::runtime::engine& e) {
                 << " task dispatches, " << s.barriers << " barriers, " << s.submits << " submits, "
                 << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
     }
+    if (t.decode_tokens > 0) {
+      if (t.token_loop_on_device)
+        std::cerr << "decode loop: on the device, up to " << t.most_in_flight << " submits in flight\n";
+      else
+        std::cerr << "decode loop: on the host, 1 submit in flight (each token read back before the next step)\n";
+    }
   }
   return 0;
 }
@@ -323,6 +337,7 @@ int run(const options& o) {
   eo.vram_budget = o.vram_budget;
   eo.ram_budget = o.ram_budget;
   eo.ring_depth = o.ring;
+  eo.decode_in_flight = o.in_flight;
   if (o.streaming)  // the plan and the load progress, where streaming was asked for
     eo.progress = [](std::string_view line) {
       std::string l(line);

@@ -164,6 +164,8 @@ struct engine::impl {
 
     // prefill programs are added for the first prompt (the plan counts them)
     decode_set = add_set(1, whole ? whole_decode : decode_programs);
+    // The token loop's tail is recorded (and its pipeline built) here, outside any timed pass.
+    if (whole && options.decode_in_flight > 0) vm->enable_token_loop(decode_set->head(), options.decode_in_flight);
     if (options.prefill_chunk == 0 && !may_stream && options.vm == backend::vulkan) chunk = auto_chunk();
     say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
         " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
@@ -671,6 +673,68 @@ struct engine::impl {
     return out;
   }
 
+  /// generate()'s greedy decode with the token loop on the device: `first` (chosen from the prefill's
+  /// logits) is emitted and fed to the first step; each step's argmax is written by the device as the
+  /// next step's input token and position, so up to decode_in_flight steps stay submitted while the host
+  /// reads the tokens behind them. The host loop's stops, exactly: on_token returning false, n tokens,
+  /// a full context. Steps needed for n tokens or the context are never submitted past them; steps in
+  /// flight past an on_token stop are waited for and dropped: their KV rows lie at or past the position
+  /// the engine keeps (that of the host loop), where the next tokens overwrite them, and the next pass
+  /// writes the input token, pos and globals record again from the host.
+  void greedy_on_device(std::int32_t first, std::int64_t n, const std::function<bool(std::int32_t)>& on_token,
+                        std::vector<std::int32_t>& out) {
+    out.push_back(first);
+    if (on_token && !on_token(first)) return;
+    const std::int64_t steps = std::min(n - std::int64_t(out.size()), cfg.max_ctx - pos);
+    if (steps <= 0) return;
+    if (broken) throw octo::error("octo: the engine failed earlier and cannot continue");
+    const std::uint32_t prog = decode_set->head();
+    const std::uint32_t depth = options.decode_in_flight;
+    std::deque<std::uint64_t> in_flight;  // compute values of the submitted steps not read yet, oldest first
+    const auto drop_in_flight = [&] {
+      while (!in_flight.empty()) {
+        (void)vm->token_step_result(prog, in_flight.front());
+        in_flight.pop_front();
+      }
+    };
+    try {
+      const std::int32_t pos_id = static_cast<std::int32_t>(pos);
+      vm->write_bytes(prog, "tokens", std::as_bytes(std::span<const std::int32_t>(&first, 1)));
+      vm->write_bytes(prog, "pos", std::as_bytes(std::span<const std::int32_t>(&pos_id, 1)));
+      vm->set_position(pos, 1);
+      last_ran = &*decode_set;
+      std::int64_t submitted = 0;
+      for (std::int64_t read = 0; read < steps;) {
+        while (submitted < steps && in_flight.size() < depth) {
+          in_flight.push_back(vm->submit_token_step(prog));
+          ++submitted;
+        }
+        last.most_in_flight = std::max(last.most_in_flight, std::uint32_t(in_flight.size()));
+        const auto t0 = clock_type::now();
+        const std::int32_t t = vm->token_step_result(prog, in_flight.front());
+        st.compute_wait_ms += ms_since(t0);
+        in_flight.pop_front();
+        ++read;
+        ++pos;  // the step consumed its input token: its KV row is written
+        ++st.passes;
+        ++last.decode_tokens;
+        out.push_back(t);
+        bool go_on = true;
+        try {
+          go_on = !on_token || on_token(t);
+        } catch (...) {  // the caller's exception: the engine stays usable
+          drop_in_flight();
+          throw;
+        }
+        if (!go_on) break;
+      }
+      drop_in_flight();
+    } catch (const octo::error&) {
+      if (!in_flight.empty()) broken = true;  // a step failed or timed out: the device state is unknown
+      throw;
+    }
+  }
+
   std::vector<float> prefill(std::span<const std::int32_t> ids) {
     if (ids.empty()) throw octo::error("octo: the prompt is empty");
     for (auto id : ids) check_token(id);
@@ -812,6 +876,12 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
   const bool greedy = s.is_greedy();
   std::int32_t next = smp.sample(logits, history);
   const auto t1 = clock_type::now();
+  if (greedy && impl_->whole && impl_->options.decode_in_flight > 0) {
+    last.token_loop_on_device = true;
+    impl_->greedy_on_device(next, n, on_token, out);
+    last.decode_ms = ms_since_t(t1);
+    return out;
+  }
   for (;;) {
     out.push_back(next);
     history.push_back(next);
@@ -824,6 +894,7 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
       next = smp.sample(logits, history);
     }
     ++last.decode_tokens;
+    last.most_in_flight = 1;
   }
   last.decode_ms = ms_since_t(t1);
   return out;

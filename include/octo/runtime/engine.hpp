@@ -50,6 +50,13 @@ struct engine_options {
   std::int64_t resident_layers = -1; // -1: as the plan decides; else the chain of segment programs with
                                      // exactly this many resident, in the plan's order (first and last
                                      // first) -- for tests and experiments
+  /// Greedy decode steps generate() keeps submitted ahead of the host when every layer is resident: the
+  /// token loop on the device (each step's argmax becomes the next step's input token and position on
+  /// the device; the host reads the tokens behind, and nothing past a stop -- on_token returning false,
+  /// the token count, the context -- is emitted). 0: the host loop, each token read back and written as
+  /// the next step's input before that step is submitted (streamed models always decode this way).
+  /// Tokens are the same either way; sampling with a temperature always samples on the host.
+  std::uint32_t decode_in_flight = 4;
   vm::vulkan_options vulkan;         // device choice, memory budget, timeouts, validation, profiling
   /// Load progress (the residency plan, "loading: 12 of 30 programs", ...), one line per call; may be empty.
   std::function<void(std::string_view)> progress;
@@ -92,7 +99,8 @@ std::optional<std::uint64_t> read_mem_available(const std::filesystem::path& mem
 /// One model on one VM. The residency plan decides the segments: when every layer is resident (no
 /// budget, or the whole model's buffers fit it) the
 /// model is one program (the decode program, T = 1 with a GPU argmax, recorded once; each decode step
-/// writes the token and its position and submits once) and the prefill program for T prompt tokens is a
+/// submits once: greedy steps chain on the device, several in flight (engine_options::decode_in_flight),
+/// other steps are written the token and its position by the host) and the prefill program for T prompt tokens is a
 /// second one sharing the weights and the KV caches by name. Otherwise the model is a chain of programs
 /// (embedding, one per layer, head) whose streamed layers flow through an N-deep ring of device slots,
 /// read ahead by a reader thread and uploaded on the transfer queue; logits and tokens are bit-identical
@@ -138,7 +146,10 @@ class engine {
   void prepare_prefill(std::int64_t n);
 
   /// Prefill of `prompt`, then up to `n` tokens chosen by `s` (greedy ones without reading the logits
-  /// back). `on_token(id)` sees each; returning false stops. Stops early when the context is full.
+  /// back; with every layer resident, several steps in flight: engine_options::decode_in_flight).
+  /// `on_token(id)` sees each; returning false stops, and that token is the last one returned and the
+  /// position stays where the host loop leaves it (a following generate() continues the sequence).
+  /// Stops early when the context is full.
   /// `prompt_logits`, when given, receives the logits of the last prompt position.
   std::vector<std::int32_t> generate(std::span<const std::int32_t> prompt, std::int64_t n, const sampling_params& s,
                                      const std::function<bool(std::int32_t)>& on_token = {},
@@ -148,6 +159,10 @@ class engine {
   struct timing {
     std::int64_t prompt_tokens = 0, decode_tokens = 0;
     double prefill_ms = 0.0, decode_ms = 0.0;
+    /// Most decode steps that were submitted and not yet read at once: engine_options::decode_in_flight
+    /// (or fewer, near the end) with the token loop on the device, 1 with the host loop, 0 if none ran.
+    std::uint32_t most_in_flight = 0;
+    bool token_loop_on_device = false;  // the greedy token loop ran on the device (decode_in_flight)
   };
   const timing& last_timing() const;
   /// Changes the RAM tier's budget now, between passes (nullopt: automatic, 0: no tier): a smaller one
