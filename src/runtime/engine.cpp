@@ -410,7 +410,8 @@ struct engine::impl {
       try {
         tier_blocks.push_back(vm->allocate_pinned(slot));
       } catch (const std::exception& e) {  // out of pinned memory: keep what the tier has
-        short_by = ", " + std::to_string(want - tier->capacity()) + " slots short (" + octo::library_text(e.what()) + ")";
+        short_by = ", " + std::to_string(want - tier->capacity()) + " slots short (" +
+                   octo::library_text(e.what()) + ")";
         break;
       }
       tier->add_slots(std::span<std::byte>(tier_blocks.back().data, std::size_t(slot)));
@@ -427,7 +428,8 @@ struct engine::impl {
     if (options.ram_budget && *options.ram_budget == 0) why = "off";
     else if (!options.ram_budget && !last_available) why = "automatic, but the memory available is unknown";
     else if (!options.ram_budget)
-      why = "automatic: half of " + format_bytes(*last_available) + " available beyond 1 GiB, at most every streamed layer";
+      why = "automatic: half of " + format_bytes(*last_available) +
+            " available beyond 1 GiB, at most every streamed layer";
     say("RAM tier: " + std::to_string(have) + " of " + std::to_string(streamed.size()) + " streamed layers (" +
         format_bytes(have * slot) + " pinned; budget " + format_bytes(budget) + ", " + why + short_by + "), " +
         std::to_string(staging.size()) + " staging buffers of " + format_bytes(slot));

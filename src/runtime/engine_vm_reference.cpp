@@ -194,7 +194,8 @@ class reference_engine_vm final : public engine_vm {
   }
 
   void free_pinned(std::uint32_t id) override {  // ids stay unique: the entry is emptied, not erased
-    if (id == 0 || id > pinned_.size() || !pinned_[id - 1]) throw octo::error("octo: free_pinned: no pinned memory with id " + std::to_string(id));
+    if (id == 0 || id > pinned_.size() || !pinned_[id - 1])
+      throw octo::error("octo: free_pinned: no pinned memory with id " + std::to_string(id));
     pinned_[id - 1].reset();
   }
 

@@ -262,7 +262,8 @@ TEST_CASE("streaming engine: the automatic RAM tier follows the memory available
   CHECK(t.slots == 3);
   CHECK(t.budget == 3 * slot);
   CHECK(t.wanted == 6 * slot);
-  const auto said = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("RAM tier: 3 of 6", 0) == 0; });
+  const auto said =
+      std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("RAM tier: 3 of 6", 0) == 0; });
   REQUIRE(said != lines.end());
   CHECK(said->find("automatic") != std::string::npos);
 

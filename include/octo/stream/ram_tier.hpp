@@ -58,11 +58,12 @@ class ram_tier {
   std::optional<std::span<std::byte>> insert(key k, std::uint64_t bytes);
   /// Like insert, but a newcomer must be more vital than the blob it would evict: when no slot is free
   /// it takes the lowest-scoring unpinned blob's slot only if that score is below the newcomer's, which
-  /// counts no use yet (score = the clock tick it gets). A refusal changes nothing (no tick). So a blob used once more than its neighbours within
-  /// frequency_weight clock ticks stays, and a blob left unused for max_counted_uses * frequency_weight
-  /// ticks gives way. Under a cyclic access (streamed layers, pass after pass, with frequency_weight at
-  /// least the ticks of one cycle) the tier keeps a fixed subset, which hits on every cycle, where LRU
-  /// would evict the blob needed next and never hit. nullopt: not admitted (the caller reads elsewhere).
+  /// counts no use yet (score = the clock tick it gets). A refusal changes nothing (no tick). So a blob
+  /// used once more than the newcomer within frequency_weight ticks stays, and a blob left unused for
+  /// about max_counted_uses * frequency_weight ticks gives way. Under a cyclic access (streamed layers,
+  /// pass after pass, frequency_weight at least the ticks of one cycle) the tier keeps a fixed subset that
+  /// hits on every cycle, where LRU would evict the blob needed next and never hit. nullopt: not admitted
+  /// (the caller reads the blob elsewhere).
   std::optional<std::span<std::byte>> admit(key k, std::uint64_t bytes);
   /// Drops `k` if resident (not counted as an eviction); false when pinned or absent.
   bool erase(key k);
