@@ -155,6 +155,27 @@ else
   fi
 fi
 
+# Pipelines (docs/multi-gpu.md): bad splits and device lists are one line each; two stages of one
+# process print the one-stage run's tokens and logits, byte for byte.
+expect_error "the split's stages hold 4 layers but the model has 5" --model "$model" --vm reference --stages 2 --split 2,2
+expect_error "the split gives stage 1 0 layers" --model "$model" --vm reference --split 5,0
+expect_error "2 devices for 3 pipeline stages" --model "$model" --vm reference --stages 3 --devices 0,0
+expect_error "has an empty item" --model "$model" --devices 0,,1
+expect_error "give one of them" --model "$model" --device 0 --devices 0,1
+expect_error "no Vulkan device" --model "$model" --devices 0,97
+"$exe" --model "$model" --vm reference -n 12 --prefill-chunk 2 --prompt "Once upon a time" --json \
+  --dump-logits "$tmp/one.npy" >"$tmp/one.jsonl" 2>/dev/null
+"$exe" --model "$model" --vm reference -n 12 --prefill-chunk 2 --prompt "Once upon a time" --json \
+  --dump-logits "$tmp/two.npy" --stages 2 --split 1,4 >"$tmp/two.jsonl" 2>"$tmp/err"
+if [ "$(grep -c '"id"' "$tmp/one.jsonl")" -lt 12 ] || [ "$(grep -v summary "$tmp/one.jsonl")" != "$(grep -v summary "$tmp/two.jsonl")" ] ||
+   ! cmp -s "$tmp/one.npy" "$tmp/two.npy" || ! grep -q "pipeline: 2 stages" "$tmp/err"; then
+  echo "FAIL: --stages 2 --split 1,4 differs from one stage:"
+  cat "$tmp/err"
+  failures=$((failures + 1))
+else
+  echo "ok: --stages 2 --split 1,4 gives one stage's tokens and logits"
+fi
+
 # The project's tiny Qwen2 model through the CLI: PyTorch's greedy answer to a held-out sum.
 tiny="$source_dir/models/tiny-qwen/tiny-qwen.gguf"
 if [ -n "$source_dir" ]; then

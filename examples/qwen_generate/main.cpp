@@ -2,6 +2,8 @@
 // decomposed directory, on the best Vulkan device or on the CPU reference VM, all layers resident or
 // streamed under a VRAM budget. Every bad option or file gives one line and exit 1.
 #include <cerrno>
+#include <chrono>
+#include <memory>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +28,9 @@
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
 #include <octo/runtime/residency_plan.hpp>
+#ifdef OCTO_HAVE_MPI
+#include <octo/runtime/mpi_link.hpp>
+#endif
 
 namespace {
 
@@ -43,6 +48,14 @@ struct options {
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
   octo::runtime::backend vm = octo::runtime::backend::vulkan;
+  // a pipeline (docs/multi-gpu.md)
+  std::vector<std::string> devices;
+  std::vector<std::int64_t> split;
+  std::uint32_t stages = 0;
+  bool mpi = false;
+  std::int64_t stage_timeout_s = 300;
+  bool speaks = true;  // prints the text and the summary (with --mpi: rank 0 only)
+  bool pipeline() const { return mpi || stages > 1 || devices.size() > 1 || split.size() > 1; }
 };
 
 [[noreturn]] void bad(const std::string& what) { throw octo::error(what); }
@@ -65,6 +78,18 @@ float parse_float(std::string_view opt, std::string_view v) {
   if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(r) || std::abs(r) > 1e30)
     bad(std::string(opt) + ": '" + s + "' is not a finite number");
   return static_cast<float>(r);
+}
+
+/// "a,b,c" -> its items; an empty item is an error naming the option.
+std::vector<std::string> comma_list(std::string_view opt, std::string_view v) {
+  std::vector<std::string> items;
+  for (std::size_t b = 0; b <= v.size();) {
+    const std::size_t e = std::min(v.find(',', b), v.size());
+    if (e == b) bad(std::string(opt) + ": '" + std::string(v) + "' has an empty item");
+    items.emplace_back(v.substr(b, e - b));
+    b = e + 1;
+  }
+  return items;
 }
 
 options parse(int argc, char** argv) {
@@ -162,12 +187,26 @@ options parse(int argc, char** argv) {
         "exactly, e.g. to read the logits where two engines' greedy outputs part)",
         [&](const std::string& v) {
           o.then_ids.clear();
-          for (std::size_t b = 0; b <= v.size();) {
-            const std::size_t e = std::min(v.find(',', b), v.size());
-            o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", std::string_view(v).substr(b, e - b), 0, INT32_MAX)));
-            b = e + 1;
-          }
+          for (const auto& id : comma_list("--then-ids", v))
+            o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", id, 0, INT32_MAX)));
         });
+  value("--devices", "I,J,...",
+        "a pipeline: the layers split over these Vulkan devices (index or name), one\n"
+        "stage each; the residual stream passes between them (docs/multi-gpu.md)",
+        [&](const std::string& v) { o.devices = comma_list("--devices", v); });
+  value("--split", "N,M,...", "layers per pipeline stage (default: as even as possible)", [&](const std::string& v) {
+    o.split.clear();
+    for (const auto& n : comma_list("--split", v)) o.split.push_back(parse_int("--split", n, 0, 1 << 20));
+  });
+  value("--stages", "N", "a pipeline of N stages on --device (or --devices): N VM instances (tests)",
+        [&](const std::string& v) { o.stages = static_cast<std::uint32_t>(parse_int("--stages", v, 1, 1024)); });
+  app.add_flag("--mpi", o.mpi,
+               "one pipeline stage per MPI rank (mpirun -n STAGES qwen_generate --mpi ...);\n"
+               "with --devices, rank r uses the r-th device; rank 0 prints");
+  value("--stage-timeout", "SECONDS",
+        "with --mpi: how long a rank waits for another's message before the job is\n"
+        "aborted (default 300)",
+        [&](const std::string& v) { o.stage_timeout_s = parse_int("--stage-timeout", v, 1, 1 << 24); });
   app.add_flag("--json", o.json, "one JSON object per generated token, then a summary object");
   app.add_flag("--verbose", o.verbose, "also print the model's config and the decode program's dispatch counts (stderr)");
   app.footer("A directory model, or any of --vram-budget, --ram-budget, --ring, prints the residency plan and\n"
@@ -194,6 +233,10 @@ options parse(int argc, char** argv) {
   if (o.sampling.temperature < 0.0f) bad("--temperature must be >= 0");
   if (!(o.sampling.top_p > 0.0f && o.sampling.top_p <= 1.0f)) bad("--top-p must be in (0, 1]");
   if (o.sampling.repeat_penalty <= 0.0f) bad("--repeat-penalty must be > 0");
+  if (!o.device.empty() && !o.devices.empty()) bad("--device and --devices: give one of them");
+#ifndef OCTO_HAVE_MPI
+  if (o.mpi) bad("--mpi: this qwen_generate was built without MPI (install libopenmpi-dev and reconfigure)");
+#endif
   return o;
 }
 
@@ -239,6 +282,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
     if (end) return false;
     ++emitted;
     const std::string text = stream.push(id);
+    if (!o.speaks) return true;
     if (o.json) print_json_line({{"id", id}, {"text", text}});
     else std::cout << text << std::flush;
     return true;
@@ -246,6 +290,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
   std::vector<float> prompt_logits;
   e.generate(prompt, o.n_predict, o.sampling, on_token, o.dump_logits.empty() ? nullptr : &prompt_logits);
   const std::string rest = stream.finish();
+  if (!o.speaks) return 0;
   if (!o.dump_logits.empty()) octo::runtime::write_npy_f32(o.dump_logits, prompt_logits);
 
   const auto& t = e.last_timing();
@@ -320,7 +365,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
 }
 
 
-int run(const options& o) {
+int run(const options& o, const std::shared_ptr<octo::runtime::stage_link>& link) {
   if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
   if (!o.dump_logits.empty()) {  // fail before any output, without touching an existing file
     try {
@@ -338,7 +383,11 @@ int run(const options& o) {
   eo.ram_budget = o.ram_budget;
   eo.ring_depth = o.ring;
   eo.decode_in_flight = o.in_flight;
-  if (o.streaming)  // the plan and the load progress, where streaming was asked for
+  eo.devices = o.devices;
+  eo.split = o.split;
+  eo.stages = o.stages;
+  eo.link = link;
+  if ((o.streaming || o.pipeline()) && o.speaks)  // the plan and the load progress, where streaming was asked for
     eo.progress = [](std::string_view line) {
       std::string l(line);
       while (!l.empty() && l.back() == '\n') l.pop_back();
@@ -352,11 +401,20 @@ int run(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::shared_ptr<octo::runtime::stage_link> link;
   try {
-    return run(parse(argc, argv));
+    options o = parse(argc, argv);
+#ifdef OCTO_HAVE_MPI
+    if (o.mpi) {
+      link = std::make_shared<octo::runtime::mpi_link>(&argc, &argv, std::chrono::seconds(o.stage_timeout_s));
+      o.speaks = link->rank() == 0;
+    }
+#endif
+    return run(o, link);
   } catch (const std::exception& ex) {
     std::string msg = one_line(ex.what());
     if (msg.rfind("octo:", 0) != 0) msg = "qwen_generate: " + msg;
+    if (link) link->fail(msg);  // every rank ends, not only this one
     std::cerr << msg << "\n";
     return 1;
   }

@@ -21,6 +21,23 @@
 
 namespace octo::runtime {
 
+/// Message passing between the stages of a pipeline that run in different processes (one MPI rank per
+/// stage: octo/runtime/mpi_link.hpp), docs/multi-gpu.md. Stage r sends the residual stream of its last
+/// layer to stage r + 1; the last stage sends the logits (or the greedy token) back to every other.
+class stage_link {
+ public:
+  virtual ~stage_link() = default;
+  virtual int rank() const = 0;  // the stage this process runs
+  virtual int size() const = 0;  // stages in all
+  /// Sends `message` to stage `to`; returns once the memory may be reused. octo::error past the link's timeout.
+  virtual void send(int to, std::span<const std::byte> message) = 0;
+  /// Receives exactly message.size() bytes from stage `from`. octo::error past the link's timeout (the peer
+  /// failed, hangs or is gone) or on a message of another size.
+  virtual void receive(int from, std::span<std::byte> message) = 0;
+  /// This stage failed (`why`, one line): ends every stage (MPI: prints `why` and aborts the job).
+  virtual void fail(std::string_view why) = 0;
+};
+
 enum class backend : std::uint8_t {
   vulkan,     // the Vulkan VM (any Vulkan device, lavapipe included)
   reference,  // the CPU reference VM: slow, the oracle (it emulates the Vulkan VM's streaming API)
@@ -54,10 +71,19 @@ struct engine_options {
   /// token loop on the device (each step's argmax becomes the next step's input token and position on
   /// the device; the host reads the tokens behind, and nothing past a stop -- on_token returning false,
   /// the token count, the context -- is emitted). 0: the host loop, each token read back and written as
-  /// the next step's input before that step is submitted (streamed models always decode this way).
+  /// the next step's input before that step is submitted (streamed models and pipelines always decode this way).
   /// Tokens are the same either way; sampling with a temperature always samples on the host.
   std::uint32_t decode_in_flight = 4;
   vm::vulkan_options vulkan;         // device choice, memory budget, timeouts, validation, profiling
+  // ---- a pipeline (docs/multi-gpu.md): the layers split into contiguous ranges, one VM per stage; the
+  // first stage also runs the embedding, the last the head; vram_budget, ram_budget and ring_depth apply
+  // to each stage. Prefill runs in micro-batches of prefill_chunk tokens (0: 256) that flow through the
+  // stages at once; decode passes one token through all.
+  std::vector<std::string> devices;  // one Vulkan device (index or name) per stage; empty: vulkan.device
+  std::uint32_t stages = 0;          // stages, all on the same device(s) (tests); 0: devices.size(), at least 1
+  std::vector<std::int64_t> split;   // layers per stage, summing to the model's; empty: as even as possible
+  /// Set: this process runs stage link->rank() of link->size() and talks to the others through it.
+  std::shared_ptr<stage_link> link;
   /// Load progress (the residency plan, "loading: 12 of 30 programs", ...), one line per call; may be empty.
   std::function<void(std::string_view)> progress;
 };
@@ -96,7 +122,9 @@ std::uint64_t auto_ram_budget(std::uint64_t available, std::uint64_t wanted);
 /// without swapping, reclaimable page cache included); nullopt when it cannot be read or parsed.
 std::optional<std::uint64_t> read_mem_available(const std::filesystem::path& meminfo = "/proc/meminfo");
 
-/// One model on one VM. The residency plan decides the segments: when every layer is resident (no
+/// One model on one VM, or split into pipeline stages on several (engine_options::devices / stages /
+/// split / link, docs/multi-gpu.md: each stage is what follows for its layers, with the same results).
+/// The residency plan decides the segments: when every layer is resident (no
 /// budget, or the whole model's buffers fit it) the
 /// model is one program (the decode program, T = 1 with a GPU argmax, recorded once; each decode step
 /// submits once: greedy steps chain on the device, several in flight (engine_options::decode_in_flight),
@@ -126,7 +154,10 @@ class engine {
   /// The model's config, tokenizer, architecture and tensors.
   const model_source& model() const;
   const residency_plan& plan() const;
-  /// "reference VM (CPU)" or the Vulkan device's name.
+  /// Per pipeline stage run by this process: its first layer and one past its last (one entry, the
+  /// whole model, without a pipeline).
+  std::vector<std::pair<std::int64_t, std::int64_t>> stage_layers() const;
+  /// "reference VM (CPU)" or the Vulkan device's name (a pipeline's: each stage's, joined by " | ").
   std::string device_name() const;
   std::int64_t context() const;   // KV cache positions
   std::int64_t position() const;  // tokens in the KV cache so far
