@@ -171,7 +171,7 @@ struct plans {
 
 constexpr dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0,
                                    dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
-                                   dtype::q4_k, dtype::q5_k, dtype::q6_k};
+                                   dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs};
 
 ir::program matmul(opcode op, dtype w, std::int64_t rows) {
   ir::param_list p;
