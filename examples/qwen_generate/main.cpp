@@ -41,7 +41,8 @@ struct options {
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
   octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
-  std::uint64_t vram_budget = 0, ram_budget = 0;
+  std::uint64_t vram_budget = 0;
+  std::optional<std::uint64_t> ram_budget;  // unset: the engine sizes the tier from the memory available
   std::uint32_t ring = 2;
   std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;  // greedy steps ahead of the host
   bool streaming = false;
@@ -161,7 +162,10 @@ options parse(int argc, char** argv) {
           o.vram_budget = octo::runtime::parse_bytes(v, "--vram-budget");
           o.streaming = true;
         });
-  value("--ram-budget", "SIZE", "pinned host memory keeping streamed layers warm (default 0: read each pass)",
+  value("--ram-budget", "SIZE",
+        "pinned host memory keeping streamed layers warm (default: half of the\n"
+        "available memory beyond 1 GiB, at most what the streamed layers need;\n"
+        "0: none, every pass reads them from the model)",
         [&](const std::string& v) {
           o.ram_budget = v == "0" ? 0 : octo::runtime::parse_bytes(v, "--ram-budget");
           o.streaming = true;
@@ -241,6 +245,12 @@ options parse(int argc, char** argv) {
   return o;
 }
 
+/// Warm-tier hits over lookups (0 when nothing was looked up).
+double ram_hit_rate(const octo::runtime::streaming_stats& s) {
+  const auto lookups = s.ram_hits + s.ram_misses;
+  return lookups > 0 ? double(s.ram_hits) / double(lookups) : 0.0;
+}
+
 /// One JSON object per line (nlohmann-json; text that is not UTF-8, e.g. half a multi-byte character
 /// from a byte-level token, is replaced rather than thrown).
 void print_json_line(const nlohmann::ordered_json& j) {
@@ -294,7 +304,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
   const double ms_per_token = t.decode_tokens > 0 ? t.decode_ms / double(t.decode_tokens) : 0.0;
   if (o.json) {
     if (!rest.empty()) print_json_line({{"id", -1}, {"text", rest}});
-    print_json_line({{"summary",
+    nlohmann::ordered_json summary = {{"summary",
                       {{"prompt_tokens", t.prompt_tokens},
                        {"generated_tokens", emitted},
                        {"prefill_ms", t.prefill_ms},
@@ -303,7 +313,22 @@ int run_with(const options& o, octo::runtime::engine& e) {
                        {"decode_ms", t.decode_ms},
                        {"decode_tok_s", decode_tps},
                        {"ms_per_token", ms_per_token},
-                       {"device", e.device_name()}}}});
+                       {"device", e.device_name()}}}};
+    if (o.streaming) {  // where the streamed layers' bytes came from
+      const auto& s = e.stats();
+      const auto tier = e.tier_state();
+      summary["summary"]["streaming"] = {{"passes", s.passes},
+                                         {"streamed_bytes_per_token", e.streamed_bytes_per_token()},
+                                         {"ram_tier_bytes", tier.bytes},
+                                         {"ram_tier_budget", tier.budget},
+                                         {"ram_tier_automatic", tier.automatic},
+                                         {"ram_hits", s.ram_hits},
+                                         {"ram_misses", s.ram_misses},
+                                         {"ram_hit_rate", ram_hit_rate(s)},
+                                         {"ram_evictions", s.ram_evictions},
+                                         {"bytes_from_source", s.bytes_from_source}};
+    }
+    print_json_line(summary);
   } else {
     std::cout << rest << "\n" << std::flush;
   }
@@ -317,9 +342,10 @@ int run_with(const options& o, octo::runtime::engine& e) {
     const auto& s = e.stats();
     std::cerr << "streaming: " << s.passes << " passes, " << s.layer_uploads << " layer uploads ("
               << octo::runtime::format_bytes(s.bytes_uploaded) << "), "
-              << octo::runtime::format_bytes(e.streamed_bytes_per_token()) << " per token, RAM tier " << s.ram_hits
-              << " hits / " << s.ram_misses << " misses, " << octo::runtime::format_bytes(s.bytes_from_source)
-              << " read from the model\n";
+              << octo::runtime::format_bytes(e.streamed_bytes_per_token()) << " per token, RAM tier "
+              << octo::runtime::format_bytes(e.tier_state().bytes) << ": " << s.ram_hits << " hits / " << s.ram_misses
+              << " misses (hit rate " << std::lround(100.0 * ram_hit_rate(s)) << "%), "
+              << octo::runtime::format_bytes(s.bytes_from_source) << " read from the model\n";
   }
   if (o.verbose) {
     const auto& c = e.model().config();

@@ -12,12 +12,14 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "engine_vm.hpp"
@@ -84,6 +86,7 @@ struct engine::impl {
     std::uint64_t pinned_offset = 0;
     int staging = -1;       // staging buffer index, or -1 for a tier blob
     bool tier = false;      // the blob is pinned in the tier
+    enum class lookup : std::uint8_t { none, hit, miss } counted = lookup::none;  // in st.ram_hits / ram_misses
     std::future<std::uint64_t> ready;  // valid while a read is pending
   };
   struct release {
@@ -93,7 +96,11 @@ struct engine::impl {
   };
   std::vector<host_buffer> staging;
   std::vector<detail::pinned_block> tier_blocks;
-  std::unique_ptr<stream::ram_tier> tier;
+  std::unique_ptr<stream::ram_tier> tier;  // with streamed layers (zero slots when off), one pinned block a slot
+  std::uint64_t tier_budget = 0;            // bytes the tier may use now (set or automatic)
+  clock_type::time_point last_memory_check;
+  std::optional<std::uint64_t> last_available;  // the memory available at the last automatic sizing
+  std::uint64_t evictions_before = 0;       // the tier's evictions at the last reset_stats()
   std::deque<fetch> fetches;       // items [next_upload, next_fetch)
   std::deque<release> releases;    // uploads whose source memory is still held
   std::int64_t next_fetch = 0, next_upload = 0, next_compute = 0;  // items: the cyclic sequence of streamed layers
@@ -178,9 +185,9 @@ struct engine::impl {
     slot_upload.assign(plan.ring_depth, 0);
     slot_pending.assign(plan.ring_depth, false);
     setup_host_memory();
-    // Reads in flight are bounded by the host memory they fill (the ring and the staging buffers): a
-    // queue that deep never blocks the submitting thread.
-    if (!streamed.empty()) reader = std::make_unique<stream::prefetcher>(plan.ring_depth + staging.size() + 1);
+    // Reads in flight are bounded by the host memory they fill (the ring and the staging buffers, at
+    // most ring + 1 of them whatever the tier's size): a queue that deep never blocks the submitting thread.
+    if (!streamed.empty()) reader = std::make_unique<stream::prefetcher>(2 * plan.ring_depth + 2);
 
     // prefill programs are added for the first prompt (the plan counts them)
     decode_set = add_set(1, whole ? whole_decode : decode_programs);
@@ -400,29 +407,108 @@ struct engine::impl {
 
   // ---- host memory: staging buffers and the warm tier ---------------------------------------------
 
+  std::uint64_t tier_wanted() const { return std::uint64_t(streamed.size()) * plan.slot_bytes; }
+
+  /// The budget the tier should have now: the set one, or the automatic one from the memory available
+  /// plus what the tier holds (pinned, so not counted as available); nullopt: unknown, keep the tier.
+  std::optional<std::uint64_t> tier_target() {
+    if (options.ram_budget) return *options.ram_budget;
+    const auto available = options.host_memory_available ? options.host_memory_available() : read_mem_available();
+    if (!available) return std::nullopt;
+    last_available = *available + tier->budget_bytes();
+    return auto_ram_budget(*last_available, tier_wanted());
+  }
+
   void setup_host_memory() {
     if (streamed.empty()) return;
-    const std::uint64_t slot = plan.slot_bytes;
-    std::uint64_t tier_slots = options.ram_budget / slot;
-    tier_slots = std::min<std::uint64_t>(tier_slots, streamed.size());
-    if (tier_slots > 0) {
-      // pinned memory in blocks of at most ~1 GiB (a whole number of slots, at least one)
-      const std::uint64_t per_block = std::max<std::uint64_t>(1, (std::uint64_t(1) << 30) / slot);
-      std::vector<std::span<std::byte>> regions;
-      for (std::uint64_t done = 0; done < tier_slots;) {
-        const std::uint64_t k = std::min(per_block, tier_slots - done);
-        tier_blocks.push_back(vm->allocate_pinned(k * slot));
-        regions.emplace_back(tier_blocks.back().data, std::size_t(k * slot));
-        done += k;
-      }
-      tier = std::make_unique<stream::ram_tier>(slot, regions);
+    // One more use outweighs a pass of recency: a pass ticks the tier's clock at most once per streamed
+    // layer (a hit, or an admitted miss), so the layers kept hit on every pass instead of giving way to
+    // the one just read (ram_tier::admit), and a layer unused for 8 passes gives way.
+    stream::ram_tier_options scoring;
+    scoring.frequency_weight = double(streamed.size());
+    tier = std::make_unique<stream::ram_tier>(plan.slot_bytes, std::span<const std::span<std::byte>>{}, scoring);
+    resize_tier(tier_target().value_or(0), true);
+    last_memory_check = clock_type::now();
+  }
+
+  /// Between passes: finishes the reads and uploads in flight and drops the items fetched for the next
+  /// pass but not uploaded (refetched by it, their tier lookups uncounted), so no tier blob or staging
+  /// buffer is in use.
+  void quiesce() {
+    while (!fetches.empty()) {
+      auto& f = fetches.back();
+      if (f.ready.valid()) f.ready.get();  // rethrows the read's error
+      if (f.staging >= 0) staging[std::size_t(f.staging)].busy = false;
+      if (f.tier) tier->unpin(stream::ram_tier::key(f.layer));
+      if (f.counted == fetch::lookup::hit) --st.ram_hits;
+      if (f.counted == fetch::lookup::miss) --st.ram_misses;
+      fetches.pop_back();
+      --next_fetch;
     }
-    // Staging only when the tier cannot hold every streamed layer: the ring plus one read ahead.
-    const std::size_t n_staging = tier_slots >= streamed.size() ? 0 : plan.ring_depth + 1;
-    for (std::size_t i = 0; i < n_staging; ++i) staging.push_back({vm->allocate_pinned(slot), false});
-    say("host memory: " + std::to_string(tier_slots) + " of " + std::to_string(streamed.size()) +
-        " streamed layers fit the RAM tier (" + format_bytes(tier_slots * slot) + "), " +
-        std::to_string(n_staging) + " staging buffers of " + format_bytes(slot));
+    while (!releases.empty()) release_done(true);
+  }
+
+  void free_tier_block(const std::byte* p) {
+    const auto it = std::find_if(tier_blocks.begin(), tier_blocks.end(),
+                                 [&](const detail::pinned_block& b) { return p >= b.data && p < b.data + b.bytes; });
+    if (it == tier_blocks.end()) throw octo::error("octo: a RAM tier slot outside the pinned blocks");
+    vm->free_pinned(it->id);
+    tier_blocks.erase(it);
+  }
+
+  /// Sizes the tier to `budget` (whole slots, at most every streamed layer): shrinking evicts the least
+  /// vital layers and frees their blocks; growing allocates blocks while it can. Staging buffers exist
+  /// only while the tier cannot hold every streamed layer. Between passes only.
+  void resize_tier(std::uint64_t budget, bool initial = false) {
+    const std::uint64_t slot = plan.slot_bytes;
+    const std::size_t before = tier->capacity();
+    const auto want = std::size_t(std::min<std::uint64_t>(budget / slot, streamed.size()));
+    const std::size_t n_staging = want >= streamed.size() ? 0 : plan.ring_depth + 1;
+    tier_budget = budget;
+    if (!initial && want == before && n_staging == staging.size()) return;
+    quiesce();
+    while (tier->capacity() > want) {
+      const auto m = tier->remove_slot();
+      if (!m) throw octo::error("octo: a RAM tier slot is still in use after the pipeline drained");
+      free_tier_block(m->data());
+    }
+    std::string short_by;
+    while (tier->capacity() < want) {
+      try {
+        tier_blocks.push_back(vm->allocate_pinned(slot));
+      } catch (const std::exception& e) {  // out of pinned memory: keep what the tier has
+        short_by = ", " + std::to_string(want - tier->capacity()) + " slots short (" +
+                   octo::library_text(e.what()) + ")";
+        break;
+      }
+      tier->add_slots(std::span<std::byte>(tier_blocks.back().data, std::size_t(slot)));
+    }
+    const std::size_t have = tier->capacity();
+    const std::size_t staging_now = have >= streamed.size() ? 0 : plan.ring_depth + 1;
+    while (staging.size() > staging_now) {
+      vm->free_pinned(staging.back().mem.id);
+      staging.pop_back();
+    }
+    while (staging.size() < staging_now) staging.push_back({vm->allocate_pinned(slot), false});
+    if (have != before && before > 0) ++st.ram_resizes;
+    std::string why = "set";
+    if (options.ram_budget && *options.ram_budget == 0) why = "off";
+    else if (!options.ram_budget && !last_available) why = "automatic, but the memory available is unknown";
+    else if (!options.ram_budget)
+      why = "automatic: half of " + format_bytes(*last_available) +
+            " available beyond 1 GiB, at most every streamed layer";
+    say("RAM tier: " + std::to_string(have) + " of " + std::to_string(streamed.size()) + " streamed layers (" +
+        format_bytes(have * slot) + " pinned; budget " + format_bytes(budget) + ", " + why + short_by + "), " +
+        std::to_string(staging.size()) + " staging buffers of " + format_bytes(slot));
+  }
+
+  /// Automatic budget: re-reads the memory available (at most every memory_check_ms) and resizes.
+  void follow_memory_pressure() {
+    if (options.ram_budget || !tier) return;
+    const auto now = clock_type::now();
+    if (now - last_memory_check < std::chrono::milliseconds(options.memory_check_ms)) return;
+    last_memory_check = now;
+    if (const auto target = tier_target()) resize_tier(*target);
   }
 
   /// Which pinned block holds `p` (a tier blob), and where.
@@ -473,41 +559,44 @@ struct engine::impl {
       f.item = next_fetch;
       f.layer = layer;
       const auto key = stream::ram_tier::key(layer);
-      if (tier) {
-        if (auto blob = tier->lookup(key)) {  // warm: straight from pinned RAM
-          tier->pin(key);
-          std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
-          f.tier = true;
-          ++st.ram_hits;
-          fetches.push_back(std::move(f));
-          ++next_fetch;
-          continue;
-        }
-        ++st.ram_misses;
-        // Fill free tier slots, never evict: the access pattern is cyclic, under which LRU would miss
-        // every time, while a fixed subset hits on every pass.
-        if (tier->resident_count() < tier->capacity()) {
-          auto blob = tier->insert(key, bytes);
-          if (blob) {
-            tier->pin(key);
-            std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
-            f.tier = true;
-            f.ready = read_async(layer, *blob);
-            fetches.push_back(std::move(f));
-            ++next_fetch;
-            continue;
-          }
-        }
+      const bool tier_on = tier && tier->capacity() > 0;
+      if (tier_on && tier->contains(key)) {  // warm: straight from pinned RAM
+        const auto blob = tier->lookup(key);
+        tier->pin(key);
+        std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
+        f.tier = true;
+        f.counted = fetch::lookup::hit;
+        ++st.ram_hits;
+        fetches.push_back(std::move(f));
+        ++next_fetch;
+        continue;
       }
+      // A miss: read into the tier when the layer is more vital than the tier's least vital one (a free
+      // slot, or one gone stale), else into a staging buffer; when neither is free, retry later (an
+      // admit that refuses changes nothing).
       int free_staging = -1;
       for (std::size_t i = 0; i < staging.size(); ++i)
         if (!staging[i].busy) {
           free_staging = int(i);
           break;
         }
-      if (free_staging < 0) {
-        if (tier) --st.ram_misses;  // looked up again when retried
-        return;
+      if (tier_on) {
+        if (auto blob = tier->admit(key, bytes)) {
+          tier->pin(key);
+          std::tie(f.pinned_id, f.pinned_offset) = locate(blob->data());
+          f.tier = true;
+          f.counted = fetch::lookup::miss;
+          ++st.ram_misses;
+          f.ready = read_async(layer, *blob);
+          fetches.push_back(std::move(f));
+          ++next_fetch;
+          continue;
+        }
+      }
+      if (free_staging < 0) return;
+      if (tier_on) {
+        f.counted = fetch::lookup::miss;
+        ++st.ram_misses;
       }
       auto& sb = staging[std::size_t(free_staging)];
       sb.busy = true;
@@ -572,6 +661,7 @@ struct engine::impl {
     if (broken) throw octo::error("octo: the engine failed earlier and cannot continue");
     last_ran = &s;
     try {
+      if (!s.whole()) follow_memory_pressure();
       const auto T = static_cast<std::size_t>(s.T);
       std::vector<std::int32_t> pos_ids(T);
       for (std::size_t t = 0; t < T; ++t) pos_ids[t] = static_cast<std::int32_t>(start + std::int64_t(t));
@@ -611,6 +701,7 @@ struct engine::impl {
       ++st.passes;
       st.source_ms = double(source_ns.load()) / 1e6;
       st.bytes_from_source = source_bytes.load();
+      if (tier) st.ram_evictions = tier->stats().evictions - evictions_before;
       return s.head();
     } catch (...) {
       broken = true;
@@ -754,6 +845,25 @@ struct engine::impl {
   std::vector<float> decode_logits(std::int32_t id);
   std::int32_t decode_token(std::int32_t id);
 };
+
+std::uint64_t auto_ram_budget(std::uint64_t available, std::uint64_t wanted) {
+  constexpr std::uint64_t margin = std::uint64_t(1) << 30;
+  return std::min(wanted, available > margin ? (available - margin) / 2 : 0);
+}
+
+std::optional<std::uint64_t> read_mem_available(const std::filesystem::path& meminfo) {
+  std::ifstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    std::string unit;
+    if (!(fields >> kib >> unit) || unit != "kB") return std::nullopt;
+    return kib * 1024;
+  }
+  return std::nullopt;
+}
 
 // ---- the pipeline ---------------------------------------------------------------------------------
 
@@ -1134,6 +1244,8 @@ const streaming_stats& engine::stats() const {
       sum.bytes_uploaded += s.bytes_uploaded;
       sum.ram_hits += s.ram_hits;
       sum.ram_misses += s.ram_misses;
+      sum.ram_evictions += s.ram_evictions;
+      sum.ram_resizes += s.ram_resizes;
       sum.bytes_from_source += s.bytes_from_source;
       sum.source_ms += s.source_ms;
       sum.fetch_wait_ms += s.fetch_wait_ms;
@@ -1146,11 +1258,46 @@ const streaming_stats& engine::stats() const {
 void engine::reset_stats() {
   for (auto* p : impl_->parts()) {
     p->st = {};
+    if (p->tier) p->evictions_before = p->tier->stats().evictions;
     p->source_ns = 0;
     p->source_bytes = 0;
   }
   impl_->st = {};
 }
+void engine::set_ram_budget(std::optional<std::uint64_t> bytes) {
+  if (impl_->broken) throw octo::error("octo: the engine failed earlier and cannot continue");
+  impl_->options.ram_budget = bytes;
+  for (auto* p : impl_->parts()) {  // each stage of a pipeline has a tier of its own, with this budget
+    if (p->broken) throw octo::error("octo: the engine failed earlier and cannot continue");
+    p->options.ram_budget = bytes;
+    if (!p->tier) continue;  // nothing streams there
+    try {
+      if (const auto target = p->tier_target()) p->resize_tier(*target);
+      p->last_memory_check = clock_type::now();
+      p->st.ram_evictions = p->tier->stats().evictions - p->evictions_before;
+    } catch (...) {
+      p->broken = true;
+      throw;
+    }
+  }
+}
+
+ram_tier_state engine::tier_state() const {
+  ram_tier_state r;
+  r.automatic = !impl_->options.ram_budget.has_value();
+  for (const auto* p : impl_->parts()) {  // a pipeline's stages summed
+    if (!p->tier) continue;
+    const auto slots = std::uint64_t(p->tier->capacity());
+    r.budget += p->tier_budget;
+    r.slots += slots;
+    r.slot_bytes = std::max(r.slot_bytes, p->plan.slot_bytes);
+    r.bytes += slots * p->plan.slot_bytes;
+    r.wanted += p->tier_wanted();
+    for (const auto k : p->tier->eviction_order()) r.layers.push_back(std::int64_t(k));
+  }
+  return r;
+}
+
 void engine::prepare_prefill(std::int64_t n) {
   if (n > 0 && n <= context())
     for (auto* p : impl_->parts()) (void)p->prefill_programs(n);

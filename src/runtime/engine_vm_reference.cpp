@@ -193,11 +193,17 @@ class reference_engine_vm final : public engine_vm {
     return {static_cast<std::uint32_t>(pinned_.size()), pinned_.back()->p, bytes};
   }
 
+  void free_pinned(std::uint32_t id) override {  // ids stay unique: the entry is emptied, not erased
+    if (id == 0 || id > pinned_.size() || !pinned_[id - 1])
+      throw octo::error("octo: free_pinned: no pinned memory with id " + std::to_string(id));
+    pinned_[id - 1].reset();
+  }
+
   std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region_name,
                              std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) override {
     if (after_compute > compute_)
       throw octo::error("octo: upload waits for compute " + std::to_string(after_compute) + ", never submitted");
-    if (src == 0 || src > pinned_.size() || src_offset + bytes > pinned_[src - 1]->n)
+    if (src == 0 || src > pinned_.size() || !pinned_[src - 1] || src_offset + bytes > pinned_[src - 1]->n)
       throw octo::error("octo: upload from a bad pinned range");
     const auto it = regions_.find(std::string(region_name));
     if (it == regions_.end() || dst_offset + bytes > it->second.bytes.size())

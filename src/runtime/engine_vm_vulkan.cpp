@@ -40,6 +40,7 @@ class vulkan_engine_vm final : public engine_vm {
     const auto p = vm_.allocate_pinned(bytes);
     return {p.id, p.data, p.bytes};
   }
+  void free_pinned(std::uint32_t id) override { vm_.free_pinned(id); }
   std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,
                              std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) override {
     return vm_.upload_async(src, src_offset, region, dst_offset, bytes, after_compute);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,8 +58,16 @@ struct engine_options {
   /// vram_budget).
   std::int64_t prefill_chunk = 0;
   std::uint64_t vram_budget = 0;     // bytes for weights, KV cache, activations and the ring; 0: all resident
-  std::uint64_t ram_budget = 0;      // pinned host memory for the warm tier of streamed layers; 0: none
-                                     // (every pass reads them from the GGUF file / the layer files)
+  /// Pinned host memory for the warm tier of streamed layers (whole slots of plan().slot_bytes). Unset
+  /// (the default): automatic, auto_ram_budget of the memory available, re-read between passes at most
+  /// every memory_check_ms so the tier shrinks under memory pressure and grows back; 0: no tier (every
+  /// pass reads the streamed layers from the GGUF file / the layer files). engine::set_ram_budget
+  /// changes it at run time.
+  std::optional<std::uint64_t> ram_budget;
+  /// The memory available to the automatic RAM tier, in bytes (nullopt: unknown, no automatic tier);
+  /// empty: MemAvailable of /proc/meminfo (read_mem_available). Tests give a fixed or changing value.
+  std::function<std::optional<std::uint64_t>()> host_memory_available;
+  std::uint32_t memory_check_ms = 1000;  // automatic RAM budget: least time between re-reads; 0: every pass
   std::uint32_t ring_depth = 2;      // device slots streamed layers cycle through (>= 1)
   std::int64_t resident_layers = -1; // -1: as the plan decides; else the chain of segment programs with
                                      // exactly this many resident, in the plan's order (first and last
@@ -91,12 +100,32 @@ struct streaming_stats {
   std::uint64_t layer_uploads = 0;      // streamed layer uploads into ring slots
   std::uint64_t bytes_uploaded = 0;     // bytes of those uploads
   std::uint64_t ram_hits = 0, ram_misses = 0;  // warm-tier lookups of streamed layers
+  std::uint64_t ram_evictions = 0;      // tier blobs evicted (for a more vital layer, or the tier shrinking)
+  std::uint64_t ram_resizes = 0;        // times the tier changed size (set_ram_budget, memory pressure)
   std::uint64_t bytes_from_source = 0;  // bytes read from the GGUF file or the layer files
   double source_ms = 0.0;               // time the reader spent filling staging / tier memory
   double fetch_wait_ms = 0.0;           // time the host waited for a read before it could upload
   double upload_wait_ms = 0.0;          // time the host waited for an upload to finish (staging reuse)
   double compute_wait_ms = 0.0;         // time the host waited for compute (end of a pass)
 };
+
+/// The warm RAM tier as it stands (engine::tier_state).
+struct ram_tier_state {
+  bool automatic = false;         // sized from the available memory (engine_options::ram_budget unset)
+  std::uint64_t budget = 0;       // bytes it may use now: the set budget, or the automatic one
+  std::uint64_t bytes = 0;        // pinned bytes it holds: slots x slot_bytes (<= budget)
+  std::uint64_t slots = 0, slot_bytes = 0;
+  std::uint64_t wanted = 0;       // bytes that hold every streamed layer (the cap)
+  std::vector<std::int64_t> layers;  // resident layers, the next to be evicted first
+};
+
+/// The automatic RAM tier budget: half of what is available beyond a 1 GiB margin, capped by `wanted`
+/// (the bytes that hold every streamed layer). Pinned memory cannot be swapped or reclaimed, so the
+/// other half stays for the page cache, the OS and other processes.
+std::uint64_t auto_ram_budget(std::uint64_t available, std::uint64_t wanted);
+/// MemAvailable of a /proc/meminfo-format file, in bytes (the kernel's estimate of what can be allocated
+/// without swapping, reclaimable page cache included); nullopt when it cannot be read or parsed.
+std::optional<std::uint64_t> read_mem_available(const std::filesystem::path& meminfo = "/proc/meminfo");
 
 /// One model on one VM, or split into pipeline stages on several (engine_options::devices / stages /
 /// split / link, docs/multi-gpu.md: each stage is what follows for its layers, with the same results).
@@ -172,6 +201,12 @@ class engine {
     bool token_loop_on_device = false;  // the greedy token loop ran on the device (decode_in_flight)
   };
   const timing& last_timing() const;
+  /// Changes the RAM tier's budget now, between passes (nullopt: automatic, 0: no tier): a smaller one
+  /// evicts the least vital layers (lowest recency + frequency score) and frees their pinned memory, a
+  /// larger one allocates more (as much as can be allocated: the line through progress says so). Reads
+  /// and uploads in flight finish first; tokens are unchanged.
+  void set_ram_budget(std::optional<std::uint64_t> bytes);
+  ram_tier_state tier_state() const;
   /// Streaming counters since construction or the last reset_stats().
   const streaming_stats& stats() const;
   void reset_stats();
