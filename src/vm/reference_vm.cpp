@@ -24,6 +24,7 @@
 #include "octo/ops/copy.hpp"
 #include "octo/ops/dequant.hpp"
 #include "octo/ops/embed.hpp"
+#include "octo/ops/fused.hpp"
 #include "octo/ops/gelu.hpp"
 #include "octo/ops/gemm_tile.hpp"
 #include "octo/ops/gemv_tile.hpp"
@@ -425,6 +426,44 @@ void reference_vm::execute(const ir::task& t) {
         parts.push_back(in(k));
       }
       ref::attention_combine(parts, out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
+      break;
+    }
+    case ir::opcode::rmsnorm_gemv:
+      ref::rmsnorm_gemv(in(0), in(1), in(2), in(3), out, P.get(param_key::hidden),
+                        static_cast<float>(P.get_real(param_key::eps)), P.get(param_key::K), P.get(param_key::N_tile),
+                        P.get(param_key::n_off));
+      break;
+    case ir::opcode::gemv_add:
+      ref::gemv_add(in(0), in(1), in(2), out, P.get(param_key::K), P.get(param_key::N_tile), P.get(param_key::n_off));
+      break;
+    case ir::opcode::rmsnorm_swiglu:
+      ref::rmsnorm_swiglu(in(0), in(1), in(2), in(3), out, P.get(param_key::hidden),
+                          static_cast<float>(P.get_real(param_key::eps)), P.get(param_key::K), P.get(param_key::N_tile),
+                          P.get(param_key::n_off));
+      break;
+    case ir::opcode::rmsnorm_gemv_rope:
+    case ir::opcode::rmsnorm_gemv_kv: {
+      // Slots: ROPE [x, norm_w, W, pos(, b)]; KV [x, norm_w, W, cache(, pos when n_rot > 0)(, b)].
+      const bool kv = t.op == ir::opcode::rmsnorm_gemv_kv;
+      const ref::fused_rope r{P.get(param_key::head_dim), static_cast<float>(P.get_real(param_key::theta)),
+                              P.get(param_key::rope_style, 0), P.get(param_key::n_rot)};
+      const std::size_t pos_slot = kv ? 4 : 3;
+      const bool rotates = !kv || r.n_rot > 0;
+      const std::size_t bias_slot = rotates ? pos_slot + 1 : pos_slot;
+      const auto positions = rotates ? read_i32(t.inputs.at(pos_slot)) : std::vector<std::int32_t>{};
+      const float eps = static_cast<float>(P.get_real(param_key::eps));
+      if (!kv) {
+        ref::rmsnorm_gemv_rope(in(0), in(1), in(2), in(bias_slot), positions, out, P.get(param_key::hidden), eps,
+                               P.get(param_key::K), r);
+        break;
+      }
+      const auto& cache = buf(t.outputs.at(0));
+      if (t.inputs.at(3) != t.outputs.at(0))
+        throw octo::error("RMSNORM_GEMV_KV: the output must be the cache buffer given as input 3");
+      const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
+      if (S <= 0) throw octo::error("RMSNORM_GEMV_KV: cache '" + cache.name.str() + "' has no positions");
+      ref::rmsnorm_gemv_kv(in(0), in(1), in(2), in(bias_slot), positions, out, cache.numel() / S,
+                           P.get(param_key::hidden), eps, P.get(param_key::K), r, P.get(param_key::pos));
       break;
     }
     default:

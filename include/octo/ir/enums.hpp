@@ -33,8 +33,11 @@ enum class opcode : std::uint8_t {
   nop = 0, copy = 1, embed = 2, rmsnorm = 3, layernorm = 4, gemv_tile = 5, gemm_tile = 6,
   attention_tile = 7, rope = 8, silu_mul = 9, gelu = 10, add = 11, mul = 12, dequant = 13,
   softmax = 14, allreduce_shard = 15, kv_append = 16, sample_argmax = 17, attention_combine = 18,
+  // Fused decode ops (docs/opcodes.md "Fused ops"): each is the composition of the plain ops it names,
+  // made by lowering from schedule_config::fusion_grouping (docs/ir.md §5.1).
+  rmsnorm_gemv = 19, gemv_add = 20, rmsnorm_swiglu = 21, rmsnorm_gemv_rope = 22, rmsnorm_gemv_kv = 23,
 };
-inline constexpr int opcode_count = 19;
+inline constexpr int opcode_count = 24;
 
 /// Read-only kinds never need a producer edge to be read (docs/ir.md §1.1, _READONLY_KINDS).
 constexpr bool is_read_only(buffer_kind k) {
@@ -53,7 +56,8 @@ inline constexpr std::array<std::string_view, buffer_kind_count> buffer_kind_nam
 inline constexpr std::array<std::string_view, opcode_count> opcode_names{
     "NOP", "COPY", "EMBED", "RMSNORM", "LAYERNORM", "GEMV_TILE", "GEMM_TILE", "ATTENTION_TILE",
     "ROPE", "SILU_MUL", "GELU", "ADD", "MUL", "DEQUANT", "SOFTMAX", "ALLREDUCE_SHARD",
-    "KV_APPEND", "SAMPLE_ARGMAX", "ATTENTION_COMBINE"};
+    "KV_APPEND", "SAMPLE_ARGMAX", "ATTENTION_COMBINE", "RMSNORM_GEMV", "GEMV_ADD", "RMSNORM_SWIGLU",
+    "RMSNORM_GEMV_ROPE", "RMSNORM_GEMV_KV"};
 
 namespace detail {
 template <class E, std::size_t N>

@@ -56,6 +56,19 @@ inline constexpr std::array<op_spec, opcode_count> op_registry{{
     detail::make_spec(opcode::kv_append, 2, 2, 1, "append new k/v into the KV cache at pos", param_key::pos),
     detail::make_spec(opcode::sample_argmax, 1, 1, 1, "greedy logits -> next token"),
     detail::make_spec(opcode::attention_combine, 2, 8, 1, "merge per-KV-block (o, m, l) flash partials"),
+    detail::make_spec(opcode::rmsnorm_gemv, 3, 4, 1, "[x, norm_w, W(, b)]: GEMV_TILE of RMSNORM(x, norm_w)",
+                      param_key::eps, param_key::hidden, param_key::K, param_key::N_tile, param_key::n_off),
+    detail::make_spec(opcode::gemv_add, 3, 3, 1, "[x, W, r]: r + GEMV_TILE(x, W) over the tile", param_key::K,
+                      param_key::N_tile, param_key::n_off),
+    detail::make_spec(opcode::rmsnorm_swiglu, 4, 4, 1, "[x, norm_w, W_gate, W_up]: SILU_MUL of two GEMVs of RMSNORM(x)",
+                      param_key::eps, param_key::hidden, param_key::K, param_key::N_tile, param_key::n_off),
+    detail::make_spec(opcode::rmsnorm_gemv_rope, 4, 5, 1, "[x, norm_w, W, pos(, b)]: ROPE of a GEMV of RMSNORM(x)",
+                      param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot),
+    detail::make_spec(opcode::rmsnorm_gemv_kv, 4, 6, 1,
+                      "[x, norm_w, W, cache(, pos if n_rot > 0)(, b)] -> cache: KV_APPEND of a (ROPE of a) GEMV of "
+                      "RMSNORM(x)",
+                      param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot,
+                      param_key::pos),
 }};
 
 constexpr const op_spec& spec(opcode op) { return op_registry[static_cast<std::size_t>(op)]; }

@@ -41,6 +41,11 @@ kernel_planner find_planner(ir::opcode op) {
     case ir::opcode::kv_append: return plan_kv_append;
     case ir::opcode::sample_argmax: return plan_argmax;
     case ir::opcode::attention_combine: return plan_attention_combine;
+    case ir::opcode::rmsnorm_gemv: return plan_gemv;
+    case ir::opcode::gemv_add: return plan_gemv;
+    case ir::opcode::rmsnorm_swiglu: return plan_gemv;
+    case ir::opcode::rmsnorm_gemv_rope: return plan_gemv;
+    case ir::opcode::rmsnorm_gemv_kv: return plan_gemv;
   }
   return nullptr;
 }
