@@ -19,10 +19,10 @@
 //     interleaved: 2i and 2i+1), so both halves of a rotation are summed in one workgroup; _KV writes
 //     the rotated (or, n_rot = 0, plain) rows into the KV cache at kv_pos + globals.pos.
 #include "common/weights.glsl"
+layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
 #include "common/reduce.glsl"
 #include "common/rope.glsl"
 
-layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint NR = 2;     // output columns per workgroup
 layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
 layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned x / W: unit loads

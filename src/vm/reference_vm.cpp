@@ -466,6 +466,26 @@ void reference_vm::execute(const ir::task& t) {
                            P.get(param_key::hidden), eps, P.get(param_key::K), r, P.get(param_key::pos));
       break;
     }
+    case ir::opcode::rmsnorm_rope:
+    case ir::opcode::rmsnorm_rope_kv: {
+      const bool kv = t.op == ir::opcode::rmsnorm_rope_kv;
+      const ref::fused_rope r{P.get(param_key::head_dim), static_cast<float>(P.get_real(param_key::theta)),
+                              P.get(param_key::rope_style, 0), P.get(param_key::n_rot)};
+      const auto positions = read_i32(t.inputs.at(kv ? 3 : 2));
+      const float eps = static_cast<float>(P.get_real(param_key::eps));
+      if (!kv) {
+        ref::rmsnorm_rope(in(0), in(1), positions, out, P.get(param_key::hidden), eps, r);
+        break;
+      }
+      const auto& cache = buf(t.outputs.at(0));
+      if (t.inputs.at(2) != t.outputs.at(0))
+        throw octo::error("RMSNORM_ROPE_KV: the output must be the cache buffer given as input 2");
+      const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
+      if (S <= 0) throw octo::error("RMSNORM_ROPE_KV: cache '" + cache.name.str() + "' has no positions");
+      ref::rmsnorm_rope_kv(in(0), in(1), positions, out, cache.numel() / S, P.get(param_key::hidden), eps, r,
+                           P.get(param_key::pos));
+      break;
+    }
     default:
       throw octo::error("unknown opcode " + std::to_string(static_cast<int>(t.op)));
   }

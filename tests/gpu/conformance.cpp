@@ -392,7 +392,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
             auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
             auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
             c.range[nw] = {0.5f, 1.5f};
-            c.ints(pos, R == 1 ? std::vector<std::int32_t>{1234} : std::vector<std::int32_t>{7, 8});
+            c.ints(pos, R == 1 ? std::vector<std::int32_t>{57} : std::vector<std::int32_t>{7, 8});
             const auto rope_params = [&] {
               return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
                              {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
@@ -418,6 +418,42 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
+TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, Qwen3's q and k)") {
+  struct shape {
+    std::int64_t heads, head_dim, n_rot;
+    int style;
+  };
+  for (shape s : {shape{3, 128, 128, 0}, shape{5, 64, 32, 1}, shape{1, 16, 16, 0}, shape{7, 32, 16, 0}}) {
+    for (dtype cache_dt : {dtype::f32, dtype::f16, dtype::bf16}) {
+      for (std::int64_t T : {1, 3}) {
+        CAPTURE(s.heads);
+        CAPTURE(s.head_dim);
+        CAPTURE(s.n_rot);
+        CAPTURE(s.style);
+        CAPTURE(octo::ir::name(cache_dt));
+        CAPTURE(T);
+        const std::int64_t N = s.heads * s.head_dim, S = 8;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, N});
+        auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {s.head_dim});
+        auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, N});
+        auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+        c.range[nw] = {0.5f, 1.5f};
+        c.ints(pos, T == 1 ? std::vector<std::int32_t>{41} : std::vector<std::int32_t>{3, 4, 5});
+        auto p = params({{param_key::hidden, double(s.head_dim)}, {param_key::eps, 1e-6},
+                         {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                         {param_key::theta, 10000.0}, {param_key::rope_style, double(s.style)}});
+        c.task(opcode::rmsnorm_rope, {x, nw, pos}, {y}, p);
+        p.set(param_key::pos, 2);
+        c.task(opcode::rmsnorm_rope_kv, {x, nw, kc, pos}, {kc}, p);
+        // globals.pos = 1: rows go to cache slots 3.. (T = 3: 3, 4, 5)
+        run_case(c, {1e-4, cache_dt == dtype::f32 ? 1e-4 : 1e-2}, 1);
+      }
+    }
   }
 }
 

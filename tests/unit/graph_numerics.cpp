@@ -360,12 +360,16 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
             ops[opcode::silu_mul] ==
         0);
   CHECK(p.tasks.size() == static_cast<std::size_t>(7 * L + 2));  // + embed, head
-  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q, k take RMSNORM_GEMV, v RMSNORM_GEMV_KV.
+  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q, k take RMSNORM_GEMV then RMSNORM_ROPE(_KV),
+  // v RMSNORM_GEMV_KV.
   const auto q3 = octo::models::decoder_step(tiny_qwen3);
   std::map<octo::ir::opcode, int> ops3;
   for (const auto& t : q3.tasks) ++ops3[t.op];
   CHECK(ops3[opcode::rmsnorm_gemv] == 2 * static_cast<int>(tiny_qwen3.layers) + 1);
-  CHECK(ops3[opcode::rmsnorm_gemv_kv] == static_cast<int>(tiny_qwen3.layers));
+  CHECK(ops3[opcode::rmsnorm_gemv_kv] == static_cast<int>(tiny_qwen3.layers));  // v
+  CHECK(ops3[opcode::rmsnorm_rope] == static_cast<int>(tiny_qwen3.layers));     // q's head norm + RoPE
+  CHECK(ops3[opcode::rmsnorm_rope_kv] == static_cast<int>(tiny_qwen3.layers));  // k's, into the cache
+  CHECK(q3.tasks.size() == static_cast<std::size_t>(9 * tiny_qwen3.layers + 2));
   // A chain lowering does not know is refused, not silently ignored.
   octo::ir::schedule_config bad;
   bad.fusion_grouping = {{"GEMV_TILE", "GELU"}};

@@ -81,13 +81,15 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 6> fusion_chains{{
+inline constexpr std::array<fusion_chain, 8> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
     {{"RMSNORM", "GEMV_TILE", "ROPE"}, 3, ir::opcode::rmsnorm_gemv_rope},
     {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, 4, ir::opcode::rmsnorm_gemv_kv},
     {{"RMSNORM", "GEMV_TILE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_gemv_kv},
+    {{"RMSNORM", "ROPE"}, 2, ir::opcode::rmsnorm_rope},
+    {{"RMSNORM", "ROPE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_rope_kv},
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -141,6 +143,13 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
     const node& n = nodes[static_cast<std::size_t>(j)];
     const node& x = nodes[static_cast<std::size_t>(n.in[0])];
     return n.numel_rows() == x.numel_rows() && n.params.get(ir::param_key::hidden) == x.shape[static_cast<std::size_t>(x.rank - 1)];
+  };
+  // An RMSNORM per head of a ROPE (hidden = the rope's head_dim): Qwen3's q/k norm.
+  const auto head_norm_of = [&](std::int32_t j, const node& rope) {
+    if (!is(j, ir::opcode::rmsnorm)) return false;
+    const node& n = nodes[static_cast<std::size_t>(j)];
+    const node& x = nodes[static_cast<std::size_t>(n.in[0])];
+    return n.numel_rows() == x.numel_rows() && n.params.get(ir::param_key::hidden) == rope.params.get(ir::param_key::head_dim);
   };
   const auto chain_on = [&](std::size_t c) { return f.on[c]; };
   const auto absorb = [&](std::int32_t j) { nodes[static_cast<std::size_t>(j)].fused_away = true; };
@@ -227,6 +236,24 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         const ir::dtype cache_dt = nodes[static_cast<std::size_t>(cache)].dtype;
         // The fused kernel writes F32 / F16 / BF16 rows; a block-quantized cache keeps its KV_APPEND.
         if (cache_dt != ir::dtype::f32 && cache_dt != ir::dtype::f16 && cache_dt != ir::dtype::bf16) break;
+        if (chain_on(7) && is(src, ir::opcode::rope) && sole(src)) {
+          const node& rn = nodes[static_cast<std::size_t>(src)];
+          const std::int32_t norm = rn.in[0];
+          if (head_norm_of(norm, rn) && sole(norm)) {
+            const node r = rn;
+            const std::int64_t pos = t.params.get(ir::param_key::pos);
+            t.op = ir::opcode::rmsnorm_rope_kv;
+            take_norm(t, norm);
+            copy_rope(t, r);
+            t.params.set(ir::param_key::pos, pos);
+            push(t, cache);
+            push(t, r.in[1]);
+            t.in_place = 2;
+            absorb(src);
+            absorb(norm);
+            break;
+          }
+        }
         std::int32_t rope = -1, g = src;
         if (chain_on(4) && is(src, ir::opcode::rope) && sole(src)) {
           rope = src;
@@ -259,6 +286,16 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         break;
       }
       case ir::opcode::rope: {
+        if (chain_on(6) && head_norm_of(t.in[0], t) && sole(t.in[0])) {
+          const node r = t;
+          const std::int32_t norm = t.in[0], pos = t.in[1];
+          t.op = ir::opcode::rmsnorm_rope;
+          take_norm(t, norm);
+          copy_rope(t, r);
+          push(t, pos);
+          absorb(norm);
+          break;
+        }
         if (!chain_on(3)) break;
         const std::int32_t g = t.in[0], pos = t.in[1];
         if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;

@@ -36,8 +36,9 @@ enum class opcode : std::uint8_t {
   // Fused decode ops (docs/opcodes.md "Fused ops"): each is the composition of the plain ops it names,
   // made by lowering from schedule_config::fusion_grouping (docs/ir.md §5.1).
   rmsnorm_gemv = 19, gemv_add = 20, rmsnorm_swiglu = 21, rmsnorm_gemv_rope = 22, rmsnorm_gemv_kv = 23,
+  rmsnorm_rope = 24, rmsnorm_rope_kv = 25,
 };
-inline constexpr int opcode_count = 24;
+inline constexpr int opcode_count = 26;
 
 /// Read-only kinds never need a producer edge to be read (docs/ir.md §1.1, _READONLY_KINDS).
 constexpr bool is_read_only(buffer_kind k) {
@@ -57,7 +58,7 @@ inline constexpr std::array<std::string_view, opcode_count> opcode_names{
     "NOP", "COPY", "EMBED", "RMSNORM", "LAYERNORM", "GEMV_TILE", "GEMM_TILE", "ATTENTION_TILE",
     "ROPE", "SILU_MUL", "GELU", "ADD", "MUL", "DEQUANT", "SOFTMAX", "ALLREDUCE_SHARD",
     "KV_APPEND", "SAMPLE_ARGMAX", "ATTENTION_COMBINE", "RMSNORM_GEMV", "GEMV_ADD", "RMSNORM_SWIGLU",
-    "RMSNORM_GEMV_ROPE", "RMSNORM_GEMV_KV"};
+    "RMSNORM_GEMV_ROPE", "RMSNORM_GEMV_KV", "RMSNORM_ROPE", "RMSNORM_ROPE_KV"};
 
 namespace detail {
 template <class E, std::size_t N>

@@ -69,6 +69,12 @@ inline constexpr std::array<op_spec, opcode_count> op_registry{{
                       "RMSNORM(x)",
                       param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot,
                       param_key::pos),
+    detail::make_spec(opcode::rmsnorm_rope, 3, 3, 1, "[x, norm_w, pos]: ROPE of a per-head RMSNORM (Qwen3's q)",
+                      param_key::eps, param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta),
+    detail::make_spec(opcode::rmsnorm_rope_kv, 4, 4, 1,
+                      "[x, norm_w, cache, pos] -> cache: KV_APPEND of ROPE of a per-head RMSNORM (Qwen3's k)",
+                      param_key::eps, param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta,
+                      param_key::pos),
 }};
 
 constexpr const op_spec& spec(opcode op) { return op_registry[static_cast<std::size_t>(op)]; }

@@ -31,12 +31,14 @@ struct segment {
 
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
 /// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
-/// GEMV_ADD (down), and the head RMSNORM_GEMV. Prefill keeps the plain ops (its GEMMs have no fused form).
+/// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's per-head q/k norms fuse with RoPE (and k's KV
+/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. Prefill keeps the plain ops (its GEMMs have no fused form).
 constexpr ir::schedule_config fused_decode_schedule() {
   ir::schedule_config s;
   s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
                        {"RMSNORM", "GEMV_TILE", "ROPE"}, {"RMSNORM", "GEMV_TILE", "SILU_MUL"},
-                       {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}};
+                       {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}, {"RMSNORM", "ROPE", "KV_APPEND"},
+                       {"RMSNORM", "ROPE"}};
   return s;
 }
 

@@ -1,4 +1,4 @@
-// The fused decode ops (opcodes 19-23, docs/opcodes.md "Fused ops"): each is, by definition, the
+// The fused decode ops (opcodes 19-25, docs/opcodes.md "Fused ops"): each is, by definition, the
 // composition of the reference semantics of the plain ops it fuses, evaluated in the same order with the
 // same fp32 intermediates. So the reference VM computes a fused program bit for bit as it computes the
 // unfused one, and conformance checks every fused kernel against that composition.
@@ -101,6 +101,22 @@ inline void rmsnorm_gemv_kv(std::span<const float> x, std::span<const float> nor
                             std::span<float> cache, std::int64_t cache_row, std::int64_t hidden, float eps,
                             std::int64_t K, const fused_rope& r, std::int64_t pos) {
   const auto v = rmsnorm_gemv_rope_rows(x, norm_w, w, bias, positions, hidden, eps, K, r);
+  kv_append(v, cache, cache_row, pos);
+}
+
+/// RMSNORM_ROPE: y = ROPE(RMSNORM(x, norm_w) over rows of `hidden` (a head), pos).
+inline void rmsnorm_rope(std::span<const float> x, std::span<const float> norm_w, std::span<const std::int32_t> pos,
+                         std::span<float> y, std::int64_t hidden, float eps, const fused_rope& r) {
+  const auto h = fused_norm(x, norm_w, hidden, eps);
+  rope(h, pos, y, r.head_dim, r.theta, r.style, r.n_rot);
+}
+
+/// RMSNORM_ROPE_KV: cache[pos + t] = row t of RMSNORM_ROPE(x, norm_w, positions).
+inline void rmsnorm_rope_kv(std::span<const float> x, std::span<const float> norm_w,
+                            std::span<const std::int32_t> positions, std::span<float> cache, std::int64_t cache_row,
+                            std::int64_t hidden, float eps, const fused_rope& r, std::int64_t pos) {
+  std::vector<float> v(x.size());
+  rmsnorm_rope(x, norm_w, positions, v, hidden, eps, r);
   kv_append(v, cache, cache_row, pos);
 }
 

@@ -137,6 +137,7 @@ kernel_launch plan_norm(const task_context&);  // RMSNORM LAYERNORM
 kernel_launch plan_softmax(const task_context&);
 kernel_launch plan_argmax(const task_context&);
 kernel_launch plan_rope(const task_context&);
+kernel_launch plan_norm_rope(const task_context&);  // RMSNORM_ROPE RMSNORM_ROPE_KV
 kernel_launch plan_embed(const task_context&);
 kernel_launch plan_dequant(const task_context&);
 kernel_launch plan_kv_append(const task_context&);

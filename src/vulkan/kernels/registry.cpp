@@ -46,6 +46,8 @@ kernel_planner find_planner(ir::opcode op) {
     case ir::opcode::rmsnorm_swiglu: return plan_gemv;
     case ir::opcode::rmsnorm_gemv_rope: return plan_gemv;
     case ir::opcode::rmsnorm_gemv_kv: return plan_gemv;
+    case ir::opcode::rmsnorm_rope: return plan_norm_rope;
+    case ir::opcode::rmsnorm_rope_kv: return plan_norm_rope;
   }
   return nullptr;
 }
