@@ -41,14 +41,20 @@ layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals, nw, aux;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
   float eps, log2_theta;
-  uint rope, style, kv_pos;
+  uint rope, style, kv_pos, nw_dtype;
 } pc;
 
 // The weight tensor of slot n: SWIGLU's upper half reads the up weight.
 uvec2 wsrc(uint n) { return FUSE == FUSE_SWIGLU && n >= NR / 2u ? pc.aux : pc.w; }
-// The norm weight's elements e..e+3 (x is multiplied by it on load), or ones.
-vec4 xnorm(uint e) { return NORM ? v4_buf(pc.nw).d[e >> 2] : vec4(1.0); }
-float xnorm1(uint k) { return NORM ? f32_buf(pc.nw).d[k] : 1.0; }
+// The norm weight's elements e..e+3 (x is multiplied by it on load), or ones. F32 in a GGUF; a
+// safetensors model may bring F16 / BF16.
+vec4 xnorm(uint e) {
+  if (!NORM) return vec4(1.0);
+  if (pc.nw_dtype == DT_F32) return v4_buf(pc.nw).d[e >> 2];
+  return vec4(load_elem(pc.nw, e, pc.nw_dtype), load_elem(pc.nw, e + 1u, pc.nw_dtype),
+              load_elem(pc.nw, e + 2u, pc.nw_dtype), load_elem(pc.nw, e + 3u, pc.nw_dtype));
+}
+float xnorm1(uint k) { return NORM ? load_elem(pc.nw, k, pc.nw_dtype) : 1.0; }
 
 // Output columns: `group_cols` per workgroup (NR, or NR/2 with PAIRS), `total_cols` in all (ROPE/KV:
 // pairs). The column of slot c of workgroup g, clamped into range for loads.

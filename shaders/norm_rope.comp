@@ -10,7 +10,7 @@ layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is size
 
 layout(push_constant) uniform params {
   uvec2 x, nw, pos, y, globals;
-  uint rows, heads, head_dim, n_rot, style, y_dtype, kv, kv_pos;
+  uint rows, heads, head_dim, n_rot, style, y_dtype, kv, kv_pos, nw_dtype;
   float eps, log2_theta;
 } pc;
 
@@ -33,7 +33,6 @@ void main() {
   uint hd = pc.head_dim, half_rot = pc.n_rot / 2u;
   uint base = th * hd;
   f32_buf x = f32_buf(pc.x);
-  f32_buf w = f32_buf(pc.nw);
   float ss = 0.0;
   for (uint d = gl_LocalInvocationID.x; d < hd; d += gl_WorkGroupSize.x) ss += x.d[base + d] * x.d[base + d];
   float inv = 1.0 / sqrt(wg_sum(ss) / float(hd) + pc.eps);
@@ -43,7 +42,8 @@ void main() {
     bool rotated = i < half_rot;
     uint a = rotated ? (pc.style == 0u ? i : 2u * i) : pc.n_rot + 2u * (i - half_rot);
     uint b = rotated ? (pc.style == 0u ? i + half_rot : 2u * i + 1u) : a + 1u;
-    float va = x.d[base + a] * inv * w.d[a], vb = x.d[base + b] * inv * w.d[b];
+    float va = x.d[base + a] * inv * load_elem(pc.nw, a, pc.nw_dtype);
+    float vb = x.d[base + b] * inv * load_elem(pc.nw, b, pc.nw_dtype);
     if (rotated) {
       vec2 cs = rope_cos_sin(p, i, pc.n_rot, pc.log2_theta);
       float ra = va * cs.x - vb * cs.y, rb = va * cs.y + vb * cs.x;

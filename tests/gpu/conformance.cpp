@@ -421,6 +421,41 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
   }
 }
 
+TEST_CASE("conformance: fused GEMVs with K not a multiple of 8 (the scalar path of every FUSE mode)") {
+  for (dtype wd : {dtype::f32, dtype::f16, dtype::bf16}) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = 100, N = 12, R = 2;  // N: 2 heads of 6
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+    // a norm weight in the model's float dtype (a safetensors model's may be F16 / BF16)
+    auto nw = c.buf("norm_w", buffer_kind::weight, wd, {K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto w2 = c.buf("w_up", buffer_kind::weight, wd, {N, K});
+    auto b = c.buf("b", buffer_kind::weight, dtype::bf16, {N});
+    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+    auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+    auto y1 = c.buf("y_norm", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y2 = c.buf("y_add", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y3 = c.buf("y_swiglu", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y4 = c.buf("y_rope", buffer_kind::io_output, dtype::f32, {R, N});
+    auto kc = c.buf("k_cache", buffer_kind::kv_cache, dtype::f16, {5, N});
+    c.range[nw] = {0.5f, 1.5f};
+    c.ints(pos, {2, 3});
+    const auto norm = [&] { return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5}}); };
+    auto tile = norm();
+    tile.set(param_key::N_tile, N).set(param_key::n_off, 0);
+    c.task(opcode::rmsnorm_gemv, {x, nw, w, b}, {y1}, tile);
+    c.task(opcode::gemv_add, {x, w, r}, {y2}, params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0}}));
+    c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y3}, tile);
+    auto rp = norm();
+    rp.set(param_key::head_dim, 6).set(param_key::n_rot, 4).set(param_key::rope_style, 1).set_real(param_key::theta, 10000.0);
+    c.task(opcode::rmsnorm_gemv_rope, {x, nw, w, pos, b}, {y4}, rp);
+    rp.set(param_key::pos, 1);
+    c.task(opcode::rmsnorm_gemv_kv, {x, nw, w, kc, pos}, {kc}, rp);
+    run_case(c, {2e-4, 2e-3});
+  }
+}
+
 TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, Qwen3's q and k)") {
   struct shape {
     std::int64_t heads, head_dim, n_rot;
@@ -438,7 +473,7 @@ TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, 
         const std::int64_t N = s.heads * s.head_dim, S = 8;
         case_builder c;
         auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, N});
-        auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {s.head_dim});
+        auto nw = c.buf("norm_w", buffer_kind::weight, cache_dt, {s.head_dim});  // F32 / F16 / BF16 norm weights
         auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
         auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, N});
         auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});

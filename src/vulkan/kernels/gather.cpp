@@ -145,7 +145,7 @@ kernel_launch plan_norm_rope(const task_context& c) {
   auto pos = input(c, kv ? 3 : 2);
   auto y = output(c);
   require_dtype(c, x, {ir::dtype::f32}, "input x");
-  require_dtype(c, nw, {ir::dtype::f32}, "norm weight");
+  require_dtype(c, nw, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "norm weight");
   require_dtype(c, pos, {ir::dtype::i32}, "positions");
   if (kv) {
     require(c, c.task.inputs[2] == c.task.outputs[0], "must write the cache buffer it reads (input 2)");
@@ -183,6 +183,7 @@ kernel_launch plan_norm_rope(const task_context& c) {
                          .addr(x.address).addr(nw.address).addr(pos.address).addr(y.address).addr(c.globals_address)
                          .u32(u32(c, T, "tokens")).u32(u32(c, heads, "heads")).u32(hd).u32(n_rot).u32(style)
                          .u32(static_cast<std::uint32_t>(y.dtype())).u32(kv ? 1u : 0u).u32(kv_pos)
+                         .u32(static_cast<std::uint32_t>(nw.dtype()))
                          .f32(static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0)))
                          .f32(static_cast<float>(std::log2(theta)))
                          .take();

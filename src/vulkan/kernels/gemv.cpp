@@ -120,13 +120,14 @@ kernel_launch plan_gemv(const task_context& c) {
   // The fused operands (docs/opcodes.md "Fused ops").
   std::uint64_t nw_addr = 0, aux_addr = 0;
   float eps = 0.0f, log2_theta = 0.0f;
-  std::uint32_t rope = 0, style = 0, kv_pos = 0;
+  std::uint32_t rope = 0, style = 0, kv_pos = 0, nw_dtype = 0;
   if (ops.norm_w >= 0) {
     auto nw = input(c, static_cast<std::size_t>(ops.norm_w));
-    require_dtype(c, nw, {ir::dtype::f32}, "norm weight");
+    require_dtype(c, nw, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "norm weight");
     require(c, param_i(c, ir::param_key::hidden) == K && nw.numel() == K, "the norm's hidden must equal K (whole rows)");
-    require(c, nw.address % 16 == 0, "norm weight address is not 16-byte aligned");
+    require(c, nw.dtype() != ir::dtype::f32 || nw.address % 16 == 0, "norm weight address is not 16-byte aligned");
     nw_addr = nw.address;
+    nw_dtype = static_cast<std::uint32_t>(nw.dtype());
     eps = static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0));
   }
   if (ops.fuse == 2) {
@@ -222,7 +223,7 @@ kernel_launch plan_gemv(const task_context& c) {
         .addr(nw_addr).addr(aux_addr)
         .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
         .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
-        .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos)
+        .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
         .take();
   };
   bool unit_loads = vec;
