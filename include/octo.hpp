@@ -1,5 +1,8 @@
 // The one header users include: the IR, the typed graph DSL, the models, the VMs, model files, streaming
-// and the runtime engine. Every public header under octo/ is reachable from here.
+// and the runtime engine. Every public header under octo/ is reachable from here but two kinds: the
+// per-opcode reference semantics (octo/semantics/, what the reference VM runs; include one to call it)
+// and the details only the compiled core uses (octo/detail/ quant blocks, element conversion, buddy
+// allocator).
 #pragma once
 
 #include "octo/error.hpp"

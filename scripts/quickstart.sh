@@ -8,9 +8,9 @@ usage() { echo "usage: $0 demo|test [extra args for the demo]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 mode=$1; shift
 
-packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev doctest-dev libboost-dev
+packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev doctest-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers glslc glslang-dev glslang-tools
-  spirv-tools libshaderc-dev libpcre2-dev libzstd-dev libxxhash-dev liburing-dev libcli11-dev
+  spirv-tools spirv-headers libshaderc-dev libpcre2-dev libzstd-dev libxxhash-dev liburing-dev libcli11-dev
   clang libclang-rt-dev python3)
 
 install_missing() {

@@ -37,9 +37,11 @@ const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows
 
 // aux: the residual (ADD), the up weight (SWIGLU), the positions (ROPE, KV; 0 when n_rot = 0).
 // rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).
+// The first fields are every GEMV / GEMM module's (matmul_push); the fused operands follow.
 layout(push_constant) uniform params {
-  uvec2 x, w, bias, y, globals, nw, aux;
+  uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 nw, aux;
   float eps, log2_theta;
   uint rope, style, kv_pos, nw_dtype;
 } pc;

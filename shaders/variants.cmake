@@ -31,8 +31,12 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
 endforeach()
 # Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA; _coopf:
 # plain f16 factors, _coop: f16 high + low parts), per weight dtype.
+# No cooperative-matrix module for F32 weights: the planner keeps those on gemm_reg / gemm (can_coop in
+# src/vulkan/kernels/gemm.cpp), and unit_vk_kernel_plans fails on a module no task reaches.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemm_reg_${dt} gemm_reg.comp DEFINES WUNIT=wunit_${dt})
-  octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)
-  octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
+  if(NOT dt STREQUAL "f32")
+    octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)
+    octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
+  endif()
 endforeach()

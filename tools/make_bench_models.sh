@@ -115,8 +115,9 @@ for shape in ${shapes//,/ }; do
       echo "{\"name\":\"decode\",\"label\":\"$shape-$type\",\"error\":\"bench_decode failed\"}" >> "$out"
       status=1
     fi
-    # The F16 file holds the checkpoint's weights exactly: its checkpoint is the float32 arbiter.
-    ref=()
+    # The F16 file holds the checkpoint's weights exactly: its checkpoint is the float32 arbiter. A
+    # quantized file's arbiter is its own weights dequantized (tools/gguf_reference.py).
+    ref=(--tokenizer "$tokenizer")
     [ "$type" = f16 ] && ref=(--hf "$hf")
     if [ -n "$peer_bin" ] && ! bash "$here/peer_compare.sh" --gguf "$gguf" --label "$shape-$type" --bin "$(dirname "$octo")" \
         --peer-bin "$peer_bin" --out "${peer_out:-$(dirname "$out")}" --vocab "$tokenizer/vocab.json" "${ref[@]}"; then

@@ -132,6 +132,8 @@ def main():
     ap.add_argument("--prompt", default=PROMPT)
     ap.add_argument("--vocab", help="the tokenizer's vocab.json (finds the peer's token id)")
     ap.add_argument("--hf", help="the float16 HF checkpoint of an F16 GGUF: a float32 reference at the disagreement")
+    ap.add_argument("--tokenizer", help="without --hf: the HF tokenizer folder; the reference at a disagreement is then "
+                    "the GGUF's own weights dequantized (tools/gguf_reference.py), for quantized files")
     args = ap.parse_args()
     out = {"name": "answers", "label": args.label, "model": os.path.basename(args.gguf), "prompt": args.prompt,
            "n": args.n}
@@ -174,9 +176,15 @@ def main():
                 out.update(octo_at_disagreement=summarize(logits, toks[agree][0], peer_id))
             except Exception as e:  # noqa: BLE001
                 out["logits_error"] = str(e)
-        if args.hf:
+        if args.hf or args.tokenizer:
             try:
-                ref, n_prompt = reference_logits(args.hf, args.prompt, agreed)
+                if args.hf:
+                    ref, n_prompt = reference_logits(args.hf, args.prompt, agreed)
+                else:
+                    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+                    import gguf_reference
+                    ref, n_prompt = gguf_reference.reference_logits(args.gguf, args.tokenizer, args.prompt, agreed)
+                    out["reference"] = "dequantized GGUF (tools/gguf_reference.py)"
                 out.update(reference_prompt_tokens=n_prompt, reference_at_disagreement=summarize(ref, toks[agree][0], peer_id))
             except Exception as e:  # noqa: BLE001
                 out["reference_error"] = "%s: %s" % (type(e).__name__, e)

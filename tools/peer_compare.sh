@@ -6,7 +6,7 @@
 #   answers.jsonl     the first 32 greedy tokens of a fixed prompt from both (tools/peer_answers.py)
 #
 #   tools/peer_compare.sh --gguf FILE --label L --bin OCTO_BIN_DIR --peer-bin PEER_BIN_DIR --out DIR
-#       [--vocab vocab.json] [--hf F16_CHECKPOINT_DIR]     (passed to peer_answers.py)
+#       [--vocab vocab.json] [--hf F16_CHECKPOINT_DIR | --tokenizer HF_TOKENIZER_DIR]   (to peer_answers.py)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gguf="" label="" bin="" peer_bin="" out="" answer_args=()
@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --peer-bin) peer_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --vocab|--hf) answer_args+=("$1" "$2"); shift 2 ;;
+    --vocab|--hf|--tokenizer) answer_args+=("$1" "$2"); shift 2 ;;
     *) echo "peer_compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

@@ -1,5 +1,5 @@
 // The CPU reference VM (include/octo/vm/reference_vm.hpp): storage, conversions, counter-driven firing,
-// and the dispatch from a task to its opcode's reference function in include/octo/ops/.
+// and the dispatch from a task to its opcode's reference function in include/octo/semantics/.
 
 #include "octo/vm/reference_vm.hpp"
 
@@ -16,32 +16,32 @@
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
+#include "octo/ir/op_registry.hpp"
 #include "octo/ir/validate.hpp"
-#include "octo/ops/add.hpp"
-#include "octo/ops/allreduce_shard.hpp"
-#include "octo/ops/attention_combine.hpp"
-#include "octo/ops/attention_tile.hpp"
-#include "octo/ops/copy.hpp"
-#include "octo/ops/dequant.hpp"
-#include "octo/ops/embed.hpp"
-#include "octo/ops/fused.hpp"
-#include "octo/ops/gelu.hpp"
-#include "octo/ops/gemm_tile.hpp"
-#include "octo/ops/gemv_tile.hpp"
-#include "octo/ops/kv_append.hpp"
-#include "octo/ops/layernorm.hpp"
-#include "octo/ops/mul.hpp"
-#include "octo/ops/nop.hpp"
-#include "octo/ops/rmsnorm.hpp"
-#include "octo/ops/rope.hpp"
-#include "octo/ops/sample_argmax.hpp"
-#include "octo/ops/silu_mul.hpp"
-#include "octo/ops/softmax.hpp"
+#include "octo/semantics/add.hpp"
+#include "octo/semantics/allreduce_shard.hpp"
+#include "octo/semantics/attention_combine.hpp"
+#include "octo/semantics/attention_tile.hpp"
+#include "octo/semantics/copy.hpp"
+#include "octo/semantics/dequant.hpp"
+#include "octo/semantics/embed.hpp"
+#include "octo/semantics/fused.hpp"
+#include "octo/semantics/gelu.hpp"
+#include "octo/semantics/gemm_tile.hpp"
+#include "octo/semantics/gemv_tile.hpp"
+#include "octo/semantics/kv_append.hpp"
+#include "octo/semantics/layernorm.hpp"
+#include "octo/semantics/mul.hpp"
+#include "octo/semantics/nop.hpp"
+#include "octo/semantics/rmsnorm.hpp"
+#include "octo/semantics/rope.hpp"
+#include "octo/semantics/sample_argmax.hpp"
+#include "octo/semantics/silu_mul.hpp"
+#include "octo/semantics/softmax.hpp"
 
 namespace octo::vm {
 namespace {
 
-namespace ref = octo::ops::reference;
 using ir::param_key;
 
 std::string task_name(const ir::task& t) {
@@ -305,191 +305,219 @@ void reference_vm::run(const run_options& options) {
 
 // ---- one task -----------------------------------------------------------------------------------
 
-void reference_vm::execute(const ir::task& t) {
-  const auto& P = t.params;
-  std::vector<std::vector<float>> scratch(t.inputs.size());
-  auto in = [&](std::size_t k) -> std::span<const float> {
-    if (k >= t.inputs.size()) return {};
-    return view_f32(t.inputs[k], scratch[k]);
-  };
-  auto in_buf = [&](std::size_t k) -> const ir::buffer& { return buf(t.inputs.at(k)); };
-  // Outputs start from the buffer's current contents: tiles and KV_APPEND write only part of them.
-  std::vector<float> out_scratch;
-  std::vector<float> out;
-  if (!t.outputs.empty()) {
-    auto v = view_f32(t.outputs[0], out_scratch);
+/// Inputs are converted to f32 when first read; the output starts from the buffer's current contents
+/// (tiles and KV_APPEND write only part of it) and is stored back after the op, unless it wrote I32.
+struct reference_vm::task_io {
+  task_io(reference_vm& vm_, const ir::task& t_) : vm(vm_), t(t_), P(t_.params), scratch(t_.inputs.size()) {
+    if (t.outputs.empty()) return;
+    std::vector<float> out_scratch;
+    auto v = vm.view_f32(t.outputs[0], out_scratch);
     out.assign(v.begin(), v.end());
   }
-  auto commit = [&] { store_f32(t.outputs.at(0), out); };
-  auto last_extent = [](const ir::buffer& b) -> std::int64_t { return b.shape.empty() ? b.numel() : b.shape.back(); };
 
-  switch (t.op) {
-    case ir::opcode::nop: ref::nop(); return;
-    case ir::opcode::copy: ref::copy(in(0), out); break;
-    case ir::opcode::embed: {
-      const auto ids = read_i32(t.inputs.at(0));
-      ref::embed(ids, in(1), out, P.get(param_key::hidden));
-      break;
-    }
-    case ir::opcode::rmsnorm:
-      ref::rmsnorm(in(0), in(1), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)),
-                   P.get(param_key::m_off, 0));
-      break;
-    case ir::opcode::layernorm:
-      ref::layernorm(in(0), in(1), in(2), out, P.get(param_key::hidden), static_cast<float>(P.get_real(param_key::eps)));
-      break;
-    case ir::opcode::gemv_tile:
-      ref::gemv_tile(in(0), in(1), in(2), out, P.get(param_key::K), P.get(param_key::N_tile), P.get(param_key::n_off));
-      break;
-    case ir::opcode::gemm_tile:
-      ref::gemm_tile(in(0), in(1), in(2), out, P.get(param_key::M_tile), P.get(param_key::K), P.get(param_key::N_tile),
-                     P.get(param_key::n_off), P.get(param_key::m_off, 0));
-      break;
-    case ir::opcode::attention_tile: {
-      ref::attention_params ap;
-      ap.head_dim = P.get(param_key::head_dim);
-      ap.kv_start = P.get(param_key::kv_start);
-      ap.kv_len = P.get(param_key::kv_len);
-      ap.scale = static_cast<float>(P.get_real(param_key::scale));
-      ap.n_heads = P.get(param_key::n_heads);
-      ap.n_kv_heads = P.get(param_key::n_kv_heads);
-      ap.causal = P.get(param_key::causal, 0) != 0;
-      ap.q_pos = P.get(param_key::q_pos, 0);
-      ap.partial = P.get(param_key::partial, 0) != 0;
-      ref::attention_tile(in(0), in(1), in(2), out, ap);
-      break;
-    }
-    case ir::opcode::rope: {
-      const auto pos = read_i32(t.inputs.at(1));
-      const auto hd = P.get(param_key::head_dim);
-      ref::rope(in(0), pos, out, hd, static_cast<float>(P.get_real(param_key::theta)), P.get(param_key::rope_style, 0),
-                P.get(param_key::n_rot, hd));
-      break;
-    }
-    case ir::opcode::silu_mul: ref::silu_mul(in(0), in(1), out); break;
-    case ir::opcode::gelu: ref::gelu(in(0), out); break;
-    case ir::opcode::add: ref::add(in(0), in(1), out); break;
-    case ir::opcode::mul:
-      if (t.inputs.size() == 1) {
-        ref::mul(in(0), out, static_cast<float>(P.get_real(param_key::alpha, 1.0)));
-      } else {
-        if (P.has(param_key::alpha) && P.get_real(param_key::alpha) != 1.0)
-          throw octo::error("MUL: alpha applies to the one-input form only (docs/opcodes.md)");
-        ref::mul(in(0), in(1), out);
-      }
-      break;
-    case ir::opcode::dequant: {
-      const auto& q = in_buf(0);
-      const auto qdtype = static_cast<ir::dtype>(P.get(param_key::qdtype));
-      if (P.get(param_key::qdtype) != static_cast<std::int64_t>(q.dtype))
-        throw octo::error("DEQUANT: qdtype " + std::to_string(P.get(param_key::qdtype)) + " does not match input '" +
-                          q.name.str() + "' of dtype " + std::string(ir::name(q.dtype)));
-      if (q.numel() != static_cast<std::int64_t>(out.size()))
-        throw octo::error("DEQUANT: input and output element counts differ");
-      ref::dequant(storage_[static_cast<std::size_t>(q.id)], qdtype, in(1), in(2), out, P.get(param_key::group));
-      break;
-    }
-    case ir::opcode::softmax:
-      ref::softmax(in(0), out, P.get(param_key::dim, last_extent(in_buf(0))));
-      break;
-    case ir::opcode::allreduce_shard: {
-      std::vector<std::span<const float>> shards;
-      for (std::size_t k = 0; k < t.inputs.size(); ++k) shards.push_back(in(k));
-      ref::allreduce_shard(shards, out);
-      break;
-    }
-    case ir::opcode::kv_append: {
-      const auto& cache = buf(t.outputs.at(0));
-      if (t.inputs.at(1) != t.outputs.at(0))
-        throw octo::error("KV_APPEND: the output must be the cache buffer given as the second input");
-      const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
-      if (S <= 0) throw octo::error("KV_APPEND: cache '" + cache.name.str() + "' has no positions");
-      ref::kv_append(in(0), out, cache.numel() / S, P.get(param_key::pos));
-      break;
-    }
-    case ir::opcode::sample_argmax: {
-      std::vector<std::int32_t> ids(out.size());
-      ref::sample_argmax(in(0), ids, last_extent(in_buf(0)));
-      store_i32(t.outputs.at(0), ids);
-      return;
-    }
-    case ir::opcode::attention_combine: {
-      const auto& p0 = in_buf(0);
-      if (p0.shape.size() != 3 || p0.shape[2] < 3)
-        throw octo::error("ATTENTION_COMBINE: partial '" + p0.name.str() +
-                          "' must have shape [T, n_heads, head_dim+2]");
-      std::vector<std::span<const float>> parts;
-      for (std::size_t k = 0; k < t.inputs.size(); ++k) {
-        if (in_buf(k).shape != p0.shape)
-          throw octo::error("ATTENTION_COMBINE: partial '" + in_buf(k).name.str() + "' differs in shape from '" +
-                            p0.name.str() + "'");
-        parts.push_back(in(k));
-      }
-      ref::attention_combine(parts, out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
-      break;
-    }
-    case ir::opcode::rmsnorm_gemv:
-      ref::rmsnorm_gemv(in(0), in(1), in(2), in(3), out, P.get(param_key::hidden),
-                        static_cast<float>(P.get_real(param_key::eps)), P.get(param_key::K), P.get(param_key::N_tile),
-                        P.get(param_key::n_off));
-      break;
-    case ir::opcode::gemv_add:
-      ref::gemv_add(in(0), in(1), in(2), out, P.get(param_key::K), P.get(param_key::N_tile), P.get(param_key::n_off));
-      break;
-    case ir::opcode::rmsnorm_swiglu:
-      ref::rmsnorm_swiglu(in(0), in(1), in(2), in(3), out, P.get(param_key::hidden),
-                          static_cast<float>(P.get_real(param_key::eps)), P.get(param_key::K), P.get(param_key::N_tile),
-                          P.get(param_key::n_off));
-      break;
-    case ir::opcode::rmsnorm_gemv_rope:
-    case ir::opcode::rmsnorm_gemv_kv: {
-      // Slots: ROPE [x, norm_w, W, pos(, b)]; KV [x, norm_w, W, cache(, pos when n_rot > 0)(, b)].
-      const bool kv = t.op == ir::opcode::rmsnorm_gemv_kv;
-      const ref::fused_rope r{P.get(param_key::head_dim), static_cast<float>(P.get_real(param_key::theta)),
-                              P.get(param_key::rope_style, 0), P.get(param_key::n_rot)};
-      const std::size_t pos_slot = kv ? 4 : 3;
-      const bool rotates = !kv || r.n_rot > 0;
-      const std::size_t bias_slot = rotates ? pos_slot + 1 : pos_slot;
-      const auto positions = rotates ? read_i32(t.inputs.at(pos_slot)) : std::vector<std::int32_t>{};
-      const float eps = static_cast<float>(P.get_real(param_key::eps));
-      if (!kv) {
-        ref::rmsnorm_gemv_rope(in(0), in(1), in(2), in(bias_slot), positions, out, P.get(param_key::hidden), eps,
-                               P.get(param_key::K), r);
-        break;
-      }
-      const auto& cache = buf(t.outputs.at(0));
-      if (t.inputs.at(3) != t.outputs.at(0))
-        throw octo::error("RMSNORM_GEMV_KV: the output must be the cache buffer given as input 3");
-      const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
-      if (S <= 0) throw octo::error("RMSNORM_GEMV_KV: cache '" + cache.name.str() + "' has no positions");
-      ref::rmsnorm_gemv_kv(in(0), in(1), in(2), in(bias_slot), positions, out, cache.numel() / S,
-                           P.get(param_key::hidden), eps, P.get(param_key::K), r, P.get(param_key::pos));
-      break;
-    }
-    case ir::opcode::rmsnorm_rope:
-    case ir::opcode::rmsnorm_rope_kv: {
-      const bool kv = t.op == ir::opcode::rmsnorm_rope_kv;
-      const ref::fused_rope r{P.get(param_key::head_dim), static_cast<float>(P.get_real(param_key::theta)),
-                              P.get(param_key::rope_style, 0), P.get(param_key::n_rot)};
-      const auto positions = read_i32(t.inputs.at(kv ? 3 : 2));
-      const float eps = static_cast<float>(P.get_real(param_key::eps));
-      if (!kv) {
-        ref::rmsnorm_rope(in(0), in(1), positions, out, P.get(param_key::hidden), eps, r);
-        break;
-      }
-      const auto& cache = buf(t.outputs.at(0));
-      if (t.inputs.at(2) != t.outputs.at(0))
-        throw octo::error("RMSNORM_ROPE_KV: the output must be the cache buffer given as input 2");
-      const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
-      if (S <= 0) throw octo::error("RMSNORM_ROPE_KV: cache '" + cache.name.str() + "' has no positions");
-      ref::rmsnorm_rope_kv(in(0), in(1), positions, out, cache.numel() / S, P.get(param_key::hidden), eps, r,
-                           P.get(param_key::pos));
-      break;
-    }
-    default:
-      throw octo::error("unknown opcode " + std::to_string(static_cast<int>(t.op)));
+  reference_vm& vm;
+  const ir::task& t;
+  const ir::param_list& P;
+  std::vector<std::vector<float>> scratch;
+  std::vector<float> out;
+  bool stored = false;  // the op stored its output itself (SAMPLE_ARGMAX's I32 ids)
+
+  std::span<const float> in(std::size_t k) {
+    if (k >= t.inputs.size()) return {};
+    return vm.view_f32(t.inputs[k], scratch[k]);
   }
-  commit();
+  const ir::buffer& in_buf(std::size_t k) const { return vm.buf(t.inputs.at(k)); }
+  std::vector<std::int32_t> in_i32(std::size_t k) const { return vm.read_i32(t.inputs.at(k)); }
+  std::span<const std::byte> in_bytes(std::size_t k) const { return vm.storage_[static_cast<std::size_t>(in_buf(k).id)]; }
+  const ir::buffer& out_buf() const { return vm.buf(t.outputs.at(0)); }
+  void store_i32(std::span<const std::int32_t> ids) {
+    vm.store_i32(t.outputs.at(0), ids);
+    stored = true;
+  }
+  static std::int64_t last_extent(const ir::buffer& b) { return b.shape.empty() ? b.numel() : b.shape.back(); }
+  std::vector<std::span<const float>> all_inputs() {
+    std::vector<std::span<const float>> v;
+    for (std::size_t k = 0; k < t.inputs.size(); ++k) v.push_back(in(k));
+    return v;
+  }
+};
+
+namespace {
+
+using task_io = reference_vm::task_io;
+
+/// The reference VM's column of the opcode table: each opcode's reference function (include/octo/semantics/).
+struct reference_row {
+  ir::opcode op;
+  void (*run)(task_io&);
+};
+
+// The fused ops' shared params (docs/opcodes.md "Fused ops").
+float fused_eps(const task_io& io) { return static_cast<float>(io.P.get_real(param_key::eps)); }
+semantics::fused_rope fused_rope_of(const task_io& io) {
+  return {io.P.get(param_key::head_dim), static_cast<float>(io.P.get_real(param_key::theta)),
+          io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot)};
+}
+/// The row length of the KV cache a fused op writes in place (its input `slot`).
+std::int64_t fused_cache_row(const task_io& io, std::size_t slot) {
+  const auto& cache = io.out_buf();
+  if (io.t.inputs.at(slot) != io.t.outputs.at(0))
+    throw octo::error(std::string(ir::name(io.t.op)) + ": the output must be the cache buffer given as input " +
+                      std::to_string(slot));
+  const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
+  if (S <= 0) throw octo::error(std::string(ir::name(io.t.op)) + ": cache '" + cache.name.str() + "' has no positions");
+  return cache.numel() / S;
+}
+
+constexpr reference_row reference_rows[] = {
+    {ir::opcode::nop, [](task_io&) { semantics::nop(); }},
+    {ir::opcode::copy, [](task_io& io) { semantics::copy(io.in(0), io.out); }},
+    {ir::opcode::embed,
+     [](task_io& io) { semantics::embed(io.in_i32(0), io.in(1), io.out, io.P.get(param_key::hidden)); }},
+    {ir::opcode::rmsnorm,
+     [](task_io& io) {
+       semantics::rmsnorm(io.in(0), io.in(1), io.out, io.P.get(param_key::hidden),
+                          static_cast<float>(io.P.get_real(param_key::eps)), io.P.get(param_key::m_off, 0));
+     }},
+    {ir::opcode::layernorm,
+     [](task_io& io) {
+       semantics::layernorm(io.in(0), io.in(1), io.in(2), io.out, io.P.get(param_key::hidden),
+                            static_cast<float>(io.P.get_real(param_key::eps)));
+     }},
+    {ir::opcode::gemv_tile,
+     [](task_io& io) {
+       semantics::gemv_tile(io.in(0), io.in(1), io.in(2), io.out, io.P.get(param_key::K), io.P.get(param_key::N_tile),
+                            io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::gemm_tile,
+     [](task_io& io) {
+       semantics::gemm_tile(io.in(0), io.in(1), io.in(2), io.out, io.P.get(param_key::M_tile), io.P.get(param_key::K),
+                            io.P.get(param_key::N_tile), io.P.get(param_key::n_off), io.P.get(param_key::m_off, 0));
+     }},
+    {ir::opcode::attention_tile,
+     [](task_io& io) {
+       const auto& P = io.P;
+       semantics::attention_params ap;
+       ap.head_dim = P.get(param_key::head_dim);
+       ap.kv_start = P.get(param_key::kv_start);
+       ap.kv_len = P.get(param_key::kv_len);
+       ap.scale = static_cast<float>(P.get_real(param_key::scale));
+       ap.n_heads = P.get(param_key::n_heads);
+       ap.n_kv_heads = P.get(param_key::n_kv_heads);
+       ap.causal = P.get(param_key::causal, 0) != 0;
+       ap.q_pos = P.get(param_key::q_pos, 0);
+       ap.partial = P.get(param_key::partial, 0) != 0;
+       semantics::attention_tile(io.in(0), io.in(1), io.in(2), io.out, ap);
+     }},
+    {ir::opcode::rope,
+     [](task_io& io) {
+       const auto hd = io.P.get(param_key::head_dim);
+       semantics::rope(io.in(0), io.in_i32(1), io.out, hd, static_cast<float>(io.P.get_real(param_key::theta)),
+                       io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot, hd));
+     }},
+    {ir::opcode::silu_mul, [](task_io& io) { semantics::silu_mul(io.in(0), io.in(1), io.out); }},
+    {ir::opcode::gelu, [](task_io& io) { semantics::gelu(io.in(0), io.out); }},
+    {ir::opcode::add, [](task_io& io) { semantics::add(io.in(0), io.in(1), io.out); }},
+    {ir::opcode::mul,
+     [](task_io& io) {
+       if (io.t.inputs.size() == 1) return semantics::mul(io.in(0), io.out, static_cast<float>(io.P.get_real(param_key::alpha, 1.0)));
+       if (io.P.has(param_key::alpha) && io.P.get_real(param_key::alpha) != 1.0)
+         throw octo::error("MUL: alpha applies to the one-input form only (docs/opcodes.md)");
+       semantics::mul(io.in(0), io.in(1), io.out);
+     }},
+    {ir::opcode::dequant,
+     [](task_io& io) {
+       const auto& q = io.in_buf(0);
+       const auto qdtype = io.P.get(param_key::qdtype);
+       if (qdtype != static_cast<std::int64_t>(q.dtype))
+         throw octo::error("DEQUANT: qdtype " + std::to_string(qdtype) + " does not match input '" + q.name.str() +
+                           "' of dtype " + std::string(ir::name(q.dtype)));
+       if (q.numel() != static_cast<std::int64_t>(io.out.size()))
+         throw octo::error("DEQUANT: input and output element counts differ");
+       semantics::dequant(io.in_bytes(0), q.dtype, io.in(1), io.in(2), io.out, io.P.get(param_key::group));
+     }},
+    {ir::opcode::softmax,
+     [](task_io& io) { semantics::softmax(io.in(0), io.out, io.P.get(param_key::dim, task_io::last_extent(io.in_buf(0)))); }},
+    {ir::opcode::allreduce_shard, [](task_io& io) { semantics::allreduce_shard(io.all_inputs(), io.out); }},
+    {ir::opcode::kv_append,
+     [](task_io& io) {
+       const auto& cache = io.out_buf();
+       if (io.t.inputs.at(1) != io.t.outputs.at(0))
+         throw octo::error("KV_APPEND: the output must be the cache buffer given as the second input");
+       const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
+       if (S <= 0) throw octo::error("KV_APPEND: cache '" + cache.name.str() + "' has no positions");
+       semantics::kv_append(io.in(0), io.out, cache.numel() / S, io.P.get(param_key::pos));
+     }},
+    {ir::opcode::sample_argmax,
+     [](task_io& io) {
+       std::vector<std::int32_t> ids(io.out.size());
+       semantics::sample_argmax(io.in(0), ids, task_io::last_extent(io.in_buf(0)));
+       io.store_i32(ids);
+     }},
+    {ir::opcode::attention_combine,
+     [](task_io& io) {
+       const auto& p0 = io.in_buf(0);
+       if (p0.shape.size() != 3 || p0.shape[2] < 3)
+         throw octo::error("ATTENTION_COMBINE: partial '" + p0.name.str() + "' must have shape [T, n_heads, head_dim+2]");
+       for (std::size_t k = 0; k < io.t.inputs.size(); ++k)
+         if (io.in_buf(k).shape != p0.shape)
+           throw octo::error("ATTENTION_COMBINE: partial '" + io.in_buf(k).name.str() + "' differs in shape from '" +
+                             p0.name.str() + "'");
+       semantics::attention_combine(io.all_inputs(), io.out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
+     }},
+    // The fused ops: compositions of the rows above (include/octo/semantics/fused.hpp).
+    {ir::opcode::rmsnorm_gemv,
+     [](task_io& io) {
+       semantics::rmsnorm_gemv(io.in(0), io.in(1), io.in(2), io.in(3), io.out, io.P.get(param_key::hidden), fused_eps(io),
+                               io.P.get(param_key::K), io.P.get(param_key::N_tile), io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::gemv_add,
+     [](task_io& io) {
+       semantics::gemv_add(io.in(0), io.in(1), io.in(2), io.out, io.P.get(param_key::K), io.P.get(param_key::N_tile),
+                           io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::rmsnorm_swiglu,
+     [](task_io& io) {
+       semantics::rmsnorm_swiglu(io.in(0), io.in(1), io.in(2), io.in(3), io.out, io.P.get(param_key::hidden),
+                                 fused_eps(io), io.P.get(param_key::K), io.P.get(param_key::N_tile),
+                                 io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::rmsnorm_gemv_rope,
+     [](task_io& io) {  // [x, norm_w, W, pos(, b)]
+       semantics::rmsnorm_gemv_rope(io.in(0), io.in(1), io.in(2), io.in(4), io.in_i32(3), io.out,
+                                    io.P.get(param_key::hidden), fused_eps(io), io.P.get(param_key::K), fused_rope_of(io));
+     }},
+    {ir::opcode::rmsnorm_gemv_kv,
+     [](task_io& io) {  // [x, norm_w, W, cache(, pos when n_rot > 0)(, b)]
+       const auto r = fused_rope_of(io);
+       const bool rotates = r.n_rot > 0;
+       const auto positions = rotates ? io.in_i32(4) : std::vector<std::int32_t>{};
+       semantics::rmsnorm_gemv_kv(io.in(0), io.in(1), io.in(2), io.in(rotates ? 5 : 4), positions, io.out,
+                                  fused_cache_row(io, 3), io.P.get(param_key::hidden), fused_eps(io),
+                                  io.P.get(param_key::K), r, io.P.get(param_key::pos));
+     }},
+    {ir::opcode::rmsnorm_rope,
+     [](task_io& io) {  // [x, norm_w, pos]
+       semantics::rmsnorm_rope(io.in(0), io.in(1), io.in_i32(2), io.out, io.P.get(param_key::hidden), fused_eps(io),
+                               fused_rope_of(io));
+     }},
+    {ir::opcode::rmsnorm_rope_kv,
+     [](task_io& io) {  // [x, norm_w, cache, pos]
+       semantics::rmsnorm_rope_kv(io.in(0), io.in(1), io.in_i32(3), io.out, fused_cache_row(io, 2),
+                                  io.P.get(param_key::hidden), fused_eps(io), fused_rope_of(io), io.P.get(param_key::pos));
+     }},
+};
+
+constexpr auto reference_table = ir::by_opcode<reference_rows>();
+
+}  // namespace
+
+void reference_vm::execute(const ir::task& t) {
+  if (static_cast<std::size_t>(t.op) >= reference_table.size())
+    throw octo::error("unknown opcode " + std::to_string(static_cast<int>(t.op)));
+  task_io io(*this, t);
+  reference_table[static_cast<std::size_t>(t.op)].run(io);
+  if (!t.outputs.empty() && !io.stored) store_f32(t.outputs[0], io.out);
 }
 
 }  // namespace octo::vm

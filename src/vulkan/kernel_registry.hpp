@@ -48,37 +48,45 @@ struct device_facts {
   bool buffer_device_address = true;  // required: a device without it is refused at boot
 };
 
+/// One field a planner packed: what the shader's push-constant block must declare at that offset.
+struct push_field {
+  enum class kind : std::uint8_t { addr, u32, f32 };  // addr: a 64-bit device address (uvec2 or a buffer reference)
+  kind type;
+  std::uint32_t offset;
+  friend bool operator==(const push_field&, const push_field&) = default;
+};
+
+/// A dispatch's push constants: the bytes, and the fields they were packed as (unit_vk_kernel_plans
+/// compares those with the block the shader module declares).
+struct push_block {
+  std::vector<std::byte> bytes;
+  std::vector<push_field> fields;
+};
+
 /// std430 push-constant packing: addresses as uvec2 (8-byte aligned), then 32-bit scalars. The one packer
 /// of the kernels' planners and the VM's own kernels.
 class push_builder {
  public:
-  push_builder& addr(std::uint64_t a) {
-    align(8);
-    put(&a, 8);
-    return *this;
+  push_builder& addr(std::uint64_t a) { return put(push_field::kind::addr, &a, 8); }
+  push_builder& u32(std::uint32_t v) { return put(push_field::kind::u32, &v, 4); }
+  push_builder& f32(float v) { return put(push_field::kind::f32, &v, 4); }
+  push_block take() const {
+    return {{bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(size_)}, fields_};
   }
-  push_builder& u32(std::uint32_t v) {
-    align(4);
-    put(&v, 4);
-    return *this;
-  }
-  push_builder& f32(float v) {
-    align(4);
-    put(&v, 4);
-    return *this;
-  }
-  std::vector<std::byte> take() const { return {bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(size_)}; }
 
  private:
   // A fixed array rather than vector::insert: g++ 12 at -O3 reports a false stringop-overflow there.
-  void align(std::size_t a) { size_ = (size_ + a - 1) / a * a; }
-  void put(const void* p, std::size_t n) {
+  push_builder& put(push_field::kind k, const void* p, std::size_t n) {
+    size_ = (size_ + n - 1) / n * n;  // std430: each scalar or uvec2 aligned to its own size
     if (size_ + n > bytes_.size()) throw octo::error("kernel push constants exceed 128 bytes");
     std::memcpy(bytes_.data() + size_, p, n);
+    fields_.push_back({k, static_cast<std::uint32_t>(size_)});
     size_ += n;
+    return *this;
   }
   std::array<std::byte, 128> bytes_{};
   std::size_t size_ = 0;
+  std::vector<push_field> fields_;
 };
 
 /// Inputs to a planner.
@@ -97,14 +105,20 @@ struct kernel_launch {
   std::string_view shader;                    // name of a compiled module, e.g. "gemv_f16" (shaders/gemv.comp variant)
   std::vector<std::uint32_t> spec_constants;  // values for constant_id 0, 1, 2... (0 is the workgroup size by convention)
   std::array<std::uint32_t, 3> groups{1, 1, 1};
-  std::vector<std::byte> push_constants;      // at most device.max_push_constants bytes
+  push_block push_constants;                  // at most device.max_push_constants bytes
 };
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.
 using kernel_planner = kernel_launch (*)(const task_context&);
 
-/// The planner for `op`, or nullptr when no kernel exists yet (the VM then refuses the program with a
-/// clear error naming the opcode).
-kernel_planner find_planner(ir::opcode op);
+/// One opcode's row of the Vulkan column (src/vulkan/kernels/registry.cpp): its planner, or none and why.
+struct kernel_row {
+  ir::opcode op;
+  kernel_planner planner = nullptr;  // null: no kernel; the VM refuses a task of this opcode with `no_kernel`
+  std::string_view no_kernel;
+};
+
+/// The row of `op`; throws octo::error for a code outside the IR.
+const kernel_row& kernel_for(ir::opcode op);
 
 }  // namespace octo::vm::vulkan

@@ -1,5 +1,5 @@
 // The VM's own kernels (shaders/vm_*.comp): the regulator and message passing between chained instances.
-// Every opcode's kernel is planned by src/vulkan/kernels/ (find_planner).
+// Every opcode's kernel is planned by src/vulkan/kernels/ (kernel_for).
 #pragma once
 
 #include <cstdint>

@@ -29,8 +29,8 @@ void vulkan_vm::impl::record(program_state& ps) {
   };
   auto dispatch = [&](const kernel_launch& l, const std::string& who) {
     if (l.shader.empty() || l.groups[0] == 0 || l.groups[1] == 0 || l.groups[2] == 0) return false;
-    if (l.push_constants.size() > pipes->push_constant_bytes())
-      throw octo::error("octo: " + who + ": " + std::to_string(l.push_constants.size()) +
+    if (l.push_constants.bytes.size() > pipes->push_constant_bytes())
+      throw octo::error("octo: " + who + ": " + std::to_string(l.push_constants.bytes.size()) +
                         " bytes of push constants, more than the " + std::to_string(pipes->push_constant_bytes()) +
                         " the pipeline layout has");
     vk::Pipeline pl = pipes->get(l.shader, l.spec_constants);
@@ -38,8 +38,8 @@ void vulkan_vm::impl::record(program_state& ps) {
       cb.bindPipeline(vk::PipelineBindPoint::eCompute, pl);
       bound = pl;
     }
-    if (!l.push_constants.empty()) {
-      std::vector<std::byte> pc = l.push_constants;
+    if (!l.push_constants.bytes.empty()) {
+      std::vector<std::byte> pc = l.push_constants.bytes;
       pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
       cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
     }
@@ -89,8 +89,9 @@ void vulkan_vm::impl::record(program_state& ps) {
         std::string who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
         if (n_inst > 1) who = "instance " + std::to_string(i) + " " + who;
         if (t.op == ir::opcode::nop) continue;
-        const kernel_planner planner = find_planner(t.op);
-        if (!planner) throw octo::error("octo: " + who + ": no Vulkan kernel for opcode " + std::string(ir::name(t.op)));
+        const kernel_row& kernel = kernel_for(t.op);
+        if (!kernel.planner) throw octo::error("octo: " + who + ": no Vulkan kernel: " + std::string(kernel.no_kernel));
+        const kernel_planner planner = kernel.planner;
         task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
         const kernel_launch launch = planner(ctx);
         if (profiling && !launch.shader.empty()) {

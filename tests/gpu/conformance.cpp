@@ -297,7 +297,7 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
 
 TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), every weight dtype, tiles, odd K") {
   // gemv.comp's FUSE modes over every format's loop: the norm prologue, the residual epilogue and the
-  // gate|up pairing, against the composition of the plain ops (include/octo/ops/fused.hpp). Two tiles
+  // gate|up pairing, against the composition of the plain ops (include/octo/semantics/fused.hpp). Two tiles
   // leave columns 0, 1 and N-1 untouched (still poisoned).
   for (int mode : {0, 1, 2}) {  // subgroup reduction, shared-memory reduction, x through shared tiles
     if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);

@@ -1,4 +1,4 @@
-// Shape checks shared by the reference op implementations (octo::ops::reference): each failed check
+// Shape checks shared by the reference op implementations (octo::semantics): each failed check
 // is one octo::error naming the opcode, so a bad shape is a clear message and never out-of-bounds access.
 #pragma once
 

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "octo/ir/opcode_table.hpp"
+
 namespace octo::ir {
 
 /// Element types. Codes 0..9 are the IR's own (docs/ir.md §1.1); 10.. are appended for GGUF block-quantized weights,
@@ -28,17 +30,15 @@ enum class buffer_kind : std::uint8_t {
 };
 inline constexpr int buffer_kind_count = 6;
 
-/// The opcodes (docs/ir.md §7). Extend by appending; never renumber.
+/// The opcodes (docs/ir.md §7), one per row of OCTO_OPCODE_TABLE (opcode_table.hpp).
 enum class opcode : std::uint8_t {
-  nop = 0, copy = 1, embed = 2, rmsnorm = 3, layernorm = 4, gemv_tile = 5, gemm_tile = 6,
-  attention_tile = 7, rope = 8, silu_mul = 9, gelu = 10, add = 11, mul = 12, dequant = 13,
-  softmax = 14, allreduce_shard = 15, kv_append = 16, sample_argmax = 17, attention_combine = 18,
-  // Fused decode ops (docs/opcodes.md "Fused ops"): each is the composition of the plain ops it names,
-  // made by lowering from schedule_config::fusion_grouping (docs/ir.md §5.1).
-  rmsnorm_gemv = 19, gemv_add = 20, rmsnorm_swiglu = 21, rmsnorm_gemv_rope = 22, rmsnorm_gemv_kv = 23,
-  rmsnorm_rope = 24, rmsnorm_rope_kv = 25,
+#define OCTO_OPCODE_ENUMERATOR(id, code, ...) id = code,
+  OCTO_OPCODE_TABLE(OCTO_OPCODE_ENUMERATOR)
+#undef OCTO_OPCODE_ENUMERATOR
 };
-inline constexpr int opcode_count = 26;
+#define OCTO_OPCODE_ONE(...) +1
+inline constexpr int opcode_count = 0 OCTO_OPCODE_TABLE(OCTO_OPCODE_ONE);
+#undef OCTO_OPCODE_ONE
 
 /// Read-only kinds never need a producer edge to be read (docs/ir.md §1.1, _READONLY_KINDS).
 constexpr bool is_read_only(buffer_kind k) {
@@ -55,10 +55,10 @@ inline constexpr std::array<std::string_view, mem_space_count> mem_space_names{
 inline constexpr std::array<std::string_view, buffer_kind_count> buffer_kind_names{
     "WEIGHT", "ACTIVATION", "KV_CACHE", "IO_INPUT", "IO_OUTPUT", "CONST"};
 inline constexpr std::array<std::string_view, opcode_count> opcode_names{
-    "NOP", "COPY", "EMBED", "RMSNORM", "LAYERNORM", "GEMV_TILE", "GEMM_TILE", "ATTENTION_TILE",
-    "ROPE", "SILU_MUL", "GELU", "ADD", "MUL", "DEQUANT", "SOFTMAX", "ALLREDUCE_SHARD",
-    "KV_APPEND", "SAMPLE_ARGMAX", "ATTENTION_COMBINE", "RMSNORM_GEMV", "GEMV_ADD", "RMSNORM_SWIGLU",
-    "RMSNORM_GEMV_ROPE", "RMSNORM_GEMV_KV", "RMSNORM_ROPE", "RMSNORM_ROPE_KV"};
+#define OCTO_OPCODE_NAME(id, code, name, ...) name,
+    OCTO_OPCODE_TABLE(OCTO_OPCODE_NAME)
+#undef OCTO_OPCODE_NAME
+};
 
 namespace detail {
 template <class E, std::size_t N>

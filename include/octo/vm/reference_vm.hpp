@@ -89,6 +89,9 @@ class reference_vm {
   /// Number of completed run() calls.
   std::int64_t runs_completed() const noexcept { return runs_; }
 
+ /// One task's operands as its opcode's reference function sees them (defined in reference_vm.cpp).
+  struct task_io;
+
  private:
   std::span<const float> view_f32(std::int32_t id, std::vector<float>& scratch) const;
   void store_f32(std::int32_t id, std::span<const float> values);

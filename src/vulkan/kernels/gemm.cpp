@@ -35,7 +35,8 @@ struct gemm_module {
 };
 #define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt, "gemm_coopf_" #dt}
 constexpr gemm_module gemm_modules[] = {
-    OCTO_GEMM_ROW(f32),  OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
+    {ir::dtype::f32, "gemm_f32", "gemm_reg_f32", {}, {}},  // no tensor-core module: see can_coop
+    OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
     OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
     OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k),
 };
@@ -136,11 +137,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   const std::uint64_t row_groups = (a.rows + t.bm - 1) / t.bm;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid(col_groups, static_cast<std::uint32_t>(row_groups));
-  l.push_constants = push_builder{}
-                         .addr(a.x).addr(a.w).addr(a.bias).addr(a.y).addr(c.globals_address)
-                         .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
-                         .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype)
-                         .take();
+  l.push_constants = matmul_push(c, a);
   return true;
 }
 

@@ -82,6 +82,14 @@ gemv_operands operands_of(const task_context& c) {
 
 }  // namespace
 
+push_builder matmul_fields(const task_context& c, const gemm_args& a) {
+  return push_builder{}
+      .addr(a.x).addr(a.w).addr(a.bias).addr(a.y).addr(c.globals_address)
+      .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
+      .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
+}
+push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_fields(c, a).take(); }
+
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
   const gemv_operands ops = operands_of(c);
@@ -217,12 +225,10 @@ kernel_launch plan_gemv(const task_context& c) {
     const std::uint64_t cols = ops.fuse >= 4 ? n_tile / 2 : n_tile;
     return (cols + per - 1) / per;
   };
+  // The block every GEMV / GEMM module shares, then gemv.comp's fused operands.
   const auto push = [&] {
-    return push_builder{}
-        .addr(x.address).addr(w.address).addr(bias_addr).addr(y.address).addr(c.globals_address)
+    return matmul_fields(c, ga)
         .addr(nw_addr).addr(aux_addr)
-        .u32(K).u32(rows).u32(row0).u32(n_tile).u32(n_off).u32(u32(c, ldy, "output columns"))
-        .u32(w_row_bytes).u32(has_bias ? 1u : 0u).u32(bias_dtype)
         .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
         .take();
   };

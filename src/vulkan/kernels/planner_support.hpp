@@ -119,7 +119,6 @@ inline std::uint32_t workgroup_size(const device_facts& d, std::uint32_t want) {
 }
 
 // Planners, one per opcode family (src/vulkan/kernels/<family>.cpp).
-kernel_launch plan_nop(const task_context&);
 kernel_launch plan_gemv(const task_context&);  // GEMV_TILE and GEMM_TILE
 
 /// A GEMV_TILE / GEMM_TILE task as plan_gemv validated it, for the tiled many-rows planner.
@@ -130,6 +129,9 @@ struct gemm_args {
   bool has_bias;
   bool vec;  // K % 8 == 0 and x (and unquantized W) 16-byte aligned
 };
+/// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
+push_block matmul_push(const task_context& c, const gemm_args& a);
+push_builder matmul_fields(const task_context& c, const gemm_args& a);  // matmul_push's fields, to extend
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
 kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD

@@ -7,7 +7,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// logits [R, V] -> ids [R]. NaN never wins (a row of NaNs gives 0).
 inline void sample_argmax(std::span<const float> logits, std::span<std::int32_t> ids, std::int64_t vocab) {
@@ -24,4 +24,4 @@ inline void sample_argmax(std::span<const float> logits, std::span<std::int32_t>
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -7,7 +7,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// y = 0.5 x (1 + erf(x / sqrt 2)), elementwise.
 inline void gelu(std::span<const float> x, std::span<float> y) {
@@ -15,4 +15,4 @@ inline void gelu(std::span<const float> x, std::span<float> y) {
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -6,7 +6,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// y = shards[0] + shards[1] + ... (all the same element count).
 inline void allreduce_shard(std::span<const std::span<const float>> shards, std::span<float> y) {
@@ -20,4 +20,4 @@ inline void allreduce_shard(std::span<const std::span<const float>> shards, std:
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <span>
 
-#include "octo/ops/gemv_tile.hpp"
+#include "octo/semantics/gemv_tile.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// x [M, K], W [N, K], bias [N] or empty -> y[m_off:m_off+M_tile, n_off:n_off+N_tile] of y [M, N].
 inline void gemm_tile(std::span<const float> x, std::span<const float> w, std::span<const float> bias,
@@ -16,4 +16,4 @@ inline void gemm_tile(std::span<const float> x, std::span<const float> w, std::s
   matmul_tile("GEMM_TILE", x, w, bias, y, K, N_tile, n_off, M_tile, m_off);
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -8,7 +8,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// kv_new [T, row], cache [S, row] (updated in place): cache[pos + t] = kv_new[t]; pos + T > S is an error.
 inline void kv_append(std::span<const float> kv_new, std::span<float> cache, std::int64_t row, std::int64_t pos) {
@@ -21,4 +21,4 @@ inline void kv_append(std::span<const float> kv_new, std::span<float> cache, std
   for (std::size_t i = 0; i < kv_new.size(); ++i) cache[static_cast<std::size_t>(pos) * r + i] = kv_new[i];
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

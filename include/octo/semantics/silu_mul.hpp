@@ -7,7 +7,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// y = gate * sigmoid(gate) * up, elementwise.
 inline void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> y) {
@@ -16,4 +16,4 @@ inline void silu_mul(std::span<const float> gate, std::span<const float> up, std
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -6,7 +6,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// y[i] = a[i] + b[i % b.size()].
 inline void add(std::span<const float> a, std::span<const float> b, std::span<float> y) {
@@ -15,4 +15,4 @@ inline void add(std::span<const float> a, std::span<const float> b, std::span<fl
   for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i % b.size()];
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

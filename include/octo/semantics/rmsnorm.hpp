@@ -10,7 +10,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// x [R, hidden], w [hidden] -> y [R', hidden], R' <= R: rows m_off .. m_off+R'-1 of x (R' = R, m_off = 0:
 /// every row).
@@ -31,4 +31,4 @@ inline void rmsnorm(std::span<const float> x, std::span<const float> w, std::spa
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "octo/detail/reference_checks.hpp"
-#include "octo/ops/add.hpp"
-#include "octo/ops/gemv_tile.hpp"
-#include "octo/ops/kv_append.hpp"
-#include "octo/ops/rmsnorm.hpp"
-#include "octo/ops/rope.hpp"
-#include "octo/ops/silu_mul.hpp"
+#include "octo/semantics/add.hpp"
+#include "octo/semantics/gemv_tile.hpp"
+#include "octo/semantics/kv_append.hpp"
+#include "octo/semantics/rmsnorm.hpp"
+#include "octo/semantics/rope.hpp"
+#include "octo/semantics/silu_mul.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// The RMSNORM prologue every fused op with a norm shares: x [R, hidden] -> h [R, hidden].
 inline std::vector<float> fused_norm(std::span<const float> x, std::span<const float> norm_w, std::int64_t hidden,
@@ -120,4 +120,4 @@ inline void rmsnorm_rope_kv(std::span<const float> x, std::span<const float> nor
   kv_append(v, cache, cache_row, pos);
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

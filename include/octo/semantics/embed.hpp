@@ -8,7 +8,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// ids [T], table [V, hidden] -> y [T, hidden]. An id outside [0, V) is an octo::error.
 inline void embed(std::span<const std::int32_t> ids, std::span<const float> table, std::span<float> y,
@@ -24,4 +24,4 @@ inline void embed(std::span<const std::int32_t> ids, std::span<const float> tabl
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

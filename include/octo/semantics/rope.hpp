@@ -9,7 +9,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 inline constexpr std::int64_t rope_rotate_half = 0;  // pairs (i, i + n_rot/2)
 inline constexpr std::int64_t rope_interleaved = 1;  // pairs (2i, 2i+1)
@@ -48,4 +48,4 @@ inline void rope(std::span<const float> x, std::span<const std::int32_t> pos, st
     }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

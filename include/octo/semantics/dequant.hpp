@@ -11,7 +11,7 @@
 #include "octo/detail/reference_checks.hpp"
 #include "octo/ir/enums.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// q: y.size() elements of dtype qdtype (I8, or I4 with two signed nibbles per byte, element 2k in the
 /// low nibble); scales and zero (empty = no zero point) have ceil(numel / group) entries.
@@ -36,4 +36,4 @@ inline void dequant(std::span<const std::byte> q, ir::dtype qdtype, std::span<co
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

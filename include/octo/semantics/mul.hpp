@@ -6,7 +6,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// One input: y = alpha * a.
 inline void mul(std::span<const float> a, std::span<float> y, float alpha) {
@@ -21,4 +21,4 @@ inline void mul(std::span<const float> a, std::span<const float> b, std::span<fl
   for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] * b[i % b.size()];
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -8,7 +8,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// x [R, hidden], w [hidden], b [hidden] or empty -> y [R, hidden].
 inline void layernorm(std::span<const float> x, std::span<const float> w, std::span<const float> b,
@@ -30,4 +30,4 @@ inline void layernorm(std::span<const float> x, std::span<const float> w, std::s
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

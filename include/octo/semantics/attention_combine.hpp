@@ -11,7 +11,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// partials: 2..8 buffers [T, n_heads, head_dim+2] -> o [T, n_heads*head_dim];
 /// m* = max m_i, w_i = l_i exp(m_i - m*), o = sum w_i o_i / sum w_i (0 when sum w_i = 0).
@@ -43,4 +43,4 @@ inline void attention_combine(std::span<const std::span<const float>> partials, 
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -11,7 +11,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// The params of one attention tile (docs/opcodes.md names; optional ones at their defaults).
 struct attention_params {
@@ -82,4 +82,4 @@ inline void attention_tile(std::span<const float> q, std::span<const float> k_ca
     }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

@@ -2,9 +2,9 @@
 // Reference semantics (docs/opcodes.md) for the CPU reference VM.
 #pragma once
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// NOP has no data effect.
 inline void nop() {}
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

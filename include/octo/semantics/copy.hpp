@@ -6,7 +6,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// y = x (same number of elements).
 inline void copy(std::span<const float> x, std::span<float> y) {
@@ -14,4 +14,4 @@ inline void copy(std::span<const float> x, std::span<float> y) {
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i];
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

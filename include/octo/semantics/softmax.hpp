@@ -8,7 +8,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// x [R, dim] -> y [R, dim].
 inline void softmax(std::span<const float> x, std::span<float> y, std::int64_t dim) {
@@ -27,4 +27,4 @@ inline void softmax(std::span<const float> x, std::span<float> y, std::int64_t d
   }
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

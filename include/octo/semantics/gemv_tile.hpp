@@ -8,7 +8,7 @@
 
 #include "octo/detail/reference_checks.hpp"
 
-namespace octo::ops::reference {
+namespace octo::semantics {
 
 /// Rows [m_off, m_off+M_tile) and columns [n_off, n_off+N_tile) of y = x @ W.T (+ bias): x [R, K],
 /// W [N, K], bias [N] or empty, y [R, N]. Shared by GEMV_TILE (all rows) and GEMM_TILE.
@@ -39,4 +39,4 @@ inline void gemv_tile(std::span<const float> x, std::span<const float> w, std::s
   matmul_tile("GEMV_TILE", x, w, bias, y, K, N_tile, n_off, rows, 0);
 }
 
-}  // namespace octo::ops::reference
+}  // namespace octo::semantics

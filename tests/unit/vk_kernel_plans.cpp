@@ -1,0 +1,317 @@
+// The Vulkan planners against the compiled shaders, without a GPU: representative tasks of every opcode,
+// weight dtype and kernel variant are planned; each launch's push constants (the fields push_builder
+// packed: kind and offset) must equal the push-constant block its SPIR-V module declares, read from the
+// module's words; every module named must be compiled, and every compiled module must be reached.
+#include <doctest/doctest.h>
+
+#include <spirv/unified1/spirv.hpp11>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../../src/vulkan/kernel_registry.hpp"
+#include "../../src/vulkan/spirv_registry.hpp"
+#include "../../src/vulkan/vm_kernels.hpp"
+#include "../support/single_task.hpp"
+#include "octo/error.hpp"
+
+using namespace octo;
+using vm::vulkan::push_field;
+using field_kind = push_field::kind;
+using ir::dtype;
+using ir::opcode;
+using ir::param_key;
+using octo::test::single_task;
+
+namespace {
+
+// ---- the block a module declares -----------------------------------------------------------------
+
+/// The push-constant block of a SPIR-V module, flattened to scalar fields in offset order: 64-bit
+/// addresses (uvec2, uint64_t, buffer references), 32-bit integers and floats; arrays and nested
+/// structs are expanded. Empty when the module has no push constants. Throws on a type the planners
+/// cannot pack.
+std::vector<push_field> declared_push_fields(std::span<const std::uint32_t> words) {
+  if (words.size() < 5 || words[0] != spv::MagicNumber) throw octo::error("not a SPIR-V module");
+  struct type {
+    spv::Op op{};
+    std::vector<std::uint32_t> operands;  // the instruction's words after the result id
+  };
+  std::map<std::uint32_t, type> types;
+  std::map<std::uint32_t, std::uint32_t> constants, strides;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> member_offsets;
+  std::uint32_t block = 0;  // the struct behind the PushConstant variable
+  for (std::size_t i = 5; i < words.size();) {
+    const std::uint32_t count = words[i] >> 16;
+    const auto op = static_cast<spv::Op>(words[i] & 0xffff);
+    if (count == 0 || i + count > words.size()) throw octo::error("truncated SPIR-V instruction");
+    const std::span<const std::uint32_t> w = words.subspan(i + 1, count - 1);
+    switch (op) {
+      case spv::Op::OpTypeInt: case spv::Op::OpTypeFloat: case spv::Op::OpTypeVector: case spv::Op::OpTypeArray:
+      case spv::Op::OpTypeStruct: case spv::Op::OpTypePointer:
+        types[w[0]] = {op, {w.begin() + 1, w.end()}};
+        break;
+      case spv::Op::OpConstant: constants[w[1]] = w[2]; break;
+      case spv::Op::OpDecorate:
+        if (static_cast<spv::Decoration>(w[1]) == spv::Decoration::ArrayStride) strides[w[0]] = w[2];
+        break;
+      case spv::Op::OpMemberDecorate:
+        if (static_cast<spv::Decoration>(w[2]) == spv::Decoration::Offset) member_offsets[{w[0], w[1]}] = w[3];
+        break;
+      case spv::Op::OpVariable:
+        if (static_cast<spv::StorageClass>(w[2]) == spv::StorageClass::PushConstant) {
+          const auto& ptr = types.at(w[0]);  // OpTypePointer: storage class, pointee
+          block = ptr.operands.at(1);
+        }
+        break;
+      default: break;
+    }
+    i += count;
+  }
+  std::vector<push_field> fields;
+  if (block == 0) return fields;
+  auto flatten = [&](auto& self, std::uint32_t id, std::uint32_t offset) -> void {
+    const auto& t = types.at(id);
+    const auto& o = t.operands;
+    switch (t.op) {
+      case spv::Op::OpTypeInt:
+        if (o.at(0) == 32) return fields.push_back({field_kind::u32, offset});
+        if (o.at(0) == 64) return fields.push_back({field_kind::addr, offset});
+        break;
+      case spv::Op::OpTypeFloat:
+        if (o.at(0) == 32) return fields.push_back({field_kind::f32, offset});
+        break;
+      case spv::Op::OpTypeVector:  // uvec2: an address as two words
+        if (o.at(1) == 2 && types.at(o.at(0)).op == spv::Op::OpTypeInt && types.at(o.at(0)).operands.at(0) == 32)
+          return fields.push_back({field_kind::addr, offset});
+        break;
+      case spv::Op::OpTypePointer:
+        if (static_cast<spv::StorageClass>(o.at(0)) == spv::StorageClass::PhysicalStorageBuffer)
+          return fields.push_back({field_kind::addr, offset});
+        break;
+      case spv::Op::OpTypeArray:
+        for (std::uint32_t k = 0; k < constants.at(o.at(1)); ++k) self(self, o.at(0), offset + k * strides.at(id));
+        return;
+      case spv::Op::OpTypeStruct:
+        for (std::uint32_t m = 0; m < o.size(); ++m) self(self, o[m], offset + member_offsets.at({id, m}));
+        return;
+      default: break;
+    }
+    throw octo::error("push-constant member of SPIR-V type op " + std::to_string(static_cast<int>(t.op)) +
+                      " is none a planner packs");
+  };
+  flatten(flatten, block, 0);
+  return fields;
+}
+
+std::string field_text(const push_field& f) {
+  const char* k = f.type == field_kind::addr ? "addr" : f.type == field_kind::u32 ? "u32" : "f32";
+  return std::string(k) + " at " + std::to_string(f.offset);
+}
+
+/// Empty when the planner's fields are the module's; otherwise the first difference.
+std::string push_mismatch(const std::vector<push_field>& declared, const std::vector<push_field>& packed) {
+  for (std::size_t i = 0; i < std::max(declared.size(), packed.size()); ++i) {
+    if (i < declared.size() && i < packed.size() && declared[i] == packed[i]) continue;
+    return "field " + std::to_string(i) + ": the module declares " +
+           (i < declared.size() ? field_text(declared[i]) : std::string("nothing")) + ", the planner packs " +
+           (i < packed.size() ? field_text(packed[i]) : std::string("nothing"));
+  }
+  return {};
+}
+
+// ---- representative tasks ------------------------------------------------------------------------
+
+vm::vulkan::device_facts device(bool subgroups) {
+  vm::vulkan::device_facts d;
+  d.subgroup_size = 32;
+  d.subgroup_arithmetic = subgroups;
+  d.cooperative_matrix_nv = subgroups;
+  d.max_workgroup_size_x = 1024;
+  d.max_shared_memory = 49152;
+  return d;
+}
+
+// The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
+void clear_kernel_environment() {
+  for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS"})
+    ::unsetenv(v);
+}
+
+struct plans {
+  std::set<std::string, std::less<>> reached;
+  std::vector<std::string> mismatches;
+
+  void check(const vm::vulkan::kernel_launch& l, const std::string& what) {
+    if (l.shader.empty()) return;
+    reached.insert(std::string(l.shader));
+    const auto words = vm::vulkan::find_spirv(l.shader);
+    if (words.empty()) return mismatches.push_back(what + ": module '" + std::string(l.shader) + "' is not compiled");
+    const auto m = push_mismatch(declared_push_fields(words), l.push_constants.fields);
+    if (!m.empty()) mismatches.push_back(what + " (" + std::string(l.shader) + "): " + m);
+  }
+
+  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false) {
+    std::vector<std::uint64_t> addresses(p.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+    const auto& t = p.tasks.at(0);
+    const auto& row = vm::vulkan::kernel_for(t.op);
+    const bool has_planner = row.planner != nullptr;
+    REQUIRE_MESSAGE(has_planner, ir::name(t.op) << " has no planner: " << row.no_kernel);
+    vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, f16_matmul};
+    check(row.planner(c), t.label.str() + (d.subgroup_arithmetic ? "" : " without subgroups"));
+  }
+};
+
+constexpr dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0,
+                                   dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
+                                   dtype::q4_k, dtype::q5_k, dtype::q6_k};
+
+ir::program matmul(opcode op, dtype w, std::int64_t rows) {
+  ir::param_list p;
+  p.set(param_key::K, 256).set(param_key::N_tile, 64).set(param_key::n_off, 0);
+  if (op == opcode::gemm_tile) p.set(param_key::M_tile, rows);
+  auto prog = single_task(op, {{"x", {rows, 256}}, {"w", {64, 256}, w, ir::buffer_kind::weight}}, {"y", {rows, 64}}, p);
+  prog.tasks[0].label = std::string(ir::name(op)) + " " + std::string(ir::name(w));
+  return prog;
+}
+
+ir::program attention(std::int64_t T, bool partial) {
+  ir::param_list p;
+  p.set(param_key::head_dim, 32).set(param_key::kv_start, 0).set(param_key::kv_len, 8).set_real(param_key::scale, 0.17);
+  p.set(param_key::n_heads, 2).set(param_key::n_kv_heads, 2).set(param_key::partial, partial ? 1 : 0);
+  return single_task(opcode::attention_tile,
+                     {{"q", {T, 64}}, {"k", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache},
+                      {"v", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}},
+                     {"o", partial ? std::vector<std::int64_t>{T, 2, 34} : std::vector<std::int64_t>{T, 64}}, p);
+}
+
+/// Every opcode with a planner, once per family variant that depends on the task (not on the device).
+std::vector<ir::program> task_variants() {
+  std::vector<ir::program> v;
+  ir::param_list none;
+  const std::vector<std::int64_t> row{2, 64};
+  for (opcode op : {opcode::copy, opcode::gelu}) v.push_back(single_task(op, {{"x", row}}, {"y", row}, none));
+  for (opcode op : {opcode::add, opcode::mul, opcode::silu_mul})
+    v.push_back(single_task(op, {{"a", row}, {"b", row}}, {"y", row}, none));
+  v.push_back(single_task(opcode::mul, {{"a", row}}, {"y", row}, ir::param_list{}.set_real(param_key::alpha, 0.5)));
+  v.push_back(single_task(opcode::allreduce_shard, {{"a", row}, {"b", row}, {"c", row}}, {"y", row}, none));
+  v.push_back(single_task(opcode::embed, {{"ids", {2}, dtype::i32}, {"table", {100, 64}, dtype::f16, ir::buffer_kind::weight}},
+                          {"y", row}, ir::param_list{}.set(param_key::hidden, 64)));
+  ir::param_list norm;
+  norm.set_real(param_key::eps, 1e-6).set(param_key::hidden, 64);
+  v.push_back(single_task(opcode::rmsnorm, {{"x", row}, {"w", {64}}}, {"y", row}, norm));
+  v.push_back(single_task(opcode::layernorm, {{"x", row}, {"w", {64}}, {"b", {64}}}, {"y", row}, norm));
+  for (dtype w : weight_dtypes) {
+    v.push_back(matmul(opcode::gemv_tile, w, 1));
+    v.push_back(matmul(opcode::gemm_tile, w, 32));
+  }
+  v.push_back(attention(1, false));
+  v.push_back(attention(1, true));
+  v.push_back(attention(16, false));
+  v.push_back(single_task(opcode::rope, {{"x", row}, {"pos", {2}, dtype::i32}}, {"y", row},
+                          ir::param_list{}.set(param_key::head_dim, 32).set_real(param_key::theta, 1e4)));
+  v.push_back(single_task(opcode::dequant, {{"q", {64}, dtype::i8}, {"scales", {2}}}, {"y", {64}},
+                          ir::param_list{}.set(param_key::qdtype, std::int64_t(dtype::i8)).set(param_key::group, 32)));
+  v.push_back(single_task(opcode::softmax, {{"x", row}}, {"y", row}, ir::param_list{}.set(param_key::dim, 64)));
+  v.push_back(single_task(opcode::sample_argmax, {{"logits", {1, 100}}}, {"ids", {1}, dtype::i32}, none));
+  v.push_back(single_task(opcode::attention_combine, {{"p0", {1, 2, 34}}, {"p1", {1, 2, 34}}}, {"o", {1, 64}}, none));
+  // KV_APPEND writes the cache it reads (input 1 is the output).
+  auto kv = single_task(opcode::kv_append, {{"kv_new", {1, 64}}, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}},
+                        {"unused", {1}}, ir::param_list{}.set(param_key::pos, 3));
+  kv.tasks[0].outputs[0] = kv.tasks[0].inputs[1];
+  v.push_back(kv);
+  // The fused ops (gemv.comp's FUSE modes and norm_rope.comp), every weight dtype for the GEMV ones.
+  const auto fused_params = [] {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::hidden, 256).set_real(param_key::eps, 1e-6);
+    return p;
+  };
+  for (dtype w : weight_dtypes) {
+    const auto name = std::string(ir::name(w));
+    const octo::test::tensor_spec x{"x", {1, 256}}, nw{"norm_w", {256}, dtype::f32, ir::buffer_kind::weight},
+        wt{"w", {64, 256}, w, ir::buffer_kind::weight}, w2{"w_up", {64, 256}, w, ir::buffer_kind::weight},
+        pos{"pos", {1}, dtype::i32};
+    auto tile = fused_params();
+    tile.set(param_key::N_tile, 64).set(param_key::n_off, 0);
+    auto a = single_task(opcode::rmsnorm_gemv, {x, nw, wt}, {"y", {1, 64}}, tile);
+    a.tasks[0].label = "RMSNORM_GEMV " + name;
+    v.push_back(a);
+    auto b = single_task(opcode::gemv_add, {x, wt, {"r", {1, 64}}}, {"y", {1, 64}},
+                         ir::param_list{}.set(param_key::K, 256).set(param_key::N_tile, 64).set(param_key::n_off, 0));
+    b.tasks[0].label = "GEMV_ADD " + name;
+    v.push_back(b);
+    auto sw = single_task(opcode::rmsnorm_swiglu, {x, nw, wt, w2}, {"y", {1, 64}}, tile);
+    sw.tasks[0].label = "RMSNORM_SWIGLU " + name;
+    v.push_back(sw);
+    auto rope = fused_params();
+    rope.set(param_key::head_dim, 32).set(param_key::n_rot, 32).set_real(param_key::theta, 1e4);
+    auto q = single_task(opcode::rmsnorm_gemv_rope, {x, nw, wt, pos}, {"y", {1, 64}}, rope);
+    q.tasks[0].label = "RMSNORM_GEMV_ROPE " + name;
+    v.push_back(q);
+    rope.set(param_key::pos, 3);
+    auto k = single_task(opcode::rmsnorm_gemv_kv, {x, nw, wt, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}, pos},
+                         {"unused", {1}}, rope);
+    k.tasks[0].outputs[0] = k.tasks[0].inputs[3];
+    k.tasks[0].label = "RMSNORM_GEMV_KV " + name;
+    v.push_back(k);
+  }
+  ir::param_list head;
+  head.set(param_key::hidden, 32).set_real(param_key::eps, 1e-6).set(param_key::head_dim, 32).set(param_key::n_rot, 32);
+  head.set_real(param_key::theta, 1e4);
+  v.push_back(single_task(opcode::rmsnorm_rope, {{"x", row}, {"norm_w", {32}}, {"pos", {2}, dtype::i32}}, {"y", row}, head));
+  head.set(param_key::pos, 3);
+  auto hk = single_task(opcode::rmsnorm_rope_kv,
+                        {{"x", row}, {"norm_w", {32}}, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache},
+                         {"pos", {2}, dtype::i32}},
+                        {"unused", {1}}, head);
+  hk.tasks[0].outputs[0] = hk.tasks[0].inputs[2];
+  v.push_back(hk);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("push_mismatch reads a module's block and names the first field a planner packs differently") {
+  // eltwise declares uvec2 in_addr[8], uvec2 out_addr, six uints, float alpha (shaders/eltwise.comp).
+  const auto declared = declared_push_fields(vm::vulkan::find_spirv("eltwise"));
+  REQUIRE(declared.size() == 16);
+  CHECK(declared[8] == push_field{field_kind::addr, 64});
+  CHECK(declared[15] == push_field{field_kind::f32, 96});
+  vm::vulkan::push_builder right, wrong_kind, short_by_one;
+  for (int i = 0; i < 9; ++i) right.addr(0), wrong_kind.addr(0), short_by_one.addr(0);
+  for (int i = 0; i < 6; ++i) right.u32(0), wrong_kind.u32(0), short_by_one.u32(0);
+  right.f32(1.0f);
+  wrong_kind.u32(1);  // alpha packed as an integer
+  CHECK(push_mismatch(declared, right.take().fields).empty());
+  CHECK(push_mismatch(declared, wrong_kind.take().fields) == "field 15: the module declares f32 at 96, the planner packs u32 at 96");
+  CHECK(push_mismatch(declared, short_by_one.take().fields) == "field 15: the module declares f32 at 96, the planner packs nothing");
+  CHECK_THROWS_AS(declared_push_fields(std::vector<std::uint32_t>{1, 2, 3, 4, 5}), octo::error);
+}
+
+TEST_CASE("every planned launch packs its module's push-constant block, and every compiled module is reached") {
+  clear_kernel_environment();
+  plans p;
+  for (const auto& prog : task_variants())
+    for (bool subgroups : {true, false}) p.plan(prog, device(subgroups));
+  // The tiled GEMMs: each kernel forced in turn, and the `fast` default (cooperative matrices, f16 factors).
+  for (const char* kernel : {"old", "reg", "coop", "coopf"}) {
+    ::setenv("OCTO_GEMM_KERNEL", kernel, 1);
+    for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true));
+  }
+  ::unsetenv("OCTO_GEMM_KERNEL");
+  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
+  // The VM's own kernels.
+  p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
+  p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
+
+  for (const auto& m : p.mismatches) FAIL_CHECK(m);
+  for (auto name : vm::vulkan::spirv_names())
+    CHECK_MESSAGE(p.reached.count(name) == 1, "compiled module '" << std::string(name) << "' is reached by no planned task");
+}
