@@ -52,6 +52,8 @@ machine_facts() {
   fi
 }
 
+# The suite's MPI tests (two pipeline stages as two ranks, docs/multi-gpu.md) need Open MPI.
+[ "$mode" = test ] && packages+=(libopenmpi-dev openmpi-bin)
 install_missing
 case "$mode" in
   demo)

@@ -123,7 +123,7 @@ void main() {
   if (VEC) {
     [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = slot_col(grp, c) * pc.w_row_bytes;
     [[unroll]] for (uint r = 0u; r < RB; ++r) xrow[r] = ((pc.row0 + rb + min(r, nrows - 1u)) * pc.K) >> 2;
-    const uint BE = GEMV_BLOCK >= 15 ? 256u : 32u;
+    const uint BE = CBE;  // elements per block (gemv_chunks.glsl)
     if (XS) {
       for (uint k0 = 0u; k0 < pc.K; k0 += XT) {
         uint kn4 = min(XT, pc.K - k0) >> 2;

@@ -12,7 +12,9 @@ set(octo_gemv_block_q3_k 16)
 set(octo_gemv_block_q4_k 17)
 set(octo_gemv_block_q5_k 18)
 set(octo_gemv_block_q6_k 19)
-foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
+set(octo_gemv_block_iq4_nl 20)
+set(octo_gemv_block_iq4_xs 21)
+foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
   set(gemv_defs WUNIT=wunit_${dt} WELEM=welem_${dt})
   if(DEFINED octo_gemv_block_${dt})
     list(APPEND gemv_defs GEMV_BLOCK=${octo_gemv_block_${dt}})
@@ -26,14 +28,14 @@ octo_shader_variant(attention_nosg attention.comp)
 # Prefill attention: a block of query rows per workgroup shares each K/V tile (no subgroup operations).
 octo_shader_variant(attention_rows attention_rows.comp)
 # Tiled GEMM for many rows (prefill), one per weight dtype.
-foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
+foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
 endforeach()
 # Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA; _coopf:
 # plain f16 factors, _coop: f16 high + low parts), per weight dtype.
 # No cooperative-matrix module for F32 weights: the planner keeps those on gemm_reg / gemm (can_coop in
 # src/vulkan/kernels/gemm.cpp), and unit_vk_kernel_plans fails on a module no task reaches.
-foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
+foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
   octo_shader_variant(gemm_reg_${dt} gemm_reg.comp DEFINES WUNIT=wunit_${dt})
   if(NOT dt STREQUAL "f32")
     octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)

@@ -8,7 +8,7 @@ quantized file, both read the same quantized weights; this computes what those w
       prints one JSON line: the prompt's token count and the top logits of the last position.
 
 Supported tensor types: F32, F16, BF16, Q8_0, Q4_K, Q6_K (what tools/make_bench_models.sh's F16, Q8_0 and
-Q4_K_M files hold); any other type is refused with its name. Architecture: qwen2 (the benchmark models).
+Q4_K_M files hold), IQ4_NL, IQ4_XS; any other type is refused with its name. Architecture: qwen2 (the benchmark models).
 Needs numpy, torch, transformers (the GPU machine has them).
 """
 import argparse
@@ -19,9 +19,10 @@ import sys
 GGUF_VALUE = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 # ggml type id -> (name, elements per block, bytes per block)
 GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 12: ("Q4_K", 256, 144),
-              14: ("Q6_K", 256, 210)}
-GGML_NAMES = {2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 10: "Q2_K", 11: "Q3_K", 13: "Q5_K", 20: "IQ4_NL",
-              23: "IQ4_XS"}
+              14: ("Q6_K", 256, 210), 20: ("IQ4_NL", 32, 18), 23: ("IQ4_XS", 256, 136)}
+GGML_NAMES = {2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 10: "Q2_K", 11: "Q3_K", 13: "Q5_K"}
+# IQ4_NL / IQ4_XS: 4-bit indices into this fixed non-linear table (GGUF's kvalues_iq4nl).
+IQ4_TABLE = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
 
 
 class Reader:
@@ -129,6 +130,24 @@ def dequantize(data, t, dims, off):
                     vals[:, 128 * h + 32 * p + 16 * half16:128 * h + 32 * p + 16 * half16 + 16] = \
                         d * scale * (q[:, cols] - 32)
         out = vals
+    elif name in ("IQ4_NL", "IQ4_XS"):
+        # 32-element runs of 16 bytes: byte j holds element j (low nibble) and j + 16 (high nibble).
+        table = np.array(IQ4_TABLE, np.float32)
+
+        def runs(qs):  # (n, 16) bytes -> (n, 32) table values
+            return table[np.concatenate([qs & 0xF, qs >> 4], axis=1)]
+        if name == "IQ4_NL":  # d (f16), qs[16]: x = d * table[q]
+            b = raw.reshape(-1, 18)
+            out = f16(b[:, :2]) * runs(b[:, 2:])
+        else:  # d (f16), scales_h (u16), scales_l[4], qs[128]: sub-block ib's step d * (ls - 32)
+            b = raw.reshape(-1, 136)
+            d = f16(b[:, :2])
+            sh = b[:, 2:4].copy().view(np.uint16).astype(np.int32)  # (n, 1)
+            sl = b[:, 4:8].astype(np.int32)
+            ib = np.arange(8)
+            ls = ((sl[:, ib // 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4)  # (n, 8)
+            vals = runs(b[:, 8:].reshape(-1, 16)).reshape(-1, 8, 32)
+            out = (d[:, :, None] * (ls - 32).astype(np.float32)[:, :, None]) * vals
     return out.reshape(list(reversed(dims)))
 
 

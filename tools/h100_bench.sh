@@ -26,7 +26,8 @@
 #              llama-bench and llama-completion or peer.tar.xz (tools/build_peer.sh), else built there
 #              from peer-src.tar.xz (tools/build_peer.sh --pack-source) into /tmp/peer-bin.
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
-#   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b).
+#   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b);
+#   DECODE_ARGS adds bench_decode arguments to them (e.g. DECODE_ARGS=--host-loop, or "--profile").
 #   One device call has 600 s: run "env conformance dispatch gemv", "decode" and "decode7b" as separate
 #   calls. Results: decode.jsonl (bench_decode), decode-convert.jsonl (octo convert time, peak RSS).
 set -uo pipefail
@@ -111,7 +112,7 @@ for step in "${steps[@]}"; do
       shapes="0.5b,1.5b" types="f16,q8_0,q4_k_m" args="" limit=420 extra=()
       [ "$step" != decode ] && shapes="7b" limit=570 extra=(--keep-hf)
       [ "$step" = convert7b ] && extra+=(--no-bench)
-      shapes=${BENCH_SHAPES:-$shapes} types=${BENCH_TYPES:-$types}
+      shapes=${BENCH_SHAPES:-$shapes} types=${BENCH_TYPES:-$types} args=${DECODE_ARGS:-$args}
       if [ "$quick" = 1 ]; then shapes="tiny" types="f16,q8_0,q4_k_m" args="--prompt-tokens 16 --decode-tokens 8 --repeat 1" limit=300; fi
       { df -h "$(dirname "$scratch")"; free -g; } >> "$log" 2>&1
       run_step "$step" "$limit" "$log" bash tools/make_bench_models.sh --tokenizer "$tokenizer" --shapes "$shapes" \

@@ -3,13 +3,18 @@
 // bytes read per decoded token, and the achieved GB/s as a fraction of a bandwidth bound (--bandwidth-gbs).
 //
 //   bench_decode --model FILE.gguf [--prompt-tokens 512] [--decode-tokens 128] [--bandwidth-gbs 3071]
-//   --profile adds JSON lines with the top opcodes and tasks by GPU time (one decode step, one prefill pass).
+//   --profile adds where a decode step's time goes: after the timed runs (unprofiled, so their numbers
+//   stand), a second engine with GPU timestamps decodes a few tokens and prefills once; JSON lines give
+//   the top opcodes and tasks by GPU time of one decode step and one prefill pass, and a table on stderr
+//   sets the step's kernel time per opcode against the unprofiled ms/token (the rest: barriers, gaps
+//   between dependent dispatches, the host).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,8 +40,12 @@ constexpr const char* usage =
     "  --device NAME        Vulkan device index or name substring\n"
     "  --precision P        fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
     "                       accurate (f32 arithmetic; docs/precision.md)\n"
-    "  --profile            GPU timestamps per task (tasks serialized; timings above then include it):\n"
-    "                       prints the top opcodes and tasks of one decode step and of one prefill pass\n";
+    "  --in-flight N        greedy steps kept submitted ahead of the host, the next token fed on the\n"
+    "                       device (default: the engine's, 4)\n"
+    "  --host-loop          each token read back and written as the next step's input (--in-flight 0)\n"
+    "  --profile            then, on a second engine with GPU timestamps per task (tasks serialized):\n"
+    "                       the top opcodes and tasks of one decode step and of one prefill pass, and a\n"
+    "                       table (stderr) of where the unprofiled ms/token goes\n";
 
 std::int64_t positive(const std::string& opt, const char* v) {
   char* end = nullptr;
@@ -78,6 +87,40 @@ void print_profile(const char* phase, const std::vector<octo::vm::task_profile>&
                      {"fraction", total > 0 ? tasks[i]->microseconds / total : 0.0}});
 }
 
+// The table on stderr: one decode step's GPU time per opcode (profiled, tasks serialized, so each is the
+// kernel's own) against the unprofiled step's wall time; what the kernels do not account for is spent
+// between them (barriers, dispatch gaps) or on the host. Negative where unprofiled kernels overlapped
+// (no barrier between them) or ran faster than under timestamps (on lavapipe, always: CPU threads).
+void print_step_table(const std::vector<octo::vm::task_profile>& prof, double ms_per_token, std::uint64_t dispatches,
+                      std::uint64_t barriers) {
+  std::map<std::string, std::pair<double, int>> by_op;
+  double kernels_us = 0;
+  for (const auto& r : prof) {
+    auto& e = by_op[r.opcode];
+    e.first += r.microseconds;
+    ++e.second;
+    kernels_us += r.microseconds;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const double step_us = ms_per_token * 1000.0;
+  const auto pct = [&](double us) { return step_us > 0 ? 100.0 * us / step_us : 0.0; };
+  std::fprintf(stderr, "where a decode step goes (%.1f us unprofiled; %llu dispatches, %llu barriers):\n", step_us,
+               static_cast<unsigned long long>(dispatches), static_cast<unsigned long long>(barriers));
+  std::fprintf(stderr, "  %-28s %6s %10s %7s\n", "opcode", "count", "us/step", "% step");
+  for (const auto& [op, v] : ops)
+    std::fprintf(stderr, "  %-28s %6d %10.1f %6.1f%%\n", op.c_str(), v.second, v.first, pct(v.first));
+  std::fprintf(stderr, "  %-28s %6zu %10.1f %6.1f%%\n", "kernels (sum)", prof.size(), kernels_us, pct(kernels_us));
+  std::fprintf(stderr, "  %-28s %6s %10.1f %6.1f%%\n", "outside kernels", "", step_us - kernels_us,
+               pct(step_us - kernels_us));
+  print_json_line({{"name", "profile_step"},
+                   {"step_us", step_us},
+                   {"kernels_us", kernels_us},
+                   {"outside_kernels_us", step_us - kernels_us},
+                   {"dispatches", dispatches},
+                   {"barriers", barriers}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +129,7 @@ int main(int argc, char** argv) {
   double bound_gbs = 3071.0;
   bool profile = false;
   std::string precision = "fast";
+  std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -115,6 +159,10 @@ int main(int argc, char** argv) {
         label = value();
       } else if (a == "--device") {
         device = value();
+      } else if (a == "--in-flight") {
+        in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(positive(a, value()), 256));
+      } else if (a == "--host-loop") {
+        in_flight = 0;
       } else if (a == "--profile") {
         profile = true;
       } else if (a == "--precision") {
@@ -133,9 +181,10 @@ int main(int argc, char** argv) {
     eo.ctx = ctx;
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
-    eo.vulkan.profile = profile;
+    eo.decode_in_flight = in_flight;
     eo.vulkan.precision = precision == "accurate" ? octo::vm::matmul_precision::accurate : octo::vm::matmul_precision::fast;
-    octo::runtime::engine e(model, eo);
+    std::optional<octo::runtime::engine> timed(std::in_place, model, eo);
+    auto& e = *timed;
     const auto& m = e.model();
     const auto& c = m.config();
 
@@ -156,6 +205,8 @@ int main(int argc, char** argv) {
     const auto keep_going = [](std::int32_t) { return true; };  // random weights: ignore end-of-generation
     double best_prefill_ms = 0, best_decode_ms = 0;
     std::int64_t decoded = 0;
+    std::uint32_t most_in_flight = 0;
+    bool loop_on_device = false;
     for (std::int64_t r = 0; r <= repeat; ++r) {  // run 0 warms pipelines and clocks
       e.reset();
       e.generate(prompt, decode_tokens, greedy, keep_going);
@@ -164,6 +215,8 @@ int main(int argc, char** argv) {
       if (best_prefill_ms == 0 || t.prefill_ms < best_prefill_ms) best_prefill_ms = t.prefill_ms;
       if (best_decode_ms == 0 || t.decode_ms < best_decode_ms) best_decode_ms = t.decode_ms;
       decoded = t.decode_tokens;
+      most_in_flight = t.most_in_flight;
+      loop_on_device = t.token_loop_on_device;
     }
     const double prefill_tps = double(prompt_tokens) * 1000.0 / best_prefill_ms;
     const double ms_per_token = decoded > 0 ? best_decode_ms / double(decoded) : 0.0;
@@ -198,13 +251,25 @@ int main(int argc, char** argv) {
                      // per layer: the step's counts over the layers (embedding and head included)
                      {"task_dispatches_per_layer", double(s.task_dispatches) / double(std::max<std::int64_t>(c.layers, 1))},
                      {"barriers_per_layer", double(s.barriers) / double(std::max<std::int64_t>(c.layers, 1))},
+                     {"token_loop", loop_on_device ? "device" : "host"},
+                     {"in_flight", most_in_flight},
                      {"precision", precision}});
     if (profile) {
-      // The last pass of the timed runs was a decode step (when any token was decoded); then one prefill.
-      if (decoded > 0) print_profile("decode", e.profile(), 15);
-      e.reset();
-      e.prefill(prompt);
-      print_profile("prefill", e.profile(), 15);
+      // A second engine with timestamps (the first freed before: both need the weights' memory). Its
+      // decode steps run one at a time, each task after a barrier: per-kernel times, not the step's.
+      const std::uint64_t dispatches = s.task_dispatches, barriers = s.barriers;
+      timed.reset();
+      eo.vulkan.profile = true;
+      octo::runtime::engine p(model, eo);
+      p.generate(prompt, std::min<std::int64_t>(decode_tokens, 8), greedy, keep_going);
+      if (p.last_timing().decode_tokens > 0) {
+        const auto prof = p.profile();  // the last pass: a decode step
+        print_profile("decode", prof, 15);
+        print_step_table(prof, ms_per_token, dispatches, barriers);
+      }
+      p.reset();
+      p.prefill(prompt);
+      print_profile("prefill", p.profile(), 15);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -73,6 +73,8 @@ fi
 expect_error "--vram-budget: 'abc' is not a size" --model "$model" --vram-budget abc
 expect_error "out of range" --model "$model" --ring 0
 expect_error "below the minimum" --model "$model" --vm reference --vram-budget 1KiB
+expect_error "out of range" --model "$model" --in-flight 0
+expect_error "not an integer" --model "$model" --in-flight x
 expect_error "not an integer" --model "$model" --then-ids 1,x
 expect_error "past the model's vocabulary" --model "$model" --vm reference --then-ids 3,100000
 
@@ -85,6 +87,20 @@ if [ "$(wc -l <"$tmp/ids8")" -ne 8 ] || [ "$(tail -n 5 "$tmp/ids8")" != "$(cat "
   failures=$((failures + 1))
 else
   echo "ok: --then-ids continues the greedy run ($(paste -sd' ' "$tmp/ids5"))"
+fi
+
+# The greedy token loop on the device (--in-flight) and on the host (--host-loop): the same tokens, and
+# --verbose says which ran and how many submits were in flight.
+"$exe" --model "$model" --vm reference -n 12 --json --in-flight 3 --verbose 2>"$tmp/err3" | grep -v summary >"$tmp/loop3"
+"$exe" --model "$model" --vm reference -n 12 --json --host-loop --verbose 2>"$tmp/errh" | grep -v summary >"$tmp/looph"
+if [ "$(grep -c '"id"' "$tmp/loop3")" -ne 12 ] || [ "$(cat "$tmp/loop3")" != "$(cat "$tmp/looph")" ] ||
+   ! grep -q "decode loop: on the device, up to 3 submits in flight" "$tmp/err3" ||
+   ! grep -q "decode loop: on the host" "$tmp/errh"; then
+  echo "FAIL: --in-flight 3 and --host-loop differ or --verbose does not say so:"
+  cat "$tmp/err3" "$tmp/errh"
+  failures=$((failures + 1))
+else
+  echo "ok: --in-flight 3 and --host-loop give the same tokens"
 fi
 
 # Streaming with the smallest budget the plan accepts (every layer streamed, read from the mapping each
@@ -137,6 +153,27 @@ else
       failures=$((failures + 1))
     fi
   fi
+fi
+
+# Pipelines (docs/multi-gpu.md): bad splits and device lists are one line each; two stages of one
+# process print the one-stage run's tokens and logits, byte for byte.
+expect_error "the split's stages hold 4 layers but the model has 5" --model "$model" --vm reference --stages 2 --split 2,2
+expect_error "the split gives stage 1 0 layers" --model "$model" --vm reference --split 5,0
+expect_error "2 devices for 3 pipeline stages" --model "$model" --vm reference --stages 3 --devices 0,0
+expect_error "has an empty item" --model "$model" --devices 0,,1
+expect_error "give one of them" --model "$model" --device 0 --devices 0,1
+expect_error "no Vulkan device" --model "$model" --devices 0,97
+"$exe" --model "$model" --vm reference -n 12 --prefill-chunk 2 --prompt "Once upon a time" --json \
+  --dump-logits "$tmp/one.npy" >"$tmp/one.jsonl" 2>/dev/null
+"$exe" --model "$model" --vm reference -n 12 --prefill-chunk 2 --prompt "Once upon a time" --json \
+  --dump-logits "$tmp/two.npy" --stages 2 --split 1,4 >"$tmp/two.jsonl" 2>"$tmp/err"
+if [ "$(grep -c '"id"' "$tmp/one.jsonl")" -lt 12 ] || [ "$(grep -v summary "$tmp/one.jsonl")" != "$(grep -v summary "$tmp/two.jsonl")" ] ||
+   ! cmp -s "$tmp/one.npy" "$tmp/two.npy" || ! grep -q "pipeline: 2 stages" "$tmp/err"; then
+  echo "FAIL: --stages 2 --split 1,4 differs from one stage:"
+  cat "$tmp/err"
+  failures=$((failures + 1))
+else
+  echo "ok: --stages 2 --split 1,4 gives one stage's tokens and logits"
 fi
 
 # The project's tiny Qwen2 model through the CLI: PyTorch's greedy answer to a held-out sum.

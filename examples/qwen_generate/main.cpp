@@ -2,6 +2,8 @@
 // decomposed directory, on the best Vulkan device or on the CPU reference VM, all layers resident or
 // streamed under a VRAM budget. Every bad option or file gives one line and exit 1.
 #include <cerrno>
+#include <chrono>
+#include <memory>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +29,9 @@
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/npy.hpp>
 #include <octo/runtime/residency_plan.hpp>
+#ifdef OCTO_HAVE_MPI
+#include <octo/runtime/mpi_link.hpp>
+#endif
 
 namespace {
 
@@ -36,12 +41,22 @@ struct options {
   bool chat = false, json = false, ignore_eos = false, verbose = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
-  std::uint64_t vram_budget = 0, ram_budget = 0;
+  std::uint64_t vram_budget = 0;
+  std::optional<std::uint64_t> ram_budget;  // unset: the engine sizes the tier from the memory available
   std::uint32_t ring = 2;
+  std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;  // greedy steps ahead of the host
   bool streaming = false;
   octo::runtime::sampling_params sampling{.temperature = 0.0f, .top_k = 40, .top_p = 0.95f, .repeat_penalty = 1.0f,
                                           .repeat_last_n = 64, .seed = 0};
   octo::runtime::backend vm = octo::runtime::backend::vulkan;
+  // a pipeline (docs/multi-gpu.md)
+  std::vector<std::string> devices;
+  std::vector<std::int64_t> split;
+  std::uint32_t stages = 0;
+  bool mpi = false;
+  std::int64_t stage_timeout_s = 300;
+  bool speaks = true;  // prints the text and the summary (with --mpi: rank 0 only)
+  bool pipeline() const { return mpi || stages > 1 || devices.size() > 1 || split.size() > 1; }
 };
 
 [[noreturn]] void bad(const std::string& what) { throw octo::error(what); }
@@ -64,6 +79,18 @@ float parse_float(std::string_view opt, std::string_view v) {
   if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(r) || std::abs(r) > 1e30)
     bad(std::string(opt) + ": '" + s + "' is not a finite number");
   return static_cast<float>(r);
+}
+
+/// "a,b,c" -> its items; an empty item is an error naming the option.
+std::vector<std::string> comma_list(std::string_view opt, std::string_view v) {
+  std::vector<std::string> items;
+  for (std::size_t b = 0; b <= v.size();) {
+    const std::size_t e = std::min(v.find(',', b), v.size());
+    if (e == b) bad(std::string(opt) + ": '" + std::string(v) + "' has an empty item");
+    items.emplace_back(v.substr(b, e - b));
+    b = e + 1;
+  }
+  return items;
 }
 
 options parse(int argc, char** argv) {
@@ -131,7 +158,10 @@ options parse(int argc, char** argv) {
           o.vram_budget = octo::runtime::parse_bytes(v, "--vram-budget");
           o.streaming = true;
         });
-  value("--ram-budget", "SIZE", "pinned host memory keeping streamed layers warm (default 0: read each pass)",
+  value("--ram-budget", "SIZE",
+        "pinned host memory keeping streamed layers warm (default: half of the\n"
+        "available memory beyond 1 GiB, at most what the streamed layers need;\n"
+        "0: none, every pass reads them from the model)",
         [&](const std::string& v) {
           o.ram_budget = v == "0" ? 0 : octo::runtime::parse_bytes(v, "--ram-budget");
           o.streaming = true;
@@ -140,6 +170,13 @@ options parse(int argc, char** argv) {
     o.ring = static_cast<std::uint32_t>(parse_int("--ring", v, 1, 64));
     o.streaming = true;
   });
+  value("--in-flight", "N",
+        "greedy decode steps kept submitted ahead of the host, the next token fed\n"
+        "on the device (default " + std::to_string(o.in_flight) + "; every layer resident)",
+        [&](const std::string& v) { o.in_flight = static_cast<std::uint32_t>(parse_int("--in-flight", v, 1, 256)); });
+  app.add_flag_callback("--host-loop", [&] { o.in_flight = 0; },
+                        "greedy decode reads each token back and writes it as the next step's\n"
+                        "input (no steps in flight; for comparison, same tokens)");
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating after an end-of-generation token");
   value("--dump-logits", "FILE", "write the float32 logits of the last prompt position as .npy, shape [vocab]",
         [&](const std::string& v) {
@@ -151,12 +188,26 @@ options parse(int argc, char** argv) {
         "exactly, e.g. to read the logits where two engines' greedy outputs part)",
         [&](const std::string& v) {
           o.then_ids.clear();
-          for (std::size_t b = 0; b <= v.size();) {
-            const std::size_t e = std::min(v.find(',', b), v.size());
-            o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", std::string_view(v).substr(b, e - b), 0, INT32_MAX)));
-            b = e + 1;
-          }
+          for (const auto& id : comma_list("--then-ids", v))
+            o.then_ids.push_back(static_cast<std::int32_t>(parse_int("--then-ids", id, 0, INT32_MAX)));
         });
+  value("--devices", "I,J,...",
+        "a pipeline: the layers split over these Vulkan devices (index or name), one\n"
+        "stage each; the residual stream passes between them (docs/multi-gpu.md)",
+        [&](const std::string& v) { o.devices = comma_list("--devices", v); });
+  value("--split", "N,M,...", "layers per pipeline stage (default: as even as possible)", [&](const std::string& v) {
+    o.split.clear();
+    for (const auto& n : comma_list("--split", v)) o.split.push_back(parse_int("--split", n, 0, 1 << 20));
+  });
+  value("--stages", "N", "a pipeline of N stages on --device (or --devices): N VM instances (tests)",
+        [&](const std::string& v) { o.stages = static_cast<std::uint32_t>(parse_int("--stages", v, 1, 1024)); });
+  app.add_flag("--mpi", o.mpi,
+               "one pipeline stage per MPI rank (mpirun -n STAGES qwen_generate --mpi ...);\n"
+               "with --devices, rank r uses the r-th device; rank 0 prints");
+  value("--stage-timeout", "SECONDS",
+        "with --mpi: how long a rank waits for another's message before the job is\n"
+        "aborted (default 300)",
+        [&](const std::string& v) { o.stage_timeout_s = parse_int("--stage-timeout", v, 1, 1 << 24); });
   app.add_flag("--json", o.json, "one JSON object per generated token, then a summary object");
   app.add_flag("--verbose", o.verbose, "also print the model's config and the decode program's dispatch counts (stderr)");
   app.footer("A directory model, or any of --vram-budget, --ram-budget, --ring, prints the residency plan and\n"
@@ -183,7 +234,17 @@ options parse(int argc, char** argv) {
   if (o.sampling.temperature < 0.0f) bad("--temperature must be >= 0");
   if (!(o.sampling.top_p > 0.0f && o.sampling.top_p <= 1.0f)) bad("--top-p must be in (0, 1]");
   if (o.sampling.repeat_penalty <= 0.0f) bad("--repeat-penalty must be > 0");
+  if (!o.device.empty() && !o.devices.empty()) bad("--device and --devices: give one of them");
+#ifndef OCTO_HAVE_MPI
+  if (o.mpi) bad("--mpi: this qwen_generate was built without MPI (install libopenmpi-dev and reconfigure)");
+#endif
   return o;
+}
+
+/// Warm-tier hits over lookups (0 when nothing was looked up).
+double ram_hit_rate(const octo::runtime::streaming_stats& s) {
+  const auto lookups = s.ram_hits + s.ram_misses;
+  return lookups > 0 ? double(s.ram_hits) / double(lookups) : 0.0;
 }
 
 /// One JSON object per line (nlohmann-json; text that is not UTF-8, e.g. half a multi-byte character
@@ -222,6 +283,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
     if (end) return false;
     ++emitted;
     const std::string text = stream.push(id);
+    if (!o.speaks) return true;
     if (o.json) print_json_line({{"id", id}, {"text", text}});
     else std::cout << text << std::flush;
     return true;
@@ -229,6 +291,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
   std::vector<float> prompt_logits;
   e.generate(prompt, o.n_predict, o.sampling, on_token, o.dump_logits.empty() ? nullptr : &prompt_logits);
   const std::string rest = stream.finish();
+  if (!o.speaks) return 0;
   if (!o.dump_logits.empty()) octo::runtime::write_npy_f32(o.dump_logits, prompt_logits);
 
   const auto& t = e.last_timing();
@@ -237,7 +300,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
   const double ms_per_token = t.decode_tokens > 0 ? t.decode_ms / double(t.decode_tokens) : 0.0;
   if (o.json) {
     if (!rest.empty()) print_json_line({{"id", -1}, {"text", rest}});
-    print_json_line({{"summary",
+    nlohmann::ordered_json summary = {{"summary",
                       {{"prompt_tokens", t.prompt_tokens},
                        {"generated_tokens", emitted},
                        {"prefill_ms", t.prefill_ms},
@@ -246,7 +309,22 @@ int run_with(const options& o, octo::runtime::engine& e) {
                        {"decode_ms", t.decode_ms},
                        {"decode_tok_s", decode_tps},
                        {"ms_per_token", ms_per_token},
-                       {"device", e.device_name()}}}});
+                       {"device", e.device_name()}}}};
+    if (o.streaming) {  // where the streamed layers' bytes came from
+      const auto& s = e.stats();
+      const auto tier = e.tier_state();
+      summary["summary"]["streaming"] = {{"passes", s.passes},
+                                         {"streamed_bytes_per_token", e.streamed_bytes_per_token()},
+                                         {"ram_tier_bytes", tier.bytes},
+                                         {"ram_tier_budget", tier.budget},
+                                         {"ram_tier_automatic", tier.automatic},
+                                         {"ram_hits", s.ram_hits},
+                                         {"ram_misses", s.ram_misses},
+                                         {"ram_hit_rate", ram_hit_rate(s)},
+                                         {"ram_evictions", s.ram_evictions},
+                                         {"bytes_from_source", s.bytes_from_source}};
+    }
+    print_json_line(summary);
   } else {
     std::cout << rest << "\n" << std::flush;
   }
@@ -260,9 +338,10 @@ int run_with(const options& o, octo::runtime::engine& e) {
     const auto& s = e.stats();
     std::cerr << "streaming: " << s.passes << " passes, " << s.layer_uploads << " layer uploads ("
               << octo::runtime::format_bytes(s.bytes_uploaded) << "), "
-              << octo::runtime::format_bytes(e.streamed_bytes_per_token()) << " per token, RAM tier " << s.ram_hits
-              << " hits / " << s.ram_misses << " misses, " << octo::runtime::format_bytes(s.bytes_from_source)
-              << " read from the model\n";
+              << octo::runtime::format_bytes(e.streamed_bytes_per_token()) << " per token, RAM tier "
+              << octo::runtime::format_bytes(e.tier_state().bytes) << ": " << s.ram_hits << " hits / " << s.ram_misses
+              << " misses (hit rate " << std::lround(100.0 * ram_hit_rate(s)) << "%), "
+              << octo::runtime::format_bytes(s.bytes_from_source) << " read from the model\n";
   }
   if (o.verbose) {
     const auto& c = e.model().config();
@@ -279,12 +358,18 @@ int run_with(const options& o, octo::runtime::engine& e) {
                 << static_cast<double>(s.task_dispatches) / layers << " and " << static_cast<double>(s.barriers) / layers
                 << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
     }
+    if (t.decode_tokens > 0) {
+      if (t.token_loop_on_device)
+        std::cerr << "decode loop: on the device, up to " << t.most_in_flight << " submits in flight\n";
+      else
+        std::cerr << "decode loop: on the host, 1 submit in flight (each token read back before the next step)\n";
+    }
   }
   return 0;
 }
 
 
-int run(const options& o) {
+int run(const options& o, const std::shared_ptr<octo::runtime::stage_link>& link) {
   if (!std::filesystem::exists(o.model)) bad("--model: no such file '" + o.model + "'");
   if (!o.dump_logits.empty()) {  // fail before any output, without touching an existing file
     try {
@@ -301,7 +386,12 @@ int run(const options& o) {
   eo.vram_budget = o.vram_budget;
   eo.ram_budget = o.ram_budget;
   eo.ring_depth = o.ring;
-  if (o.streaming)  // the plan and the load progress, where streaming was asked for
+  eo.decode_in_flight = o.in_flight;
+  eo.devices = o.devices;
+  eo.split = o.split;
+  eo.stages = o.stages;
+  eo.link = link;
+  if ((o.streaming || o.pipeline()) && o.speaks)  // the plan and the load progress, where streaming was asked for
     eo.progress = [](std::string_view line) {
       std::string l(line);
       while (!l.empty() && l.back() == '\n') l.pop_back();
@@ -315,11 +405,20 @@ int run(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::shared_ptr<octo::runtime::stage_link> link;
   try {
-    return run(parse(argc, argv));
+    options o = parse(argc, argv);
+#ifdef OCTO_HAVE_MPI
+    if (o.mpi) {
+      link = std::make_shared<octo::runtime::mpi_link>(&argc, &argv, std::chrono::seconds(o.stage_timeout_s));
+      o.speaks = link->rank() == 0;
+    }
+#endif
+    return run(o, link);
   } catch (const std::exception& ex) {
     std::string msg = one_line(ex.what());
     if (msg.rfind("octo:", 0) != 0) msg = "qwen_generate: " + msg;
+    if (link) link->fail(msg);  // every rank ends, not only this one
     std::cerr << msg << "\n";
     return 1;
   }

@@ -38,6 +38,13 @@ uvec4 load16_even(u32_buf b, uint off) {
   return uvec4((a.x >> 16) | (a.y << 16), (a.y >> 16) | (a.z << 16), (a.z >> 16) | (a.w << 16), (a.w >> 16) | (e << 16));
 }
 
+// Elements per block of the format (the chunk loop in gemv.comp walks K in whole blocks).
+#if GEMV_BLOCK == 10 || (GEMV_BLOCK >= 11 && GEMV_BLOCK <= 14) || GEMV_BLOCK == 20
+const uint CBE = 32u;
+#else
+const uint CBE = 256u;
+#endif
+
 // Elements e..e+3 of x row r (e a multiple of 4): from the shared tile (XS) or from memory.
 vec4 xload(uint r, uint e) {
   if (XS) {
@@ -338,6 +345,53 @@ void gemv_chunk(uint c) {
   }
   [[unroll]] for (uint n = 0u; n < NR; ++n)
     [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dm[n].x * p[n * RB + r] + dm[n].y * xs[r];
+}
+#endif
+
+// ---- IQ4_NL (20), IQ4_XS (21): one chunk per 32-element run (IQ4_NL: a whole 18-byte block; IQ4_XS: a
+// sub-block, 8 per 136-byte block): 16 index bytes, low nibbles elements 0..15, high nibbles 16..31,
+// mapped through the table (iq4_values, weights.glsl) and scaled by the run's step (IQ4_NL: d; IQ4_XS:
+// d * (ls - 32)). ----
+#if GEMV_BLOCK == 20 || GEMV_BLOCK == 21
+#if GEMV_BLOCK == 20
+const uint CPB = 1u;
+#else
+const uint CPB = 8u;
+#endif
+void gemv_chunk(uint c) {
+  u32_buf wb = u32_buf(pc.w);
+  uint e0 = c * 32u;
+  uvec4 q[NR];
+  float dl[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+#if GEMV_BLOCK == 20
+    uint bs = wrow[n] + c * 18u;
+    dl[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u);
+#else
+    uint bs = wrow[n] + (c >> 3) * 136u, ib = c & 7u;
+    dl[n] = iq4xs_step(wb, bs, ib);
+    uint w = (bs + 8u + 16u * ib) >> 2;
+    q[n] = uvec4(wb.d[w], wb.d[w + 1u], wb.d[w + 2u], wb.d[w + 3u]);
+#endif
+  }
+  float p[NR * RB];
+  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) p[i] = 0.0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    vec4 xl[RB], xh[RB];
+    [[unroll]] for (uint r = 0u; r < RB; ++r) {
+      xl[r] = xload(r, e0 + 4u * i);
+      xh[r] = xload(r, e0 + 16u + 4u * i);
+    }
+    [[unroll]] for (uint n = 0u; n < NR; ++n) {
+      uint w = q[n][i];
+      vec4 vl = iq4_values(b4(w, 0xFu, 0.0));
+      vec4 vh = iq4_values(b4(w >> 4, 0xFu, 0.0));
+      [[unroll]] for (uint r = 0u; r < RB; ++r) p[n * RB + r] += dot(vl, xl[r]) + dot(vh, xh[r]);
+    }
+  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dl[n] * p[n * RB + r];
 }
 #endif
 

@@ -322,6 +322,74 @@ float welem_q5_k(uvec2 addr, uint row_byte, uint k) {
   return dm.x * float(sm.x) * float(q) - dm.y * float(sm.y);
 }
 
+// ---- IQ4_NL / IQ4_XS: 4-bit indices into ggml's fixed non-linear table kvalues_iq4nl = {-127, -104,
+// -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}. Instead of an indexed array (a local or
+// constant-bank array serialises on divergent indices), the table is a degree-4 polynomial in the index
+// that is within 0.48 of every entry (least squares; checked in float32 with and without fused
+// multiply-add), rounded to the nearest integer by adding and subtracting 1.5 * 2^23: all full-rate
+// arithmetic, exact for indices 0..15. `precise` keeps compilers from folding (p + c) - c back to p
+// (Mesa does, for ops not marked exact). ----
+vec4 iq4_values(vec4 n) {
+  vec4 p = fma(fma(fma(fma(vec4(0.0013247202150523663), n, vec4(0.04121682420372963)), n, vec4(-1.5001835823059082)), n,
+                   vec4(24.74324607849121)), n, vec4(-127.0436019897461));
+  precise vec4 r = p + 12582912.0;
+  precise vec4 t = r - 12582912.0;
+  return t;
+}
+float iq4_value(uint n) { return iq4_values(vec4(float(n))).x; }
+
+// IQ4_NL: {f16 d; uint8 qs[16]} = 18 bytes, nibbles as Q4_0; x = d * table[q].
+void wunit_iq4_nl(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 18u;
+  float d = f16_to_f32(load_u16(b, base));
+  uint sub = u & 3u;
+  uvec2 q = load8_even(b, base + 2u + (sub & 1u) * 8u);
+  int sh = int(sub >> 1) * 4;
+  vec4 a = d * iq4_values(vec4(bitfieldExtract(q.x, sh, 4), bitfieldExtract(q.x, 8 + sh, 4), bitfieldExtract(q.x, 16 + sh, 4), bitfieldExtract(q.x, 24 + sh, 4)));
+  vec4 c = d * iq4_values(vec4(bitfieldExtract(q.y, sh, 4), bitfieldExtract(q.y, 8 + sh, 4), bitfieldExtract(q.y, 16 + sh, 4), bitfieldExtract(q.y, 24 + sh, 4)));
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+  v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+}
+float welem_iq4_nl(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 5) * 18u;
+  uint j = k & 31u;
+  uint byte = load_u8(b, base + 2u + (j & 15u));
+  return f16_to_f32(load_u16(b, base)) * iq4_value((byte >> ((j >> 4) * 4u)) & 15u);
+}
+
+// IQ4_XS: {f16 d; uint16 scales_h; uint8 scales_l[4]; uint8 qs[128]} = 136 bytes per 256 (rows start
+// 8-byte aligned). Sub-block ib = e/32 has the 6-bit scale ls = nibble ib%2 of scales_l[ib/2] | bits
+// 2ib..2ib+1 of scales_h << 4 and its 16 bytes at qs[16ib] laid out as IQ4_NL's; x = d*(ls-32)*table[q].
+float iq4xs_step(u32_buf b, uint base, uint ib) {
+  uint w0 = b.d[base >> 2];  // d | scales_h << 16
+  uint ls = ((b.d[(base >> 2) + 1u] >> (4u * ib)) & 15u) | (((w0 >> (16u + 2u * ib)) & 3u) << 4);
+  return unpackHalf2x16(w0).x * float(int(ls) - 32);
+}
+void wunit_iq4_xs(uvec2 addr, uint row_byte, uint u, out float v[8]) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 5) * 136u;
+  uint e0 = (u & 31u) * 8u;
+  uint ib = e0 >> 5, sub = (e0 >> 3) & 3u;
+  float dl = iq4xs_step(b, base, ib);
+  uint w = (base + 8u + 16u * ib + 8u * (sub & 1u)) >> 2;
+  uvec2 q = uvec2(b.d[w], b.d[w + 1u]);
+  int sh = int(sub >> 1) * 4;
+  vec4 a = dl * iq4_values(vec4(bitfieldExtract(q.x, sh, 4), bitfieldExtract(q.x, 8 + sh, 4), bitfieldExtract(q.x, 16 + sh, 4), bitfieldExtract(q.x, 24 + sh, 4)));
+  vec4 c = dl * iq4_values(vec4(bitfieldExtract(q.y, sh, 4), bitfieldExtract(q.y, 8 + sh, 4), bitfieldExtract(q.y, 16 + sh, 4), bitfieldExtract(q.y, 24 + sh, 4)));
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+  v[4] = c.x; v[5] = c.y; v[6] = c.z; v[7] = c.w;
+}
+float welem_iq4_xs(uvec2 addr, uint row_byte, uint k) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (k >> 8) * 136u;
+  uint e = k & 255u;
+  uint ib = e >> 5, j = e & 31u;
+  uint byte = load_u8(b, base + 8u + 16u * ib + (j & 15u));
+  return iq4xs_step(b, base, ib) * iq4_value((byte >> ((j >> 4) * 4u)) & 15u);
+}
+
 // Any supported weight dtype, chosen at run time (EMBED; not the hot path).
 float welem_any(uvec2 addr, uint row_byte, uint k, uint dt) {
   if (dt == 0u) return welem_f32(addr, row_byte, k);
@@ -337,6 +405,8 @@ float welem_any(uvec2 addr, uint row_byte, uint k, uint dt) {
   if (dt == 17u) return welem_q4_k(addr, row_byte, k);
   if (dt == 18u) return welem_q5_k(addr, row_byte, k);
   if (dt == 19u) return welem_q6_k(addr, row_byte, k);
+  if (dt == 20u) return welem_iq4_nl(addr, row_byte, k);
+  if (dt == 21u) return welem_iq4_xs(addr, row_byte, k);
   return 0.0;
 }
 

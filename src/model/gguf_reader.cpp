@@ -76,7 +76,8 @@ constexpr std::pair<std::uint32_t, ir::dtype> ggml_to_ir[] = {
     {0, ir::dtype::f32},   {1, ir::dtype::f16},   {30, ir::dtype::bf16}, {2, ir::dtype::q4_0},
     {3, ir::dtype::q4_1},  {6, ir::dtype::q5_0},  {7, ir::dtype::q5_1},  {8, ir::dtype::q8_0},
     {10, ir::dtype::q2_k}, {11, ir::dtype::q3_k}, {12, ir::dtype::q4_k}, {13, ir::dtype::q5_k},
-    {14, ir::dtype::q6_k}, {24, ir::dtype::i8},   {26, ir::dtype::i32},
+    {14, ir::dtype::q6_k}, {20, ir::dtype::iq4_nl}, {23, ir::dtype::iq4_xs}, {24, ir::dtype::i8},
+    {26, ir::dtype::i32},
 };
 
 std::string quote_name(std::string_view s) { return octo::quoted(s); }

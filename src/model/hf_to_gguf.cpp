@@ -209,6 +209,8 @@ std::uint32_t file_type_of(ir::dtype t) {
     case ir::dtype::q4_k: return 14;  // Q4_K_S
     case ir::dtype::q5_k: return 16;  // Q5_K_S
     case ir::dtype::q6_k: return 18;
+    case ir::dtype::iq4_nl: return 25;
+    case ir::dtype::iq4_xs: return 30;
     case ir::dtype::bf16: return 32;
     default: return 0;
   }
@@ -233,7 +235,8 @@ ir::dtype fit_row(ir::dtype t, std::int64_t cols) {
     case ir::dtype::q5_k: t = ir::dtype::q5_1; break;
     case ir::dtype::q6_k: t = ir::dtype::q8_0; break;
     case ir::dtype::q2_k:
-    case ir::dtype::q3_k: t = ir::dtype::q4_0; break;  // llama.cpp: IQ4_NL, a 4.5-bit 32-block type
+    case ir::dtype::q3_k:
+    case ir::dtype::iq4_xs: t = ir::dtype::iq4_nl; break;  // a 32-element block, as llama.cpp picks
     default: t = ir::dtype::f16; break;
   }
   return cols % ir::layout(t).block_elems == 0 ? t : ir::dtype::f16;
@@ -396,11 +399,12 @@ ir::dtype parse_weight_type(std::string_view s) {
       {"f32", ir::dtype::f32},   {"f16", ir::dtype::f16},   {"bf16", ir::dtype::bf16}, {"q8_0", ir::dtype::q8_0},
       {"q4_0", ir::dtype::q4_0}, {"q4_1", ir::dtype::q4_1}, {"q5_0", ir::dtype::q5_0}, {"q5_1", ir::dtype::q5_1},
       {"q2_k", ir::dtype::q2_k}, {"q3_k", ir::dtype::q3_k}, {"q4_k", ir::dtype::q4_k}, {"q5_k", ir::dtype::q5_k},
-      {"q6_k", ir::dtype::q6_k}};
+      {"q6_k", ir::dtype::q6_k}, {"iq4_nl", ir::dtype::iq4_nl}, {"iq4_xs", ir::dtype::iq4_xs}};
   auto it = types.find(l);
   if (it == types.end())
     throw error("unknown weight type '" + std::string(s) +
-                "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m)");
+                "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, "
+                "q4_k_m, q5_k_m)");
   return it->second;
 }
 

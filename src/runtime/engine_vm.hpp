@@ -46,7 +46,15 @@ class engine_vm {
   virtual void set_position(std::int64_t pos, std::int64_t n_tokens) = 0;
   /// One run of `prog`, waited for (a whole model in one program: one submit).
   virtual void run(std::uint32_t prog) = 0;
+  /// The greedy token loop (vm::vulkan_vm::enable_token_loop, submit_token_step, token_step_result): a
+  /// whole decode program's steps chained on the device, the next input token and position written by
+  /// the device, tokens read behind from a ring of `ring_slots`.
+  virtual void enable_token_loop(std::uint32_t prog, std::uint32_t ring_slots) = 0;
+  virtual std::uint64_t submit_token_step(std::uint32_t prog) = 0;
+  virtual std::int32_t token_step_result(std::uint32_t prog, std::uint64_t value) = 0;
   virtual pinned_block allocate_pinned(std::uint64_t bytes) = 0;
+  /// Waits for the uploads submitted so far, then frees the block (the RAM tier shrinking).
+  virtual void free_pinned(std::uint32_t id) = 0;
   virtual std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,
                                      std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) = 0;
   virtual std::uint64_t submit(std::uint32_t prog, std::uint64_t after_upload) = 0;

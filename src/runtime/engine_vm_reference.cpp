@@ -2,6 +2,7 @@
 // host arrays, placed and shared buffers are copied in before a program runs and out after it.
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <new>
 
@@ -54,6 +55,8 @@ struct program_state {
   std::unique_ptr<vm::reference_vm> vm;
   std::vector<placed> placements;
   std::vector<shared_use> shared;
+  std::uint32_t ring_slots = 0;                                  // token loop: 0 when not enabled
+  std::deque<std::pair<std::uint64_t, std::int32_t>> unread;     // token loop: (compute value, token)
 };
 
 class reference_engine_vm final : public engine_vm {
@@ -149,16 +152,58 @@ class reference_engine_vm final : public engine_vm {
 
   void set_position(std::int64_t pos, std::int64_t) override { pos_ = pos; }
 
+  // The token loop emulated on the host, step by step as the device's tail does it: the step runs at
+  // once, then its argmax becomes the next input, the position advances and the token waits to be read.
+  void enable_token_loop(std::uint32_t prog, std::uint32_t ring_slots) override {
+    auto& s = at(prog);
+    for (const char* name : {"tokens", "pos", "next_token"}) {
+      const auto& b = s.vm->program().buffers[std::size_t(s.vm->buffer_id(name))];
+      if (b.dtype != ir::dtype::i32 || b.numel() != 1)
+        throw octo::error(std::string("octo: enable_token_loop: the program's '") + name + "' is not one I32 element");
+    }
+    if (ring_slots == 0) throw octo::error("octo: enable_token_loop: the ring needs at least one slot");
+    s.ring_slots = ring_slots;
+  }
+  std::uint64_t submit_token_step(std::uint32_t prog) override {
+    auto& s = at(prog);
+    if (s.ring_slots == 0) throw octo::error("octo: submit_token_step: program " + std::to_string(prog) + " has no token loop");
+    if (s.unread.size() >= s.ring_slots)
+      throw octo::error("octo: submit_token_step: " + std::to_string(s.unread.size()) + " steps unread, as many as the ring's slots");
+    const std::uint64_t v = submit(prog, upload_);
+    std::int32_t t = 0;
+    read_into(prog, "next_token", std::as_writable_bytes(std::span<std::int32_t>(&t, 1)), 0);
+    const std::int32_t next_pos = static_cast<std::int32_t>(pos_ + 1);
+    write_bytes(prog, "tokens", std::as_bytes(std::span<const std::int32_t>(&t, 1)));
+    write_bytes(prog, "pos", std::as_bytes(std::span<const std::int32_t>(&next_pos, 1)));
+    ++pos_;
+    s.unread.push_back({v, t});
+    return v;
+  }
+  std::int32_t token_step_result(std::uint32_t prog, std::uint64_t value) override {
+    auto& s = at(prog);
+    if (s.unread.empty() || s.unread.front().first != value)
+      throw octo::error("octo: token_step_result(" + std::to_string(value) + "): not the oldest unread step");
+    const std::int32_t t = s.unread.front().second;
+    s.unread.pop_front();
+    return t;
+  }
+
   pinned_block allocate_pinned(std::uint64_t bytes) override {
     pinned_.push_back(std::make_unique<aligned_bytes>(bytes));
     return {static_cast<std::uint32_t>(pinned_.size()), pinned_.back()->p, bytes};
+  }
+
+  void free_pinned(std::uint32_t id) override {  // ids stay unique: the entry is emptied, not erased
+    if (id == 0 || id > pinned_.size() || !pinned_[id - 1])
+      throw octo::error("octo: free_pinned: no pinned memory with id " + std::to_string(id));
+    pinned_[id - 1].reset();
   }
 
   std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region_name,
                              std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) override {
     if (after_compute > compute_)
       throw octo::error("octo: upload waits for compute " + std::to_string(after_compute) + ", never submitted");
-    if (src == 0 || src > pinned_.size() || src_offset + bytes > pinned_[src - 1]->n)
+    if (src == 0 || src > pinned_.size() || !pinned_[src - 1] || src_offset + bytes > pinned_[src - 1]->n)
       throw octo::error("octo: upload from a bad pinned range");
     const auto it = regions_.find(std::string(region_name));
     if (it == regions_.end() || dst_offset + bytes > it->second.bytes.size())

@@ -31,10 +31,16 @@ class vulkan_engine_vm final : public engine_vm {
   void set_position(std::int64_t pos, std::int64_t n) override {
     vm_.set_position(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(n));
   }
+  void enable_token_loop(std::uint32_t prog, std::uint32_t ring_slots) override { vm_.enable_token_loop(prog, ring_slots); }
+  std::uint64_t submit_token_step(std::uint32_t prog) override { return vm_.submit_token_step(prog); }
+  std::int32_t token_step_result(std::uint32_t prog, std::uint64_t value) override {
+    return vm_.token_step_result(prog, value);
+  }
   pinned_block allocate_pinned(std::uint64_t bytes) override {
     const auto p = vm_.allocate_pinned(bytes);
     return {p.id, p.data, p.bytes};
   }
+  void free_pinned(std::uint32_t id) override { vm_.free_pinned(id); }
   std::uint64_t upload_async(std::uint32_t src, std::uint64_t src_offset, std::string_view region,
                              std::uint64_t dst_offset, std::uint64_t bytes, std::uint64_t after_compute) override {
     return vm_.upload_async(src, src_offset, region, dst_offset, bytes, after_compute);

@@ -47,6 +47,32 @@ std::string ranges(const std::vector<bool>& resident, bool want) {
 
 }  // namespace
 
+std::vector<std::int64_t> plan_pipeline(std::int64_t layers, std::size_t stages, const std::vector<std::int64_t>& split) {
+  if (stages == 0) throw octo::error("octo: a pipeline needs at least one stage");
+  if (std::int64_t(stages) > layers)
+    throw octo::error("octo: " + std::to_string(stages) + " pipeline stages but the model has only " +
+                      std::to_string(layers) + " layers (each stage needs one)");
+  std::vector<std::int64_t> counts = split;
+  if (counts.empty()) {
+    for (std::size_t s = 0; s < stages; ++s)
+      counts.push_back(layers / std::int64_t(stages) + (std::int64_t(s) < layers % std::int64_t(stages) ? 1 : 0));
+  } else if (counts.size() != stages) {
+    throw octo::error("octo: the split names " + std::to_string(counts.size()) + " stages but the pipeline has " +
+                      std::to_string(stages));
+  }
+  std::vector<std::int64_t> first{0};
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    if (counts[s] <= 0)
+      throw octo::error("octo: the split gives stage " + std::to_string(s) + " " + std::to_string(counts[s]) +
+                        " layers (each stage needs at least one)");
+    first.push_back(first.back() + counts[s]);
+  }
+  if (first.back() != layers)
+    throw octo::error("octo: the split's stages hold " + std::to_string(first.back()) + " layers but the model has " +
+                      std::to_string(layers));
+  return first;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

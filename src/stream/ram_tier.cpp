@@ -1,5 +1,6 @@
 // ram_tier: fixed slots in caller memory; the victim is the unpinned blob with the lowest
-// last_use + weight * min(uses, cap) score (ties: the least recently used).
+// last_use + weight * min(uses, cap) score (ties: the least recently used); admit() evicts it only for a
+// newcomer scoring higher; slots come and go with the caller's regions.
 #include "octo/stream/ram_tier.hpp"
 
 #include <algorithm>
@@ -32,6 +33,11 @@ const ram_tier::slot* ram_tier::find(key k) const {
   return nullptr;
 }
 
+std::size_t ram_tier::capacity() const {
+  std::lock_guard lock(mu_);
+  return slots_.size();
+}
+
 std::size_t ram_tier::resident_count() const {
   std::lock_guard lock(mu_);
   return std::size_t(std::count_if(slots_.begin(), slots_.end(), [](const slot& s) { return s.used; }));
@@ -56,6 +62,32 @@ bool ram_tier::contains(key k) const {
   return find(k) != nullptr;
 }
 
+ram_tier::slot* ram_tier::lowest_unpinned() {
+  slot* target = nullptr;
+  for (auto& s : slots_) {
+    if (!s.used || s.pins > 0) continue;
+    if (!target || score(s) < score(*target) || (score(s) == score(*target) && s.last_use < target->last_use))
+      target = &s;
+  }
+  return target;
+}
+
+std::span<std::byte> ram_tier::occupy(slot& s, key k, std::uint64_t bytes) {
+  if (s.used) {
+    ++stats_.evictions;
+    stats_.bytes_evicted += s.bytes;
+  }
+  s.used = true;
+  s.k = k;
+  s.bytes = bytes;
+  s.last_use = clock_;
+  s.uses = 1;
+  s.pins = 0;
+  ++stats_.inserts;
+  stats_.bytes_inserted += bytes;
+  return s.memory.first(std::size_t(bytes));
+}
+
 std::optional<std::span<std::byte>> ram_tier::insert(key k, std::uint64_t bytes) {
   if (bytes > slot_bytes_)
     throw octo::error("ram_tier: a blob of " + std::to_string(bytes) + " bytes does not fit a slot of " +
@@ -68,6 +100,25 @@ std::optional<std::span<std::byte>> ram_tier::insert(key k, std::uint64_t bytes)
     ++s->uses;
     return s->memory.first(std::size_t(bytes));
   }
+  for (auto& s : slots_)
+    if (!s.used) return occupy(s, k, bytes);
+  slot* victim = lowest_unpinned();
+  if (!victim) return std::nullopt;  // everything pinned
+  return occupy(*victim, k, bytes);
+}
+
+std::optional<std::span<std::byte>> ram_tier::admit(key k, std::uint64_t bytes) {
+  if (bytes > slot_bytes_)
+    throw octo::error("ram_tier: a blob of " + std::to_string(bytes) + " bytes does not fit a slot of " +
+                      std::to_string(slot_bytes_));
+  std::lock_guard lock(mu_);
+  if (slot* s = find(k)) {
+    ++clock_;
+    s->bytes = bytes;
+    s->last_use = clock_;
+    ++s->uses;
+    return s->memory.first(std::size_t(bytes));
+  }
   slot* target = nullptr;
   for (auto& s : slots_)
     if (!s.used) {
@@ -75,24 +126,33 @@ std::optional<std::span<std::byte>> ram_tier::insert(key k, std::uint64_t bytes)
       break;
     }
   if (!target) {
-    for (auto& s : slots_) {
-      if (s.pins > 0) continue;
-      if (!target || score(s) < score(*target) || (score(s) == score(*target) && s.last_use < target->last_use))
-        target = &s;
-    }
-    if (!target) return std::nullopt;  // everything pinned
-    ++stats_.evictions;
-    stats_.bytes_evicted += target->bytes;
+    target = lowest_unpinned();
+    // the newcomer's score: the clock tick it would get, no use counted yet
+    if (!target || !(score(*target) < double(clock_ + 1))) return std::nullopt;
   }
-  target->used = true;
-  target->k = k;
-  target->bytes = bytes;
-  target->last_use = clock_;
-  target->uses = 1;
-  target->pins = 0;
-  ++stats_.inserts;
-  stats_.bytes_inserted += bytes;
-  return target->memory.first(std::size_t(bytes));
+  ++clock_;
+  return occupy(*target, k, bytes);
+}
+
+void ram_tier::add_slots(std::span<std::byte> region) {
+  std::lock_guard lock(mu_);
+  for (std::uint64_t at = 0; at + slot_bytes_ <= region.size(); at += slot_bytes_)
+    slots_.push_back(slot{region.subspan(std::size_t(at), std::size_t(slot_bytes_))});
+}
+
+std::optional<std::span<std::byte>> ram_tier::remove_slot() {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(slots_.begin(), slots_.end(), [](const slot& s) { return !s.used; });
+  if (it == slots_.end()) {
+    slot* victim = lowest_unpinned();
+    if (!victim) return std::nullopt;
+    ++stats_.evictions;
+    stats_.bytes_evicted += victim->bytes;
+    it = slots_.begin() + (victim - slots_.data());
+  }
+  const auto memory = it->memory;
+  slots_.erase(it);
+  return memory;
 }
 
 bool ram_tier::erase(key k) {

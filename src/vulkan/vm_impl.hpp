@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -77,10 +78,25 @@ struct profile_slot {
   std::uint32_t query = 0;
 };
 
+/// The greedy token loop of one decode program (vm_token_loop.cpp): the tail command buffer submitted
+/// after the program's own (shaders/vm_token_loop.comp), the ring of tokens it writes, and the steps
+/// whose token the host has not read yet, oldest first.
+struct token_loop_state {
+  vk::raii::CommandBuffer tail{nullptr};
+  allocation ring;  // readback memory: ring_slots i32, slot = position % ring_slots
+  std::uint32_t ring_slots = 0;
+  struct step {
+    std::uint64_t value = 0;  // compute-timeline value its submit signals
+    std::uint32_t slot = 0;
+  };
+  std::deque<step> unread;
+};
+
 /// One program: a chain of instances (load(span)) or one (add_program), with its recorded command buffer.
 struct program_state {
   std::vector<instance_state> instances;
   vk::raii::CommandBuffer cb{nullptr};
+  std::unique_ptr<token_loop_state> loop;  // enable_token_loop
   vk::raii::QueryPool queries{nullptr};
   std::vector<profile_slot> slots;
   bool profiled_run = false;  // submitted since it was recorded
@@ -126,15 +142,17 @@ inline matmul_precision env_precision(matmul_precision given) {
   throw octo::error("octo: OCTO_PRECISION must be fast or accurate, not '" + std::string(s) + "'");
 }
 
-// Submits `cb` on `queue`, signalling the timeline `signal_sem` to `signal_value`; when `wait_value` is
+// Submits `cbs` (in order) on `queue`, signalling the timeline `signal_sem` to `signal_value`; when `wait_value` is
 // nonzero it first waits (all commands) for the timeline `wait_sem` to reach it. Program runs wait for
 // uploads this way and uploads for the compute that last used their slot.
-inline void submit_on_timelines(const vk::raii::Queue& queue, vk::CommandBuffer cb, vk::Semaphore wait_sem,
-                                std::uint64_t wait_value, vk::Semaphore signal_sem, std::uint64_t signal_value) {
+inline void submit_on_timelines(const vk::raii::Queue& queue, std::span<const vk::CommandBuffer> cbs,
+                                vk::Semaphore wait_sem, std::uint64_t wait_value, vk::Semaphore signal_sem,
+                                std::uint64_t signal_value) {
   const vk::PipelineStageFlags wait_stage = vk::PipelineStageFlagBits::eAllCommands;
   vk::TimelineSemaphoreSubmitInfo tsi;
   vk::SubmitInfo si;
-  si.setCommandBuffers(cb);
+  si.setCommandBufferCount(static_cast<std::uint32_t>(cbs.size()));
+  si.setPCommandBuffers(cbs.data());
   si.setSignalSemaphores(signal_sem);
   tsi.setSignalSemaphoreValues(signal_value);
   if (wait_value > 0) {
@@ -167,6 +185,9 @@ struct vulkan_vm::impl {
   vk::raii::Semaphore compute_timeline{nullptr}, transfer_timeline{nullptr};
   std::uint64_t compute_value = 0, transfer_value = 0;  // last values submitted to signal
   std::uint64_t compute_seen = 0;  // a compute value the host has seen reached (skips redundant waits)
+  // globals.pos as the host last wrote it (set_position) plus the token-loop steps submitted since: the
+  // position the next loop step computes at.
+  std::uint32_t position = 0;
   std::vector<upload_slot> upload_slots;
 
   allocation registers, metrics, control, globals, staging;
@@ -280,6 +301,11 @@ struct vulkan_vm::impl {
   void execute(program_id id);
 
   std::vector<task_profile> profile(program_id id);
+
+  // ---- the greedy token loop (vm_token_loop.cpp) -----------------------------------------------------
+  void enable_token_loop(program_id id, std::uint32_t ring_slots);
+  std::uint64_t submit_token_step(program_id id);
+  std::int32_t token_step_result(program_id id, std::uint64_t value);
 
   // ---- streaming (vm_transfers.cpp) -----------------------------------------------------------------
   std::vector<std::uint32_t> sharing_families() const;

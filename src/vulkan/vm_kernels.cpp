@@ -47,4 +47,14 @@ kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::ui
   return l;
 }
 
+kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,
+                                 std::uint64_t globals, std::uint64_t ring, std::uint32_t ring_slots) {
+  kernel_launch l;
+  l.shader = "vm_token_loop";
+  l.groups = {1, 1, 1};
+  l.push_constants =
+      push_builder().addr(next_token).addr(tokens).addr(pos).addr(globals).addr(ring).u32(ring_slots).take();
+  return l;
+}
+
 }  // namespace octo::vm::vulkan

@@ -1,4 +1,5 @@
-// The VM's own kernels (shaders/vm_*.comp): the regulator and message passing between chained instances.
+// The VM's own kernels (shaders/vm_*.comp): the regulator, message passing between chained instances and
+// the greedy token loop's step tail.
 // Every opcode's kernel is planned by src/vulkan/kernels/ (kernel_for).
 #pragma once
 
@@ -15,5 +16,9 @@ kernel_launch plan_vm_regulator(std::uint64_t outbox, std::uint64_t metrics, std
                                 const device_facts& d);
 kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::uint64_t control, std::uint32_t n,
                               std::uint32_t receiver);
+/// The token loop's tail (shaders/vm_token_loop.comp): next_token -> tokens, pos and globals.pos + 1, the
+/// token into ring slot globals.pos % ring_slots. One invocation.
+kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,
+                                 std::uint64_t globals, std::uint64_t ring, std::uint32_t ring_slots);
 
 }  // namespace octo::vm::vulkan

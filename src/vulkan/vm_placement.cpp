@@ -125,6 +125,10 @@ void vulkan_vm::impl::release_instance(instance_state& is) {
 }
 
 void vulkan_vm::impl::release_program(program_state& ps) {
+  if (ps.loop) {
+    memory->free(ps.loop->ring);
+    ps.loop.reset();
+  }
   for (auto& is : ps.instances) release_instance(is);
   ps.instances.clear();
 }

@@ -161,7 +161,8 @@ std::uint64_t vulkan_vm::impl::submit(program_id id, std::uint64_t after_upload)
   }
   const std::uint64_t signal = compute_value + 1;
   try {
-    submit_on_timelines(dev->compute_queue(), *ps.cb, *transfer_timeline, after_upload, *compute_timeline, signal);
+    const vk::CommandBuffer cb = *ps.cb;
+    submit_on_timelines(dev->compute_queue(), {&cb, 1}, *transfer_timeline, after_upload, *compute_timeline, signal);
   } catch (const vk::DeviceLostError&) {
     lost = true;
     throw octo::error("octo: the Vulkan device was lost submitting program " + std::to_string(id));

@@ -150,7 +150,8 @@ std::uint64_t vulkan_vm::impl::upload_async(std::uint32_t src, std::uint64_t src
                         vk::BufferCopy(pm.a.offset + pm.pad + src_offset, r.a.offset + dst_offset, bytes));
     slot->cb.end();
     const auto& q = dev->transfer_family() ? dev->transfer_queue() : dev->compute_queue();
-    submit_on_timelines(q, *slot->cb, *compute_timeline, after_compute, *transfer_timeline, signal);
+    const vk::CommandBuffer cb = *slot->cb;
+    submit_on_timelines(q, {&cb, 1}, *compute_timeline, after_compute, *transfer_timeline, signal);
   } catch (const vk::DeviceLostError&) {
     lost = true;
     throw octo::error("octo: the Vulkan device was lost submitting an upload");

@@ -24,6 +24,7 @@ void vulkan_vm::impl::release() {
   compute_timeline = nullptr;
   transfer_timeline = nullptr;
   compute_value = transfer_value = compute_seen = 0;
+  position = 0;
   pipes.reset();
   shared.clear();
   regions.clear();
@@ -373,6 +374,7 @@ void vulkan_vm::set_position(std::uint32_t pos, std::uint32_t n_tokens) {
   g.pos = pos;
   g.n_tokens = n_tokens;
   std::memcpy(impl_->globals.mapped, &g, sizeof g);
+  impl_->position = pos;
 }
 
 void vulkan_vm::execute() {

@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   }
   {  // one tensor of each supported type
     for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0,
-                    dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+                    dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl,
+                    dtype::iq4_xs}) {
       gguf_writer w;
       w.set_string("general.architecture", "llama");
       const std::int64_t ne0 = octo::ir::layout(t).block_elems == 1 ? 8 : octo::ir::layout(t).block_elems;

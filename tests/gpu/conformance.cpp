@@ -206,7 +206,8 @@ void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0) {
 }
 
 const dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0,
-                               dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k};
+                               dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k,
+                               dtype::iq4_nl, dtype::iq4_xs};
 
 }  // namespace
 
@@ -554,6 +555,41 @@ TEST_CASE("conformance: EMBED, every table dtype") {
     c.ints(ids, {0, 49, 7, 7, 23, 1});
     c.task(opcode::embed, {ids, table}, {y}, params({{param_key::hidden, H}}));
     run_case(c, {1e-6, 1e-6});  // a gather of dequantized values (a compiler may fuse d*q - m into an fma)
+  }
+}
+
+TEST_CASE("conformance: IQ4_NL / IQ4_XS with odd block counts: GEMV (both reductions), GEMM, EMBED") {
+  // K an odd number of blocks (37 x 32 for IQ4_NL, 5 x 256 for IQ4_XS), output columns and rows that are
+  // not multiples of any workgroup's tile, decode (1-3 rows) and prefill (45 rows) shapes.
+  for (bool fallback : {false, true}) {
+    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    for (dtype wd : {dtype::iq4_nl, dtype::iq4_xs}) {
+      const std::int64_t K = wd == dtype::iq4_nl ? 32 * 37 : 256 * 5, N = 77;
+      for (std::int64_t R : {1, 3, 45}) {
+        CAPTURE(fallback);
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(R);
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+        // Columns 0 and 76 stay poisoned; the second tile is a single column.
+        c.task(opcode::gemv_tile, {x, w, b}, {y}, params({{param_key::K, double(K)}, {param_key::N_tile, 74}, {param_key::n_off, 1}}));
+        c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, double(K)}, {param_key::N_tile, 1}, {param_key::n_off, 75}}));
+        run_case(c, {2e-4 * double(K) / 256.0, 1e-4});
+      }
+      CAPTURE(octo::ir::name(wd));
+      case_builder c;
+      const std::int64_t V = 11, T = 5;
+      auto ids = c.buf("ids", buffer_kind::io_input, dtype::i32, {T});
+      auto table = c.buf("table", buffer_kind::weight, wd, {V, K});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, K});
+      c.ints(ids, {10, 0, 3, 3, 9});
+      c.task(opcode::embed, {ids, table}, {y}, params({{param_key::hidden, double(K)}}));
+      run_case(c, {1e-6, 1e-6});
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
   }
 }
 

@@ -147,7 +147,7 @@ void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vu
 
 const ir::dtype all_dtypes[] = {ir::dtype::f32,  ir::dtype::f16,  ir::dtype::bf16, ir::dtype::q8_0, ir::dtype::q4_0,
                                 ir::dtype::q4_1, ir::dtype::q5_0, ir::dtype::q5_1, ir::dtype::q2_k, ir::dtype::q3_k,
-                                ir::dtype::q4_k, ir::dtype::q5_k, ir::dtype::q6_k};
+                                ir::dtype::q4_k, ir::dtype::q5_k, ir::dtype::q6_k, ir::dtype::iq4_nl, ir::dtype::iq4_xs};
 
 // Error bounds relative to sum |x w|: f32 products and sums (SIMT) leave a few ulps; the cooperative
 // kernel's f16 high + low parts keep ~22 bits of each factor; plain f16 factors (coopf) 11 bits.
@@ -192,6 +192,22 @@ TEST_CASE("tiled GEMM: K from 256 to 4096") {
         const double rel = rel_f32;
         check_gemm({wd, 20, K, 40, 40, 0, 20, 0, 40, false}, rel, seed() + static_cast<std::uint64_t>(K));
       }
+  }
+}
+
+TEST_CASE("tiled GEMM: IQ4_NL / IQ4_XS with K an odd number of blocks, every kernel") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  for (const char* kernel : {"", "reg", "old", "coop", "coopf"}) {
+    const std::string k = kernel;
+    if ((k == "coop" || k == "coopf") && !gpu().device().cooperative_matrix_nv) continue;
+    scoped_env e("OCTO_GEMM_KERNEL", kernel);
+    CAPTURE(k);
+    for (ir::dtype wd : {ir::dtype::iq4_nl, ir::dtype::iq4_xs}) {
+      const double rel = k == "coop" ? rel_split : (k == "coopf" ? rel_f16 : rel_f32);
+      const std::int64_t K = wd == ir::dtype::iq4_nl ? 32 * 37 : 256 * 5;
+      // 45 rows; W has 77 rows, of which [2, 75) go to a y 83 columns wide: partial tiles both ways.
+      check_gemm({wd, 45, K, 77, 83, 0, 45, 2, 73, true}, rel, seed() + static_cast<std::uint64_t>(wd));
+    }
   }
 }
 

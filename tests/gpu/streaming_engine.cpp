@@ -5,6 +5,7 @@
 // run (synchronization validation on) also checks the ordering.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -157,5 +158,32 @@ TEST_CASE("streaming on Vulkan: a plan from a VRAM budget") {
   const auto got = run(e);
   CHECK(got.tokens == resident().tokens);
   CHECK(same_bits(got.prompt_logits, resident().prompt_logits));
+  CHECK(e.validation_messages() == 0);
+}
+
+TEST_CASE("streaming on Vulkan: the RAM tier shrinking and growing between passes") {
+  runtime::engine_options o;
+  o.ctx = ctx;
+  o.prefill_chunk = chunk;
+  o.resident_layers = 1;
+  o.vulkan = vk();
+  const std::uint64_t slot = runtime::engine(tiny_qwen, o).plan().slot_bytes;
+  o.ram_budget = 5 * slot;  // the five streamed layers
+  runtime::engine e(tiny_qwen, o);
+  // the budget before each decode step: shrink (evicting, freeing pinned blocks), off, grow
+  const std::vector<std::uint64_t> budgets = {3 * slot, slot, 0, 2 * slot + 1, 5 * slot};
+  std::vector<std::int32_t> tokens;
+  const auto logits = e.prefill(prompt);
+  tokens.push_back(std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+  for (std::size_t i = 0; tokens.size() < resident().tokens.size(); ++i) {
+    e.set_ram_budget(budgets[i % budgets.size()]);
+    const auto t = e.tier_state();
+    CHECK(t.slots == std::min<std::uint64_t>(budgets[i % budgets.size()] / slot, 5));
+    CHECK(t.bytes <= t.budget);
+    tokens.push_back(e.decode_greedy(tokens.back()));
+    CHECK(e.tier_state().bytes <= t.budget);
+  }
+  CHECK(tokens == resident().tokens);
+  CHECK(e.stats().ram_resizes >= 4);
   CHECK(e.validation_messages() == 0);
 }

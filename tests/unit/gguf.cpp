@@ -275,7 +275,7 @@ TEST_CASE("write -> read round trip of tensors of several types") {
   for (auto [t, ne0] : std::vector<std::pair<dtype, std::int64_t>>{
            {dtype::f32, 5}, {dtype::f16, 64}, {dtype::bf16, 3}, {dtype::q8_0, 64}, {dtype::q4_0, 32},
            {dtype::q4_1, 32}, {dtype::q5_0, 32}, {dtype::q5_1, 64}, {dtype::q2_k, 256}, {dtype::q3_k, 256},
-           {dtype::q4_k, 512}, {dtype::q5_k, 256}, {dtype::q6_k, 256}}) {
+           {dtype::q4_k, 512}, {dtype::q5_k, 256}, {dtype::q6_k, 256}, {dtype::iq4_nl, 96}, {dtype::iq4_xs, 768}}) {
     const std::int64_t rows = 3;
     std::vector<float> x(std::size_t(ne0 * rows));
     for (auto& v : x) v = normal(g);
@@ -286,10 +286,15 @@ TEST_CASE("write -> read round trip of tensors of several types") {
     w.add_tensor(it.name, t, it.dims, it.bytes);
     items.push_back(std::move(it));
   }
-  w.add_tensor_raw("iq", 16, {256}, std::vector<std::byte>(66));  // IQ2_XXS: known to GGUF, not to octo
+  // Types known to GGUF but not to octo open (their sizes checked) and name themselves when used.
+  w.add_tensor_raw("iq", 16, {256}, std::vector<std::byte>(66));       // IQ2_XXS
+  w.add_tensor_raw("iq3s", 21, {512}, std::vector<std::byte>(220));    // IQ3_S
+  w.add_tensor_raw("tq1", 34, {256}, std::vector<std::byte>(54));      // TQ1_0
   const auto bytes = w.to_bytes();
   const auto f = parse(bytes);
-  REQUIRE(f.tensors().size() == items.size() + 1);
+  REQUIRE(f.tensors().size() == items.size() + 3);
+  CHECK(f.find_tensor("w.IQ4_NL")->ggml_type == 20);  // ggml's type ids, not octo's dtype codes
+  CHECK(f.find_tensor("w.IQ4_XS")->ggml_type == 23);
   for (const auto& it : items) {
     CAPTURE(it.name);
     const auto t = f.tensor(it.name);
@@ -302,6 +307,9 @@ TEST_CASE("write -> read round trip of tensors of several types") {
   CHECK(f.find_tensor("iq") != nullptr);
   CHECK(f.find_tensor("iq")->size == 66);
   CHECK_THROWS_WITH_AS(f.tensor("iq"), doctest::Contains("IQ2_XXS"), octo::error);
+  CHECK_THROWS_WITH_AS(f.tensor("iq3s"), doctest::Contains("has GGML type IQ3_S (21), which octo does not support"),
+                       octo::error);
+  CHECK_THROWS_WITH_AS(f.tensor("tq1"), doctest::Contains("TQ1_0 (34)"), octo::error);
   CHECK_THROWS_WITH_AS(f.tensor("nope"), doctest::Contains("'nope' is missing"), octo::error);
 
   // The writer refuses inconsistent tensors.

@@ -737,3 +737,54 @@ TEST_CASE("quantized tiny-qwen on the reference VM: logits near the F32 file's, 
     CHECK(same >= 9);
   }
 }
+
+TEST_CASE("IQ4_NL / IQ4_XS through the converter: file types 25 / 30, IQ4_XS -> IQ4_NL on short rows, closer than Q4_0") {
+  // Relative RMS error of a converted matrix against the source floats (the test's own safetensors read).
+  const auto rms_rel = [](const std::vector<float>& got, const std::vector<float>& want) {
+    REQUIRE(got.size() == want.size());
+    double se = 0, sx = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      se += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+      sx += double(want[i]) * want[i];
+    }
+    return std::sqrt(se / sx);
+  };
+  struct source {
+    fs::path folder;
+    std::string gguf_name, hf_name;
+  };
+  // tinystories-656k: real trained weights (rows of 128); tiny-qwen: random weights (rows of 256).
+  for (const auto& s : {source{tinystories, "blk.1.ffn_gate.weight", "model.layers.1.mlp.gate_proj.weight"},
+                        source{tiny_qwen, "blk.3.ffn_up.weight", "model.layers.3.mlp.up_proj.weight"}}) {
+    CAPTURE(s.folder.string());
+    const auto want = source_values(s.folder / "model.safetensors", s.hf_name);
+    std::map<ir::dtype, double> err;
+    for (ir::dtype t : {ir::dtype::q4_0, ir::dtype::iq4_nl, ir::dtype::iq4_xs}) {
+      CAPTURE(std::string(ir::name(t)));
+      const auto out = temp_path("iq4.gguf");
+      const auto sum = convert_hf_to_gguf(s.folder, out, options(t));
+      const auto f = gguf_file::open(out);
+      fs::remove(out);
+      const bool rows256 = s.folder == tiny_qwen;
+      // IQ4_XS's 256-element blocks do not tile rows of 128: llama.cpp's fallback is IQ4_NL.
+      const ir::dtype stored = t == ir::dtype::iq4_xs && !rows256 ? ir::dtype::iq4_nl : t;
+      if (t != ir::dtype::q4_0) {
+        CHECK(sum.file_type == (t == ir::dtype::iq4_nl ? 25u : 30u));
+        CHECK(f.get_u32("general.file_type") == sum.file_type);
+        for (const auto& [name, type] : types_of(f)) {
+          CAPTURE(name);
+          CHECK(type == (f.tensor(name).dims.size() == 2 ? std::string(ir::name(stored)) : "F32"));
+        }
+      }
+      REQUIRE(f.tensor(s.gguf_name).type == stored);
+      err[t] = rms_rel(to_f32(f.tensor(s.gguf_name)), want);
+    }
+    MESSAGE(s.folder.filename().string() << " " << s.gguf_name << ": relative RMS error Q4_0 " << err[ir::dtype::q4_0]
+                                         << ", IQ4_NL " << err[ir::dtype::iq4_nl] << ", IQ4_XS " << err[ir::dtype::iq4_xs]);
+    CHECK(err[ir::dtype::iq4_nl] < err[ir::dtype::q4_0]);
+    CHECK(err[ir::dtype::iq4_xs] < err[ir::dtype::q4_0]);
+    CHECK(err[ir::dtype::iq4_nl] > 0);
+  }
+  CHECK(parse_weight_type("IQ4_XS") == ir::dtype::iq4_xs);
+  CHECK(parse_weight_scheme("iq4_nl").type == ir::dtype::iq4_nl);
+}

@@ -294,9 +294,77 @@ TEST_CASE("Q6_K blocks packed by hand, signed 8-bit sub-block scales") {
   check_exact(decode(dtype::q6_k, b, 512), want);
 }
 
+// ggml's kvalues_iq4nl, written out here from the format description (not taken from the code under test).
+const int iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+TEST_CASE("IQ4_NL blocks packed by hand: every index through the fixed table") {
+  const int nb = 3;
+  std::vector<std::uint8_t> b(std::size_t(nb) * 18, 0);
+  std::vector<double> want(std::size_t(nb) * 32);
+  for (int k = 0; k < nb; ++k) {
+    const std::size_t o = std::size_t(k) * 18;
+    const double d = pick_scale();
+    put_half(b, o, d);
+    for (int j = 0; j < 32; ++j) {
+      const int q = k == 0 ? j % 16 : rand_int(0, 15);  // block 0 uses all 16 indices twice
+      // Element j < 16 is the low nibble of qs[j], element j + 16 the high nibble of qs[j].
+      put_bits(b, o + 2, (j % 16) * 8 + (j / 16) * 4, 4, unsigned(q));
+      want[std::size_t(32 * k + j)] = d * iq4_values[q];
+    }
+  }
+  check_exact(decode(dtype::iq4_nl, b, nb * 32), want);
+}
+
+TEST_CASE("IQ4_XS blocks packed by hand: 6-bit sub-block scales split over scales_l and scales_h") {
+  const int nb = 2;
+  std::vector<std::uint8_t> b(std::size_t(nb) * 136, 0);
+  std::vector<double> want(std::size_t(nb) * 256);
+  for (int k = 0; k < nb; ++k) {
+    const std::size_t o = std::size_t(k) * 136;
+    const double d = std::ldexp(pick_scale(), -5);  // d * (ls - 32) stays exact in float
+    put_half(b, o, d);
+    for (int ib = 0; ib < 8; ++ib) {
+      const int ls = ib == 0 ? 0 : ib == 1 ? 63 : ib == 2 ? 32 : rand_int(0, 63);
+      // Low 4 bits: scales_l[ib / 2] (byte 4 + ib / 2), nibble ib % 2; high 2 bits: scales_h (bytes 2..3)
+      // at bit 2 * ib.
+      put_bits(b, o + 4 + std::size_t(ib / 2), 4 * (ib % 2), 4, unsigned(ls & 15));
+      put_bits(b, o + 2, 2 * ib, 2, unsigned(ls >> 4));
+      for (int j = 0; j < 32; ++j) {
+        const int q = rand_int(0, 15);
+        put_bits(b, o + 8 + 16 * std::size_t(ib), (j % 16) * 8 + (j / 16) * 4, 4, unsigned(q));
+        want[std::size_t(256 * k + 32 * ib + j)] = d * (ls - 32) * iq4_values[q];
+      }
+    }
+  }
+  check_exact(decode(dtype::iq4_xs, b, nb * 256), want);
+}
+
+TEST_CASE("IQ4 quantizers reproduce values already on their grid exactly") {
+  // IQ4_NL: d = 0.5 (exact in f16) times table entries, -127 among them so the search's first anchor
+  // lands on d.
+  std::vector<float> x(64), y(64);
+  for (int j = 0; j < 64; ++j) x[std::size_t(j)] = 0.5f * float(iq4_values[j == 5 ? 0 : rand_int(0, 15)]);
+  std::vector<std::uint8_t> q(36);
+  octo::detail::quantize_row(dtype::iq4_nl, x.data(), q.data(), 64);
+  octo::detail::dequantize_row(dtype::iq4_nl, q.data(), y.data(), 64);
+  CHECK(y == x);
+  // IQ4_XS: d = 1/64, sub-block steps d * (ls - 32) with sub-block 3 at the end of the range (-32), each
+  // sub-block holding its -127 entry.
+  std::vector<float> xs(256), ys(256);
+  const int ls[8] = {40, 20, 33, 0, 63, 31, 10, 50};
+  for (int ib = 0; ib < 8; ++ib)
+    for (int j = 0; j < 32; ++j)
+      xs[std::size_t(32 * ib + j)] = float(std::ldexp(double(ls[ib] - 32), -6)) * float(iq4_values[j == 7 ? 0 : rand_int(0, 15)]);
+  std::vector<std::uint8_t> qs(136);
+  octo::detail::quantize_row(dtype::iq4_xs, xs.data(), qs.data(), 256);
+  octo::detail::dequantize_row(dtype::iq4_xs, qs.data(), ys.data(), 256);
+  CHECK(ys == xs);
+}
+
 TEST_CASE("dequantize_row matches ggml's reference dequantizers bit for bit (golden file)") {
   // tests/data/quant_golden_ggml.bin: random blocks (finite f16 scales) and the floats ggml's own
-  // dequantize_row_* produced for them, made once outside the repo by linking ggml-quants.c.
+  // dequantize_row_* produced for them, made once outside the repo by linking ggml-quants.c (the IQ4_NL
+  // and IQ4_XS records, appended later, from ggml at d99724f2: random bytes, d's exponent kept finite).
   // Records: u8 octo dtype code, u32 block count, the blocks, then the decoded floats.
   const std::string path = std::string(OCTO_SOURCE_DIR) + "/tests/data/quant_golden_ggml.bin";
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -324,7 +392,7 @@ TEST_CASE("dequantize_row matches ggml's reference dequantizers bit for bit (gol
     pos += nbytes + 4 * n;
     ++records;
   }
-  CHECK(records == 10);
+  CHECK(records == 12);  // the 10 formats of the first file, then IQ4_NL and IQ4_XS (appended likewise)
 }
 
 TEST_CASE("rows that are not whole blocks are refused") {
@@ -407,9 +475,35 @@ TEST_CASE("quantize -> dequantize stays within each format's error bound") {
   }
 }
 
+TEST_CASE("IQ4_NL / IQ4_XS quantizers: error below Q4_0's on the same data") {
+  // Same bits per weight as Q4_0 (IQ4_NL, 4.5) or fewer (IQ4_XS, 4.25): the scale search over the
+  // non-linear table must still beat Q4_0's round-to-nearest, on gaussian rows of varying spread and on
+  // the shifted all-positive / all-negative rows.
+  std::mt19937 g(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(256 * 64);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = normal(g) * (1.0f + float(i / 256) * 0.25f);
+  for (std::size_t i = 256 * 10; i < 256 * 12; ++i) x[i] = std::fabs(x[i]) + 3.0f;
+  for (std::size_t i = 256 * 12; i < 256 * 14; ++i) x[i] = -std::fabs(x[i]) - 3.0f;
+  const auto q4_0 = round_trip(dtype::q4_0, x, 32);
+  const auto nl = round_trip(dtype::iq4_nl, x, 32);
+  const auto xs = round_trip(dtype::iq4_xs, x, 32);
+  MESSAGE("rms rel: Q4_0 " << q4_0.rms_rel << ", IQ4_NL " << nl.rms_rel << ", IQ4_XS " << xs.rms_rel);
+  MESSAGE("max err / range: Q4_0 " << q4_0.max_rel_to_range << ", IQ4_NL " << nl.max_rel_to_range << ", IQ4_XS "
+                                   << xs.max_rel_to_range);
+  CHECK(nl.rms_rel < q4_0.rms_rel);
+  CHECK(xs.rms_rel < q4_0.rms_rel);
+  CHECK(nl.rms_rel > 0.0);
+  CHECK(xs.rms_rel > 0.0);
+  // Worst element: the table's widest gap is 24 steps of d ~ amax / 127, so about 0.1 of the range
+  // (with margin for the search trading the extremes for the bulk).
+  CHECK(nl.max_rel_to_range < 0.15);
+  CHECK(xs.max_rel_to_range < 0.15);
+}
+
 TEST_CASE("quantizers: zero blocks and exactly representable grids") {
   for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k,
-                  dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+                  dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs}) {
     CAPTURE(octo::ir::name(t));
     std::vector<float> z(256, 0.0f), y(256, 1.0f);
     std::vector<std::uint8_t> q(std::size_t(octo::ir::nbytes(t, 256)), 0xab);

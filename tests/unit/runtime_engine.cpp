@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <octo/detail/quant_blocks.hpp>
@@ -189,6 +190,23 @@ TEST_CASE("config from GGUF metadata and its errors") {
                   });
     CHECK(load_error(g.path) == "octo: " + g.path.filename().string() +
                                     ": tensor 'blk.0.attn_q.weight' has unsupported type Q8_1");
+  }
+  // Other GGUF types octo does not compute with name themselves too, on a layer matrix and on the
+  // embedding (stories260K's rows of 64 hold only 32-element blocks: ggml ids and bytes per 32, Q8_1 9 /
+  // 36, MXFP4 39 / 17).
+  for (const auto& [id, name, block_bytes] : {std::tuple<std::uint32_t, std::string, std::size_t>{9, "Q8_1", 36},
+                                              {39, "MXFP4", 17}}) {
+    for (const std::string tensor : {"blk.1.attn_k.weight", "token_embd.weight"}) {
+      CAPTURE(name);
+      CAPTURE(tensor);
+      edited_copy g("type_" + name, [](auto&) {},
+                    [&](model_file::gguf_writer& w, const model_file::gguf_tensor_info& t, std::span<const std::byte>) {
+                      if (t.name != tensor) return false;
+                      w.add_tensor_raw(t.name, id, t.dims, std::vector<std::byte>(std::size_t(t.dims[0] * t.dims[1] / 32) * block_bytes));
+                      return true;
+                    });
+      CHECK(load_error(g.path) == "octo: " + g.path.filename().string() + ": tensor '" + tensor + "' has unsupported type " + name);
+    }
   }
   {
     edited_copy g("missing", [](auto&) {},

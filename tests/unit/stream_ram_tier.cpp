@@ -126,3 +126,100 @@ TEST_CASE("ram_tier: blobs keep their bytes, pinned blobs are never evicted") {
   CHECK_FALSE(none.lookup(1));
   CHECK_FALSE(none.insert(1, 10));
 }
+
+TEST_CASE("ram_tier: admit keeps a fixed subset under a cyclic access where LRU never hits") {
+  // Six keys visited in a cycle, three slots. The scoring the engine uses: one use outweighs a cycle of
+  // recency (weight = keys per cycle; at most one tick per visit since a refused admit does not tick).
+  const auto cycle = [](ram_tier& t, bool admit, int passes) {
+    std::uint64_t hits = 0;
+    for (int p = 0; p < passes; ++p)
+      for (ram_tier::key k = 1; k <= 6; ++k) {
+        if (t.contains(k)) {
+          REQUIRE(t.lookup(k));
+          ++hits;
+        } else if (admit) {
+          (void)t.admit(k, 10);
+        } else {
+          REQUIRE(t.insert(k, 10));
+        }
+      }
+    return hits;
+  };
+  memory mem;
+  stream::ram_tier_options o;
+  o.frequency_weight = 6.0;
+  ram_tier vital(slot, mem.regions, o);
+  CHECK(cycle(vital, true, 5) == 3 * 4);  // keys 1-3 admitted on the first pass, hit on the other four
+  CHECK(vital.eviction_order() == std::vector<ram_tier::key>{1, 2, 3});
+  CHECK(vital.stats().evictions == 0);
+  memory mem2;
+  ram_tier lru(slot, mem2.regions, o);
+  CHECK(cycle(lru, false, 5) == 0);  // insert always evicts: the victim is the key needed next
+  CHECK(lru.stats().evictions == 6 * 5 - 3);
+}
+
+TEST_CASE("ram_tier: admit evicts a blob gone stale, and only for a newcomer scoring higher") {
+  memory mem;
+  stream::ram_tier_options o;
+  o.frequency_weight = 2.0;
+  o.max_counted_uses = 2;
+  ram_tier t(slot, mem.regions, o);
+  // score = last_use + 2 * min(uses, 2); a newcomer scores the tick it would get
+  REQUIRE(t.admit(1, 10));  // t1: 1 = 3
+  REQUIRE(t.admit(2, 10));  // t2: 2 = 4
+  REQUIRE(t.admit(3, 10));  // t3: 3 = 5
+  REQUIRE(t.lookup(1));     // t4
+  REQUIRE(t.lookup(1));     // t5: 1 = 5 + 2 * 2 = 9
+  REQUIRE(t.admit(4, 10));  // newcomer 6 > 2's 4: t6, 4 = 8
+  CHECK_FALSE(t.contains(2));
+  REQUIRE(t.admit(5, 10));  // newcomer 7 > 3's 5: t7, 5 = 9
+  CHECK(t.eviction_order() == std::vector<ram_tier::key>{4, 1, 5});  // 8, 9 (last 5), 9 (last 7)
+  CHECK_FALSE(t.admit(6, 10));  // newcomer 8, not above 4's 8: refused, no tick
+  REQUIRE(t.lookup(4));         // t8: 4 = 12
+  CHECK_FALSE(t.admit(6, 10));  // newcomer 9, not above 1's 9
+  REQUIRE(t.lookup(5));         // t9: 5 = 13
+  REQUIRE(t.lookup(4));         // t10: 4 = 14
+  REQUIRE(t.admit(6, 10));      // newcomer 11 > 1's 9: 1, unused since t5, gives way
+  CHECK(t.eviction_order() == std::vector<ram_tier::key>{5, 6, 4});  // 5 = 13 (last 9), 6 = 11 + 2 = 13, 4 = 14
+  CHECK(t.stats().evictions == 3);
+}
+
+TEST_CASE("ram_tier: slots added and removed at run time") {
+  stream::aligned_buffer a{2 * slot}, b{slot};
+  std::vector<std::span<std::byte>> regions{a.span()};
+  stream::ram_tier_options o;
+  o.frequency_weight = 4.0;
+  ram_tier t(slot, regions, o);
+  REQUIRE(t.insert(1, 10));     // t1: 1 = 5
+  REQUIRE(t.insert(2, 10));     // t2: 2 = 6
+  CHECK_FALSE(t.admit(3, 10));  // full, and 3 (next tick: 3) is not more vital than 1
+  t.add_slots(b.span());         // grows by one slot
+  CHECK(t.capacity() == 3);
+  CHECK(t.budget_bytes() == 3 * slot);
+  const auto s3 = t.admit(3, 10);
+  REQUIRE(s3);
+  CHECK(s3->data() == b.span().data());
+  REQUIRE(t.lookup(1));  // 2 is now the least vital
+  // Shrinking: no free slot, so the lowest-scoring unpinned blob goes; pinned ones stay.
+  const auto freed = t.remove_slot();
+  REQUIRE(freed);
+  CHECK(freed->size() == slot);
+  CHECK_FALSE(t.contains(2));
+  CHECK(t.capacity() == 2);
+  CHECK(t.stats().evictions == 1);
+  t.pin(1);
+  t.pin(3);
+  CHECK_FALSE(t.remove_slot());  // every blob pinned
+  CHECK(t.capacity() == 2);
+  t.unpin(1);
+  REQUIRE(t.remove_slot());  // 1 goes, 3 (pinned) stays
+  CHECK(t.contains(3));
+  CHECK_FALSE(t.contains(1));
+  CHECK(t.erase(3) == false);  // pinned
+  t.unpin(3);
+  CHECK(t.erase(3));
+  REQUIRE(t.remove_slot());  // a free slot
+  CHECK(t.capacity() == 0);
+  CHECK_FALSE(t.remove_slot());
+  CHECK_FALSE(t.admit(7, 10));  // no slots: nothing admitted
+}

@@ -5,7 +5,10 @@
 // the pipeline's counters; budget errors; a layer file corrupted or cut short mid-run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -128,6 +131,182 @@ TEST_CASE("streaming engine: the RAM tier") {
     CHECK(f.stats().ram_hits >= 2 * (f.stats().passes - 1));
     CHECK(f.stats().bytes_from_source > 0);
   }
+}
+
+namespace {
+
+/// Hits expected over the first `fetched` streamed items (layer i % 6 of the cycle, every layer streamed)
+/// when the tier holds `kept` from the first pass on: every later visit of them hits.
+std::uint64_t expected_hits(std::uint64_t fetched, const std::vector<std::int64_t>& kept) {
+  std::uint64_t n = 0;
+  for (std::uint64_t i = 6; i < fetched; ++i)
+    if (std::find(kept.begin(), kept.end(), std::int64_t(i % 6)) != kept.end()) ++n;
+  return n;
+}
+
+/// Prefill, then greedy steps one at a time, calling `between(step)` before each decode step.
+std::vector<std::int32_t> greedy_steps(runtime::engine& e, const std::function<void(int)>& between) {
+  std::vector<std::int32_t> out;
+  const auto logits = e.prefill(prompt);
+  out.push_back(std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+  for (int step = 1; step < n_greedy; ++step) {
+    between(step);
+    out.push_back(e.decode_greedy(out.back()));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("streaming engine: a RAM tier smaller than the streamed layers keeps the first it admits") {
+  runtime::engine probe(tiny_qwen, options(0, 2));
+  const std::uint64_t slot = probe.plan().slot_bytes;
+  for (const std::uint32_t ring : {1u, 2u}) {
+    auto o = options(0, ring, 3 * slot + slot / 2);  // three whole slots
+    check_identical(o);
+    runtime::engine e(tiny_qwen, o);
+    (void)run(e);
+    const auto tier = e.tier_state();
+    CHECK_FALSE(tier.automatic);
+    CHECK(tier.slots == 3);
+    CHECK(tier.bytes == 3 * slot);
+    CHECK(tier.bytes <= tier.budget);
+    // Layers 0-2 were admitted into free slots; a newcomer never scores above a layer hit every pass.
+    auto layers = tier.layers;
+    std::sort(layers.begin(), layers.end());
+    CHECK(layers == std::vector<std::int64_t>{0, 1, 2});
+    const auto& s = e.stats();
+    const std::uint64_t fetched = s.ram_hits + s.ram_misses;
+    CHECK(fetched >= s.passes * 6);
+    CHECK(s.ram_hits == expected_hits(fetched, {0, 1, 2}));
+    CHECK(s.ram_evictions == 0);
+  }
+}
+
+TEST_CASE("streaming engine: the RAM tier shrinks and grows mid-run, tokens unchanged") {
+  runtime::engine probe(tiny_qwen, options(0, 2));
+  const std::uint64_t slot = probe.plan().slot_bytes;
+  runtime::engine e(tiny_qwen, options(0, 2, 6 * slot));
+  const std::vector<std::uint64_t> budgets = {6 * slot, 4 * slot + 1, 2 * slot, slot - 1, 0, 5 * slot, 6 * slot};
+  std::vector<std::uint64_t> slots_seen;
+  const auto tokens = greedy_steps(e, [&](int step) {
+    // every pass so far stayed within the budget it ran under
+    CHECK(e.tier_state().bytes <= e.tier_state().budget);
+    e.set_ram_budget(budgets[std::size_t(step) % budgets.size()]);
+    const auto t = e.tier_state();
+    CHECK(t.budget == budgets[std::size_t(step) % budgets.size()]);
+    CHECK(t.bytes <= t.budget);
+    CHECK(t.slots == std::min<std::uint64_t>(t.budget / slot, 6));
+    CHECK(t.layers.size() <= t.slots);
+    slots_seen.push_back(t.slots);
+  });
+  CHECK(tokens == std::vector<std::int32_t>(resident().tokens.begin(), resident().tokens.begin() + n_greedy));
+  CHECK(slots_seen == std::vector<std::uint64_t>{4, 2, 0, 0});
+  CHECK(e.stats().ram_resizes == 3);  // 6 -> 4 -> 2 -> 0 (0 -> 0 changes nothing)
+  CHECK(e.stats().ram_evictions >= 6);  // every layer was resident after the prefill
+
+  // Longer: shrink to 2 of 6, then grow back to all, checking the hits of each phase.
+  runtime::engine f(tiny_qwen, options(0, 2, 6 * slot));
+  const auto more = greedy_steps(f, [&](int step) {
+    if (step == 1) {
+      f.set_ram_budget(2 * slot);
+      CHECK(f.tier_state().slots == 2);
+      CHECK(f.tier_state().layers.size() == 2);  // the two most vital of the six kept
+      f.reset_stats();
+    }
+    if (step == 3) {
+      // two decode steps with two layers resident: 2 hits, 4 misses a pass
+      CHECK(f.stats().ram_hits + f.stats().ram_misses >= 12);
+      CHECK(f.stats().ram_hits >= 4);
+      CHECK(f.stats().ram_misses >= 8);
+      f.set_ram_budget(6 * slot);
+      CHECK(f.tier_state().slots == 6);
+      f.reset_stats();
+    }
+  });
+  CHECK(more == tokens);
+  // after growing: the first pass fills the four new slots, then every lookup hits
+  const auto& s = f.stats();
+  CHECK(s.ram_misses == 4);
+  CHECK(s.ram_evictions == 0);
+  const auto after = f.decode(more.back());
+  CHECK(f.stats().ram_misses == 4);
+  CHECK(after.size() == 632);
+}
+
+TEST_CASE("streaming engine: the automatic RAM tier follows the memory available") {
+  CHECK(runtime::auto_ram_budget(0, 100) == 0);
+  CHECK(runtime::auto_ram_budget(std::uint64_t(1) << 30, 100) == 0);
+  CHECK(runtime::auto_ram_budget((std::uint64_t(3) << 30), std::uint64_t(10) << 30) == std::uint64_t(1) << 30);
+  CHECK(runtime::auto_ram_budget(std::uint64_t(100) << 30, std::uint64_t(10) << 30) == std::uint64_t(10) << 30);
+
+  runtime::engine probe(tiny_qwen, options(0, 2));
+  const std::uint64_t slot = probe.plan().slot_bytes;
+  const std::uint64_t gib = std::uint64_t(1) << 30;
+  // The machine's memory beyond what others use; what the engine pins is no longer available.
+  std::optional<std::uint64_t> available = gib + 2 * 3 * slot;  // half of it beyond 1 GiB: three slots
+  const runtime::engine* self = nullptr;
+  auto o = options(0, 2);
+  o.ram_budget.reset();  // automatic
+  o.host_memory_available = [&]() -> std::optional<std::uint64_t> {
+    if (!available) return std::nullopt;
+    return *available - (self ? self->tier_state().bytes : 0);
+  };
+  o.memory_check_ms = 0;  // re-read before every pass
+  std::vector<std::string> lines;
+  o.progress = [&](std::string_view l) { lines.emplace_back(l); };
+  runtime::engine e(tiny_qwen, o);
+  self = &e;
+  auto t = e.tier_state();
+  CHECK(t.automatic);
+  CHECK(t.slots == 3);
+  CHECK(t.budget == 3 * slot);
+  CHECK(t.wanted == 6 * slot);
+  const auto said =
+      std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("RAM tier: 3 of 6", 0) == 0; });
+  REQUIRE(said != lines.end());
+  CHECK(said->find("automatic") != std::string::npos);
+
+  const auto tokens = greedy_steps(e, [&](int step) {
+    if (step == 1) available = gib + 3 * slot;  // pressure: 3 slots (the tier's) beyond 1 GiB, half: 1
+    if (step == 2) {
+      CHECK(e.tier_state().slots == 1);
+      available.reset();  // unknown: the tier stays as it is
+    }
+    if (step == 3) {
+      CHECK(e.tier_state().slots == 1);
+      available = std::uint64_t(64) << 30;  // plenty: every streamed layer, no more
+    }
+  });
+  CHECK(tokens == std::vector<std::int32_t>(resident().tokens.begin(), resident().tokens.begin() + n_greedy));
+  t = e.tier_state();
+  CHECK(t.slots == 6);
+  CHECK(t.budget == 6 * slot);
+  CHECK(e.stats().ram_resizes == 2);
+
+  // Explicit 0: no tier whatever is available, no lookups counted.
+  o.ram_budget = 0;
+  runtime::engine off(tiny_qwen, o);
+  (void)run(off);
+  CHECK(off.tier_state().slots == 0);
+  CHECK(off.stats().ram_hits + off.stats().ram_misses == 0);
+  // set_ram_budget back to automatic
+  self = &off;
+  off.set_ram_budget(std::nullopt);
+  CHECK(off.tier_state().automatic);
+  CHECK(off.tier_state().slots == 6);
+
+  // MemAvailable from a meminfo file
+  const fs::path f = fs::temp_directory_path() / ("octo_meminfo_" + std::to_string(::getpid()));
+  std::ofstream(f) << "MemTotal:       131072000 kB\nMemFree:         1000 kB\nMemAvailable:   123456 kB\n";
+  CHECK(runtime::read_mem_available(f) == std::uint64_t(123456) * 1024);
+  std::ofstream(f) << "MemTotal:       131072000 kB\n";
+  CHECK_FALSE(runtime::read_mem_available(f));
+  std::ofstream(f) << "MemAvailable: lots\n";
+  CHECK_FALSE(runtime::read_mem_available(f));
+  fs::remove(f);
+  CHECK_FALSE(runtime::read_mem_available(f));
+  CHECK(runtime::read_mem_available().value_or(0) > 0);  // this machine's
 }
 
 TEST_CASE("streaming engine: the plan from a VRAM budget") {

@@ -171,7 +171,7 @@ struct plans {
 
 constexpr dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0,
                                    dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
-                                   dtype::q4_k, dtype::q5_k, dtype::q6_k};
+                                   dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs};
 
 ir::program matmul(opcode op, dtype w, std::int64_t rows) {
   ir::param_list p;
@@ -310,6 +310,7 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
+  p.check(vm::vulkan::plan_vm_token_loop(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 4), "vm_token_loop");
 
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())

@@ -77,10 +77,12 @@ void add_convert(CLI::App& app) {
          a->o.mix = w.mix;
        },
        "weight matrices: f32, f16 (default), bf16, q8_0, q4_0, q4_1, q5_0,\n"
-       "q5_1, q2_k, q3_k, q4_k, q5_k, q6_k (every matrix that type), or\n"
+       "q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs (every matrix that\n"
+       "type), or\n"
        "llama.cpp's mixtures q4_k_m, q5_k_m (output head and some attn_v /\n"
        "ffn_down Q6_K). Rows that are not whole blocks fall back as llama.cpp\n"
-       "does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0); norms and biases stay f32")
+       "does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS ->\n"
+       "IQ4_NL); norms and biases stay f32")
       ->type_name("TYPE");
   c->add_option("--name", a->o.name, "general.name (default: the folder's name)")->type_name("NAME");
   c->add_option_function<std::string>(

@@ -1,8 +1,10 @@
 // GGUF / ggml block formats on the CPU: dequantize_row (blocks -> float) and quantize_row (float -> blocks)
-// for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants Q2_K..Q6_K, bit-exact with ggml.
+// for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the K-quants Q2_K..Q6_K and the non-linear IQ4_NL and
+// IQ4_XS, bit-exact with ggml's dequantizers.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -243,6 +245,36 @@ inline void dequant_block_q6_k(const std::uint8_t* b, float* y) {
   }
 }
 
+// ---- IQ4_NL / IQ4_XS: 4-bit indices into one fixed non-linear table (ggml's kvalues_iq4nl) ------------
+// Both store 32-element runs as 16 bytes: byte j holds element j (low nibble) and element j + 16 (high).
+
+inline constexpr std::int8_t iq4_table[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                              1,    13,   25,  38,  53,  69,  89,  113};
+
+inline void iq4_dequant_run(float dl, const std::uint8_t* qs, float* y) {
+  for (int j = 0; j < 16; ++j) {
+    y[j] = dl * float(iq4_table[qs[j] & 0xf]);
+    y[j + 16] = dl * float(iq4_table[qs[j] >> 4]);
+  }
+}
+
+// block_iq4_nl: f16 d, qs[16] (32 elements); x = d * table[q].
+inline void dequant_block_iq4_nl(const std::uint8_t* b, float* y) { iq4_dequant_run(qb_load_f16(b), b + 2, y); }
+
+/// IQ4_XS sub-block `ib` (0..7)'s 6-bit scale: low 4 bits in scales_l[ib/2] (nibble ib%2), high 2 bits
+/// in scales_h at bit 2*ib; the sub-block's step is d * (scale - 32).
+inline int iq4xs_scale(const std::uint8_t* b, int ib) {
+  const int lo = (b[4 + ib / 2] >> (4 * (ib % 2))) & 0xf;
+  const int hi = (qb_load_u16(b + 2) >> (2 * ib)) & 3;
+  return lo | (hi << 4);
+}
+
+// block_iq4_xs: f16 d, u16 scales_h, scales_l[4], qs[128] (256 elements in 8 sub-blocks of 32).
+inline void dequant_block_iq4_xs(const std::uint8_t* b, float* y) {
+  const float d = qb_load_f16(b);
+  for (int ib = 0; ib < 8; ++ib) iq4_dequant_run(d * float(iq4xs_scale(b, ib) - 32), b + 8 + 16 * ib, y + 32 * ib);
+}
+
 inline void qb_check_row(ir::dtype t, std::int64_t n, const char* what) {
   const auto l = ir::layout(t);
   if (n < 0 || n % l.block_elems != 0)
@@ -283,6 +315,8 @@ inline void dequantize_row(ir::dtype t, const std::uint8_t* src, float* dst, std
     case dtype::q4_k: block = dequant_block_q4_k; break;
     case dtype::q5_k: block = dequant_block_q5_k; break;
     case dtype::q6_k: block = dequant_block_q6_k; break;
+    case dtype::iq4_nl: block = dequant_block_iq4_nl; break;
+    case dtype::iq4_xs: block = dequant_block_iq4_xs; break;
     default:
       throw octo::error("dequantize_row: element type " + std::string(ir::name(t)) +
                         " is not a weight format");
@@ -517,6 +551,113 @@ inline void quant_block_q6_k(const float* x, std::uint8_t* b) {
   }
 }
 
+// IQ4_NL / IQ4_XS. The table is fixed, so quality comes from the scale alone; round-to-nearest against
+// the largest value's scale wastes the table's uneven spacing. Each 32-element run instead tries a few
+// candidate scales: its largest-magnitude value mapped onto each of the table's outer entries (-127,
+// -104, 113, 89: either sign, full or slightly shrunk range), each refined once by least squares for the
+// indices it chose (d = sum x*t / sum t*t). The candidate with the smallest squared error after rounding
+// to what the format stores (f16, or IQ4_XS's 6-bit sub-block scale) wins.
+
+/// The nearest table entry's index for v in [-128, 128) by half-unit buckets: every midpoint between
+/// neighbouring entries (-115.5, -93.5, -74, ...) is a multiple of 0.5, so all of a bucket [b/2 - 128,
+/// b/2 - 127.5) lies on one side of each of them (a value exactly on a midpoint goes up). A lookup instead
+/// of a search keeps the quantizer's inner loop short and branch-free: it runs a dozen times per run.
+inline constexpr auto iq4_bucket_index = [] {
+  std::array<std::uint8_t, 512> lut{};
+  for (int b = 0; b < 512; ++b) {
+    const int v2 = b - 256;  // twice the bucket's lower end
+    int n = 0;
+    for (int k = 0; k < 15; ++k) n += v2 >= iq4_table[k] + iq4_table[k + 1] ? 1 : 0;  // v >= midpoint k
+    lut[std::size_t(b)] = std::uint8_t(n);
+  }
+  return lut;
+}();
+
+/// Squared error of 32 values against step `dl`, with the nearest indices written to `q`.
+inline float iq4_run_error(const float* x, float dl, std::uint8_t* q) {
+  const float inv = dl != 0.0f ? 1.0f / dl : 0.0f;
+  float err = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    float b = (x[j] * inv + 128.0f) * 2.0f;
+    b = b > 0.0f ? b : 0.0f;  // NaN too: bucket 0 (plain compares, not fmax/fmin: those are libm calls)
+    b = b < 511.0f ? b : 511.0f;
+    q[j] = iq4_bucket_index[static_cast<unsigned>(static_cast<int>(b))];
+    const float e = x[j] - dl * float(iq4_table[q[j]]);
+    err += e * e;
+  }
+  return err;
+}
+
+/// The step for a 32-value run: the best of the candidate scales, each refined by least squares. `store`
+/// maps a wanted step to the step the format can hold (f16 rounding, a 6-bit grid); `q` gets the indices.
+template <class Store>
+float iq4_search_step(const float* x, Store store, std::uint8_t* q) {
+  const float m = qb_signed_absmax(x, 32);
+  std::uint8_t cand[32];
+  float best = store(0.0f);
+  float best_err = iq4_run_error(x, best, q);
+  if (m == 0.0f || !(m == m)) return best;
+  const auto consider = [&](float dl, float err) {
+    if (err < best_err) {
+      best_err = err;
+      best = dl;
+      std::memcpy(q, cand, 32);
+    }
+  };
+  for (const float anchor : {-127.0f, -104.0f, 113.0f, 89.0f}) {
+    for (const float shrink : {1.0f, 0.9f}) {
+      const float trial = store(m / anchor * shrink);
+      if (trial == 0.0f) continue;
+      consider(trial, iq4_run_error(x, trial, cand));
+      float xt = 0.0f, tt = 0.0f;  // least-squares step for these indices (tt > 0: no entry is 0)
+      for (int j = 0; j < 32; ++j) {
+        const float t = float(iq4_table[cand[j]]);
+        xt += x[j] * t;
+        tt += t * t;
+      }
+      const float refined = store(xt / tt);
+      if (refined != trial && refined != 0.0f) consider(refined, iq4_run_error(x, refined, cand));
+    }
+  }
+  return best;
+}
+
+inline void iq4_pack_run(const std::uint8_t* q, std::uint8_t* qs) {
+  for (int j = 0; j < 16; ++j) qs[j] = std::uint8_t(q[j] | (q[j + 16] << 4));
+}
+
+inline void quant_block_iq4_nl(const float* x, std::uint8_t* b) {
+  std::uint8_t q[32];
+  const float d = iq4_search_step(x, [](float v) { return f16_to_f32(f32_to_f16(v)); }, q);
+  qb_store_f16(b, d);
+  iq4_pack_run(q, b + 2);
+}
+
+inline void quant_block_iq4_xs(const float* x, std::uint8_t* b) {
+  // First the best unconstrained step of each sub-block; then the super-block's f16 d so the largest
+  // step in magnitude becomes the end of the 6-bit range (-32); then each sub-block searches again with
+  // its step restricted to that grid (d * (ls - 32), ls in 0..63).
+  std::uint8_t q[32];
+  float step[8];
+  float amax = 0.0f, m = 0.0f;
+  for (int ib = 0; ib < 8; ++ib) {
+    step[ib] = iq4_search_step(x + 32 * ib, [](float v) { return v; }, q);
+    if (std::fabs(step[ib]) > amax) amax = std::fabs(step[ib]), m = step[ib];
+  }
+  const float d = qb_store_f16(b, m / -32.0f);
+  std::uint16_t scales_h = 0;
+  std::memset(b + 4, 0, 4);
+  for (int ib = 0; ib < 8; ++ib) {
+    const auto grid = [d](float v) { return d != 0.0f ? d * float(qb_round_clamp(v / d, -32, 31)) : 0.0f; };
+    const float dl = iq4_search_step(x + 32 * ib, grid, q);
+    const int ls = (d != 0.0f ? qb_round_clamp(dl / d, -32, 31) : 0) + 32;
+    b[4 + ib / 2] = std::uint8_t(b[4 + ib / 2] | ((ls & 0xf) << (4 * (ib % 2))));
+    scales_h = std::uint16_t(scales_h | ((ls >> 4) << (2 * ib)));
+    iq4_pack_run(q, b + 8 + 16 * ib);
+  }
+  qb_store_u16(b + 2, scales_h);
+}
+
 /// Encodes `n` floats into type `t` (n a multiple of the block size). F16/BF16 round to nearest even.
 inline void quantize_row(ir::dtype t, const float* src, std::uint8_t* dst, std::int64_t n) {
   using ir::dtype;
@@ -544,6 +685,8 @@ inline void quantize_row(ir::dtype t, const float* src, std::uint8_t* dst, std::
     case dtype::q4_k: block = quant_block_q4_k; break;
     case dtype::q5_k: block = quant_block_q5_k; break;
     case dtype::q6_k: block = quant_block_q6_k; break;
+    case dtype::iq4_nl: block = quant_block_iq4_nl; break;
+    case dtype::iq4_xs: block = quant_block_iq4_xs; break;
     default:
       throw octo::error("quantize_row: element type " + std::string(ir::name(t)) +
                         " is not a weight format");

@@ -34,6 +34,8 @@ struct q3_k : dtype_tag<ir::dtype::q3_k> {};
 struct q4_k : dtype_tag<ir::dtype::q4_k> {};
 struct q5_k : dtype_tag<ir::dtype::q5_k> {};
 struct q6_k : dtype_tag<ir::dtype::q6_k> {};
+struct iq4_nl : dtype_tag<ir::dtype::iq4_nl> {};
+struct iq4_xs : dtype_tag<ir::dtype::iq4_xs> {};
 
 /// The dtype of a tensor whose element type is a run-time value (e.g. read from a GGUF file).
 struct any_dtype {

@@ -19,8 +19,9 @@ enum class dtype : std::uint8_t {
   u8 = 8, boolean = 9,
   q8_0 = 10, q4_0 = 11, q4_1 = 12, q5_0 = 13, q5_1 = 14,
   q2_k = 15, q3_k = 16, q4_k = 17, q5_k = 18, q6_k = 19,
+  iq4_nl = 20, iq4_xs = 21,  // 4-bit indices into a fixed non-linear table (ggml's kvalues_iq4nl)
 };
-inline constexpr int dtype_count = 20;
+inline constexpr int dtype_count = 22;
 
 enum class mem_space : std::uint8_t { hbm = 0, global_scratch = 1, smem = 2, reg = 3 };
 inline constexpr int mem_space_count = 4;
@@ -49,7 +50,8 @@ constexpr bool is_read_only(buffer_kind k) {
 
 inline constexpr std::array<std::string_view, dtype_count> dtype_names{
     "F32", "F16", "BF16", "F8E4M3", "F8E5M2", "I32", "I8", "I4", "U8", "BOOL",
-    "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"};
+    "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
+    "IQ4_NL", "IQ4_XS"};
 inline constexpr std::array<std::string_view, mem_space_count> mem_space_names{
     "HBM", "GLOBAL_SCRATCH", "SMEM", "REGISTER"};
 inline constexpr std::array<std::string_view, buffer_kind_count> buffer_kind_names{
@@ -120,6 +122,8 @@ constexpr dtype_layout layout(dtype t) {
     case dtype::q4_k: return {256, 144};
     case dtype::q5_k: return {256, 176};
     case dtype::q6_k: return {256, 210};
+    case dtype::iq4_nl: return {32, 18};
+    case dtype::iq4_xs: return {256, 136};
   }
   return {1, 0};
 }

@@ -40,8 +40,8 @@ struct hf_convert_progress {
 struct hf_convert_options {
   /// Type of the 2-D weight matrices (f32, f16, bf16, or a GGUF block format such as q8_0 / q4_k),
   /// refined by `mix`. A matrix whose rows are not a whole number of the type's blocks falls back as
-  /// llama.cpp's quantizer does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K -> Q4_0 standing in
-  /// for IQ4_NL, which octo lacks; then F16). Norms and biases stay f32.
+  /// llama.cpp's quantizer does (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS -> IQ4_NL;
+  /// then F16). Norms and biases stay f32.
   ir::dtype type = ir::dtype::f16;
   weight_mix mix = weight_mix::pure;
   std::string name;  ///< general.name; empty: the folder's name
@@ -76,7 +76,8 @@ struct hf_convert_summary {
 hf_convert_summary convert_hf_to_gguf(const std::filesystem::path& folder, const std::filesystem::path& out,
                                       const hf_convert_options& options = {});
 
-/// "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"
+/// "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+/// "iq4_nl", "iq4_xs"
 /// (case-insensitive) → the dtype; throws octo::error listing the choices otherwise.
 ir::dtype parse_weight_type(std::string_view s);
 

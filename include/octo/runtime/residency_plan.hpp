@@ -50,6 +50,11 @@ residency_plan plan_residency(const residency_inputs& in);
 /// (the budget is only reported): for tests and experiments. octo::error when `resident` is not in [0, L].
 residency_plan plan_with_resident_count(const residency_inputs& in, std::int64_t resident);
 
+/// A pipeline's stages: the first layer of each stage, then the layer count (stages + 1 entries). `split`:
+/// layers per stage (empty: as even as possible, earlier stages one more). octo::error with one line when
+/// the split does not sum to `layers`, has a stage of no layers, or has not `stages` entries.
+std::vector<std::int64_t> plan_pipeline(std::int64_t layers, std::size_t stages, const std::vector<std::int64_t>& split);
+
 /// "4 GiB", "512 MiB", "1.5 GiB", "123 B": for plans and logs.
 std::string format_bytes(std::uint64_t bytes);
 /// Parses a size such as "4GiB", "512MiB", "1.5G", "300MB", "4096" (bytes); binary units for K/M/G/T

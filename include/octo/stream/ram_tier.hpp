@@ -1,5 +1,6 @@
 // ram_tier: the warm tier (seeds/003): whole layer blobs kept in caller-supplied (pinned) host memory
-// within a byte budget, evicting the blob with the lowest recency+frequency score; hit/miss/evict counts.
+// within a byte budget, evicting the blob with the lowest recency+frequency score (the vitality score);
+// slots added and removed at run time as the budget changes; hit/miss/evict counts.
 #pragma once
 
 #include <cstddef>
@@ -42,9 +43,9 @@ class ram_tier {
   /// disabled tier: every lookup misses, insert returns nullopt).
   ram_tier(std::uint64_t slot_bytes, std::span<const std::span<std::byte>> regions, ram_tier_options o = {});
 
-  std::size_t capacity() const { return slots_.size(); }  // number of slots
+  std::size_t capacity() const;  // number of slots
   std::uint64_t slot_bytes() const { return slot_bytes_; }
-  std::uint64_t budget_bytes() const { return slot_bytes_ * slots_.size(); }
+  std::uint64_t budget_bytes() const { return slot_bytes_ * capacity(); }
   std::size_t resident_count() const;
 
   /// The blob for `k` when resident (a hit: counts a use), else nullopt (a miss).
@@ -55,12 +56,27 @@ class ram_tier {
   /// evicts the unpinned blob with the lowest score when full. Returns nullopt when every slot is pinned
   /// or there are none. If `k` is already resident, returns its slot (resized, counted as a use).
   std::optional<std::span<std::byte>> insert(key k, std::uint64_t bytes);
+  /// Like insert, but a newcomer must be more vital than the blob it would evict: when no slot is free
+  /// it takes the lowest-scoring unpinned blob's slot only if that score is below the newcomer's, which
+  /// counts no use yet (score = the clock tick it gets). A refusal changes nothing (no tick). So a blob
+  /// used once more than the newcomer within frequency_weight ticks stays, and a blob left unused for
+  /// about max_counted_uses * frequency_weight ticks gives way. Under a cyclic access (streamed layers,
+  /// pass after pass, frequency_weight at least the ticks of one cycle) the tier keeps a fixed subset that
+  /// hits on every cycle, where LRU would evict the blob needed next and never hit. nullopt: not admitted
+  /// (the caller reads the blob elsewhere).
+  std::optional<std::span<std::byte>> admit(key k, std::uint64_t bytes);
   /// Drops `k` if resident (not counted as an eviction); false when pinned or absent.
   bool erase(key k);
   /// Pin counts: a pinned blob is not evicted. unpin of an absent or unpinned key throws octo::error.
   void pin(key k);
   void unpin(key k);
 
+  /// Grows the tier: `region` adds floor(size / slot_bytes) empty slots (the budget grew).
+  void add_slots(std::span<std::byte> region);
+  /// Shrinks the tier by one slot (the budget shrank): an empty one if any, else the lowest-scoring
+  /// unpinned blob's (counted as an eviction). Returns the slot's memory, which the tier no longer uses
+  /// (the caller may free it), or nullopt when every slot holds a pinned blob.
+  std::optional<std::span<std::byte>> remove_slot();
   /// Resident keys, lowest score (next victim) first: for logging and tests.
   std::vector<key> eviction_order() const;
   ram_tier_stats stats() const;
@@ -76,6 +92,8 @@ class ram_tier {
     std::uint32_t pins = 0;
   };
   double score(const slot& s) const;
+  slot* lowest_unpinned();  // the next victim, or nullptr when every used slot is pinned
+  std::span<std::byte> occupy(slot& s, key k, std::uint64_t bytes);
   slot* find(key k);
   const slot* find(key k) const;
 

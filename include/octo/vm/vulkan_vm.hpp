@@ -201,6 +201,21 @@ class vulkan_vm {
   std::uint64_t completed_compute() const;  // the compute timeline's current value
   std::uint64_t completed_upload() const;   // the transfer timeline's current value
 
+  // ---- the greedy token loop: decode steps chained on the device ---------------------------------------
+  /// Prepares program `id` -- a decode step with one-element I32 buffers "tokens" and "pos" (inputs) and
+  /// "next_token" (its argmax) -- for submit_token_step: after each such step the device itself writes
+  /// next_token into tokens, advances pos and the globals position by one, and stores the token in ring
+  /// slot (position % ring_slots), so steps can follow one another with no host round trip. Records a
+  /// small second command buffer; calling it again with the same ring is a no-op.
+  void enable_token_loop(program_id id, std::uint32_t ring_slots);
+  /// One step: submits the program and the loop's tail (no host wait), computing at the position
+  /// set_position gave plus the steps submitted since. Returns its compute-timeline value. At most
+  /// ring_slots steps may be unread (octo::error beyond).
+  std::uint64_t submit_token_step(program_id id);
+  /// The token of the oldest unread step (`value`, as submit_token_step returned it): waits for that step
+  /// (with the timeout) and reads its ring slot -- later steps stay in flight.
+  std::int32_t token_step_result(program_id id, std::uint64_t value);
+
   /// Position of the pass's first token (and its token count), read by kernels from globals.
   void set_position(std::uint32_t pos, std::uint32_t n_tokens = 1);
   /// One vkQueueSubmit of the recorded command buffer; waits with the timeout (octo::error past it).

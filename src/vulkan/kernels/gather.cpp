@@ -15,7 +15,7 @@ kernel_launch plan_embed(const task_context& c) {
   require_dtype(c, table,
                 {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16, ir::dtype::q8_0, ir::dtype::q4_0, ir::dtype::q4_1,
                  ir::dtype::q5_0, ir::dtype::q5_1, ir::dtype::q2_k, ir::dtype::q3_k, ir::dtype::q4_k, ir::dtype::q5_k,
-                 ir::dtype::q6_k},
+                 ir::dtype::q6_k, ir::dtype::iq4_nl, ir::dtype::iq4_xs},
                 "table");
   const std::uint32_t hidden = param_u32(c, ir::param_key::hidden, 1);
   require(c, hidden % static_cast<std::uint32_t>(ir::layout(table.dtype()).block_elems) == 0,

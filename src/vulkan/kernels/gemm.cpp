@@ -38,7 +38,7 @@ constexpr gemm_module gemm_modules[] = {
     {ir::dtype::f32, "gemm_f32", "gemm_reg_f32", {}, {}},  // no tensor-core module: see can_coop
     OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
     OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
-    OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k),
+    OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k), OCTO_GEMM_ROW(iq4_nl), OCTO_GEMM_ROW(iq4_xs),
 };
 #undef OCTO_GEMM_ROW
 

@@ -24,7 +24,8 @@ constexpr gemv_module gemv_modules[] = {
     {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg"},  {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg"},
     {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg"},  {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg"},
     {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},  {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg"},
-    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},
+    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},  {ir::dtype::iq4_nl, "gemv_iq4_nl", "gemv_iq4_nl_nosg"},
+    {ir::dtype::iq4_xs, "gemv_iq4_xs", "gemv_iq4_xs_nosg"},
 };
 
 // The block formats whose GEMV module has a per-format chunk loop (GEMV_BLOCK, shaders/variants.cmake):
@@ -37,7 +38,7 @@ struct chunk_format {
 constexpr chunk_format chunk_formats[] = {
     {ir::dtype::q8_0, 2, false}, {ir::dtype::q4_0, 1, false}, {ir::dtype::q4_1, 1, false}, {ir::dtype::q5_0, 1, false},
     {ir::dtype::q5_1, 1, false}, {ir::dtype::q2_k, 4, false}, {ir::dtype::q3_k, 4, false}, {ir::dtype::q4_k, 8, true},
-    {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false},
+    {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false}, {ir::dtype::iq4_nl, 1, false}, {ir::dtype::iq4_xs, 8, false},
 };
 
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
