@@ -6,13 +6,23 @@
 // or shared memory. Block-quantized formats with GEMV_BLOCK defined (its IR dtype code) run the
 // per-format chunk loops of common/gemv_chunks.glsl; the others split K in 8-element units (16-byte
 // loads). VEC = false (unaligned x or W, K % 8 != 0) takes the one-element-at-a-time path.
+//
+// FUSE (spec constant 5) selects a fused decode op (docs/opcodes.md "Fused ops") as a prologue and an
+// epilogue around the same loops, so every weight format gets every fusion:
+//   RMSNORM prologue (RMSNORM_GEMV, RMSNORM_SWIGLU, the RoPE ones): each workgroup computes its rows'
+//     inverse RMS itself (one pass over x, from L2) and multiplies x by the norm weight as it loads it;
+//     the dot products are linear in x, so the inverse RMS scales the finished sums.
+//   GEMV_ADD: y = r + W x, r at `aux`.
+//   RMSNORM_SWIGLU: the workgroup's NR weight rows are NR/2 gate rows (W) and the same NR/2 up rows
+//     (`aux`), so silu(gate) * up is one invocation's epilogue.
+//   RMSNORM_GEMV_ROPE / _KV: the NR rows are NR/2 RoPE pairs (rotate-half: j and j + n_rot/2,
+//     interleaved: 2i and 2i+1), so both halves of a rotation are summed in one workgroup; _KV writes
+//     the rotated (or, n_rot = 0, plain) rows into the KV cache at kv_pos + globals.pos.
 #include "common/weights.glsl"
-#ifdef OCTO_SUBGROUP
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
-#endif
+layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
+#include "common/reduce.glsl"
+#include "common/rope.glsl"
 
-layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint NR = 2;     // output columns per workgroup
 layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
 layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned x / W: unit loads
@@ -20,11 +30,48 @@ layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned
 // workgroup, instead of each invocation's own vec4 loads of its chunk's x elements. Off by default:
 // 1.3-4x slower on an H200 (benchmarks/results/2026-11-21-h100-gemv); kept for other devices.
 layout(constant_id = 4) const bool XS = false;
+const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u;
+layout(constant_id = 5) const uint FUSE = FUSE_NONE;
+const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
+const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
 
+// aux: the residual (ADD), the up weight (SWIGLU), the positions (ROPE, KV; 0 when n_rot = 0).
+// rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).
+// The first fields are every GEMV / GEMM module's (matmul_push); the fused operands follow.
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 nw, aux;
+  float eps, log2_theta;
+  uint rope, style, kv_pos, nw_dtype;
 } pc;
+
+// The weight tensor of slot n: SWIGLU's upper half reads the up weight.
+uvec2 wsrc(uint n) { return FUSE == FUSE_SWIGLU && n >= NR / 2u ? pc.aux : pc.w; }
+// The norm weight's elements e..e+3 (x is multiplied by it on load), or ones. F32 in a GGUF; a
+// safetensors model may bring F16 / BF16.
+vec4 xnorm(uint e) {
+  if (!NORM) return vec4(1.0);
+  if (pc.nw_dtype == DT_F32) return v4_buf(pc.nw).d[e >> 2];
+  return vec4(load_elem(pc.nw, e, pc.nw_dtype), load_elem(pc.nw, e + 1u, pc.nw_dtype),
+              load_elem(pc.nw, e + 2u, pc.nw_dtype), load_elem(pc.nw, e + 3u, pc.nw_dtype));
+}
+float xnorm1(uint k) { return NORM ? load_elem(pc.nw, k, pc.nw_dtype) : 1.0; }
+
+// Output columns: `group_cols` per workgroup (NR, or NR/2 with PAIRS), `total_cols` in all (ROPE/KV:
+// pairs). The column of slot c of workgroup g, clamped into range for loads.
+uint total_cols() { return FUSE >= FUSE_ROPE ? pc.n_tile / 2u : pc.n_tile; }
+uint rope_col(uint p, uint h) {
+  uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16, half_rot = n_rot / 2u;
+  uint head = p / (hd / 2u), i = p - head * (hd / 2u);
+  uint d = i < half_rot ? ((pc.style & 0xffu) == 0u ? i + h * half_rot : 2u * i + h) : n_rot + 2u * (i - half_rot) + h;
+  return head * hd + d;
+}
+uint slot_col(uint g, uint c) {
+  const uint GC = PAIRS ? NR / 2u : NR;
+  if (FUSE >= FUSE_ROPE) return rope_col(min(g * GC + c / 2u, total_cols() - 1u), c & 1u);
+  return pc.n_off + min(g * GC + (PAIRS ? c % GC : c), pc.n_tile - 1u);
+}
 
 shared float red[NR * RB * gl_WorkGroupSize.x];
 
@@ -46,20 +93,35 @@ uint xk0 = 0u;  // first element of the current tile
 #include "common/gemv_chunks.glsl"
 #endif
 
+float inv_rms[RB];
+
 void main() {
   const uint WG = gl_WorkGroupSize.x;
+  const uint GC = PAIRS ? NR / 2u : NR;
   uint tid = gl_LocalInvocationID.x;
-  uint nb = octo_group_linear() * NR;
-  if (nb >= pc.n_tile) return;
+  uint grp = octo_group_linear();
+  if (grp * GC >= total_cols()) return;
   uint rb = gl_WorkGroupID.y * RB;
   if (rb >= pc.rows) return;
   uint nrows = min(RB, pc.rows - rb);
 
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
+  if (NORM) {
+    // The RMSNORM prologue: x's rows' inverse RMS, as RMSNORM computes it (hidden == K).
+    [[unroll]] for (uint r = 0u; r < RB; ++r) {
+      uint x0 = (pc.row0 + rb + min(r, nrows - 1u)) * pc.K;
+      float ss = 0.0;
+      for (uint k = tid; k < pc.K; k += WG) {
+        float v = f32_buf(pc.x).d[x0 + k];
+        ss += v * v;
+      }
+      inv_rms[r] = 1.0 / sqrt(wg_sum(ss) / float(pc.K) + pc.eps);
+    }
+  }
 
 #ifdef GEMV_BLOCK
   if (VEC) {
-    [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = (pc.n_off + min(nb + c, pc.n_tile - 1u)) * pc.w_row_bytes;
+    [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = slot_col(grp, c) * pc.w_row_bytes;
     [[unroll]] for (uint r = 0u; r < RB; ++r) xrow[r] = ((pc.row0 + rb + min(r, nrows - 1u)) * pc.K) >> 2;
     const uint BE = CBE;  // elements per block (gemv_chunks.glsl)
     if (XS) {
@@ -69,7 +131,7 @@ void main() {
         v4_buf xb = v4_buf(pc.x);
         for (uint v = tid; v < RB * kn4; v += WG) {
           uint r = v / kn4, q = v - r * kn4;
-          xsh[r * XROW + q + (q >> XPAD)] = xb.d[xrow[r] + (k0 >> 2) + q];
+          xsh[r * XROW + q + (q >> XPAD)] = xb.d[xrow[r] + (k0 >> 2) + q] * xnorm(k0 + 4u * q);
         }
         barrier();
         xk0 = k0;
@@ -88,16 +150,15 @@ void main() {
     for (uint u = tid; u < units; u += WG) {
       float wv[NR * 8];
       [[unroll]] for (uint c = 0u; c < NR; ++c) {
-        uint n = min(nb + c, pc.n_tile - 1u);
         float t[8];
-        WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, u, t);
+        WUNIT(wsrc(c), slot_col(grp, c) * pc.w_row_bytes, u, t);
         [[unroll]] for (uint i = 0u; i < 8u; ++i) wv[c * 8u + i] = t[i];
       }
       [[unroll]] for (uint r = 0u; r < RB; ++r) {
         if (r < nrows) {
           uint q = (((pc.row0 + rb + r) * pc.K) >> 2) + 2u * u;
-          vec4 xa = xb.d[q];
-          vec4 xc = xb.d[q + 1u];
+          vec4 xa = xb.d[q] * xnorm(8u * u);
+          vec4 xc = xb.d[q + 1u] * xnorm(8u * u + 4u);
           [[unroll]] for (uint c = 0u; c < NR; ++c) {
             acc[c * RB + r] += dot(xa, vec4(wv[c * 8u], wv[c * 8u + 1u], wv[c * 8u + 2u], wv[c * 8u + 3u])) +
                                dot(xc, vec4(wv[c * 8u + 4u], wv[c * 8u + 5u], wv[c * 8u + 6u], wv[c * 8u + 7u]));
@@ -110,10 +171,10 @@ void main() {
     for (uint k = tid; k < pc.K; k += WG) {
       float wv[NR];
       [[unroll]] for (uint c = 0u; c < NR; ++c)
-        wv[c] = WELEM(pc.w, (pc.n_off + min(nb + c, pc.n_tile - 1u)) * pc.w_row_bytes, k);
+        wv[c] = WELEM(wsrc(c), slot_col(grp, c) * pc.w_row_bytes, k);
       [[unroll]] for (uint r = 0u; r < RB; ++r) {
         if (r < nrows) {
-          float xv = xb.d[(pc.row0 + rb + r) * pc.K + k];
+          float xv = xb.d[(pc.row0 + rb + r) * pc.K + k] * xnorm1(k);
           [[unroll]] for (uint c = 0u; c < NR; ++c) acc[c * RB + r] += wv[c] * xv;
         }
       }
@@ -132,14 +193,64 @@ void main() {
   barrier();
   uint parts = WG;
 #endif
-  if (tid < NR * RB) {
-    uint c = tid / RB, r = tid % RB;
-    uint n = nb + c;
-    if (n < pc.n_tile && r < nrows) {
-      float s = 0.0;
-      for (uint p = 0u; p < parts; ++p) s += red[tid * WG + p];
-      if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-      f32_buf(pc.y).d[(pc.row0 + rb + r) * pc.ldy + pc.n_off + n] = s;
-    }
+  // Epilogue: invocation tid finishes slot c = tid / RB of row r = tid % RB (and, with PAIRS, reads the
+  // partner slot's sum too).
+  if (tid >= NR * RB) return;
+  uint c = tid / RB, r = tid % RB;
+  if (r >= nrows) return;
+  uint row = pc.row0 + rb + r;
+  float s = 0.0, t = 0.0;
+  uint mate = FUSE == FUSE_SWIGLU ? c + GC : c ^ 1u;  // SWIGLU: the up row; ROPE/KV: the pair's other half
+  for (uint p = 0u; p < parts; ++p) s += red[tid * WG + p];
+  if (PAIRS && mate < NR)
+    for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + p];
+  if (NORM) {
+    s *= inv_rms[r];
+    t *= inv_rms[r];
   }
+  if (FUSE == FUSE_SWIGLU) {
+    uint n = grp * GC + c;
+    if (c >= GC || n >= pc.n_tile) return;
+    f32_buf(pc.y).d[row * pc.ldy + pc.n_off + n] = s / (1.0 + exp(-s)) * t;
+    return;
+  }
+  if (FUSE >= FUSE_ROPE) {
+    uint pair = grp * GC + c / 2u;
+    if (pair >= total_cols()) return;
+    uint n = rope_col(pair, c & 1u), m = rope_col(pair, (c & 1u) ^ 1u);
+    if (pc.has_bias != 0u) {
+      s += load_elem(pc.bias, n, pc.bias_dtype);
+      t += load_elem(pc.bias, m, pc.bias_dtype);
+    }
+    uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16;
+    uint i = pair % (hd / 2u);
+    if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
+      vec2 cs = rope_cos_sin(float(i32_buf(pc.aux).d[row]), i, n_rot, pc.log2_theta);
+      s = (c & 1u) == 0u ? s * cs.x - t * cs.y : t * cs.y + s * cs.x;
+    }
+    if (FUSE == FUSE_ROPE) {
+      f32_buf(pc.y).d[row * pc.ldy + n] = s;
+      return;
+    }
+    // KV: cache row kv_pos + globals.pos + row, in the cache's dtype. A 16-bit cache packs two columns
+    // in a word whose other half another workgroup may be writing: each invocation replaces its own
+    // half with two atomics.
+    uint slot = pc.kv_pos + globals_buf(pc.globals).pos + row;
+    uint e = slot * pc.ldy + n, dt = pc.style >> 8;
+    if (dt == DT_F32) {
+      f32_buf(pc.y).d[e] = s;
+    } else {
+      uint sh = (e & 1u) * 16u;
+      u32_buf cw = u32_buf(pc.y);
+      atomicAnd(cw.d[e >> 1], ~(0xffffu << sh));
+      atomicOr(cw.d[e >> 1], encode_elem(s, dt) << sh);
+    }
+    return;
+  }
+  uint n = grp * NR + c;
+  if (n >= pc.n_tile) return;
+  if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+  uint e = row * pc.ldy + pc.n_off + n;
+  if (FUSE == FUSE_ADD) s += f32_buf(pc.aux).d[e];
+  f32_buf(pc.y).d[e] = s;
 }

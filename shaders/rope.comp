@@ -3,6 +3,7 @@
 // pos[t] * theta^(-2i/n_rot); dims >= n_rot pass through. One invocation owns a whole pair (or one
 // pass-through dim), so the op may run in place.
 #include "common/octo.glsl"
+#include "common/rope.glsl"
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform params {
@@ -30,16 +31,8 @@ void main() {
     }
     uint a = pc.style == 0u ? j : 2u * j;
     uint b = pc.style == 0u ? j + half_rot : 2u * j + 1u;
-    float p = float(i32_buf(pc.pos).d[t]);
-    // As the reference (and Hugging Face) compute it, in f32: inv_freq = 1 / theta^(2i/n_rot).
-    float inv_freq = 1.0 / exp2(float(2u * j) / float(pc.n_rot) * pc.log2_theta);
-    float ang = p * inv_freq;
-    // Vulkan leaves sin/cos precision undefined outside [-pi, pi]: reduce first (Cody-Waite, 2pi split
-    // into an 8-bit head, exact times k < 2^16, and a tail).
-    float k = round(ang * 0.15915494309189535);
-    float r = fma(-k, 6.28125, ang);
-    r = fma(-k, 0.0019353071795864769, r);
-    float c = cos(r), s = sin(r);
+    vec2 cs = rope_cos_sin(float(i32_buf(pc.pos).d[t]), j, pc.n_rot, pc.log2_theta);
+    float c = cs.x, s = cs.y;
     float va = x.d[base + a], vb = x.d[base + b];
     y.d[base + a] = va * c - vb * s;
     y.d[base + b] = va * s + vb * c;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -356,9 +357,12 @@ int run_with(const options& o, octo::runtime::engine& e) {
               << "\n";
     if (o.vm == octo::runtime::backend::vulkan) {
       const auto s = e.decode_stats();
+      // Per layer: the step's counts over the layers (the embedding and the head are in the step's).
+      const double layers = static_cast<double>(std::max<std::int64_t>(c.layers, 1));
       std::cerr << "decode program" << (e.plan().all_resident() ? "" : "s") << ": " << s.task_dispatches
-                << " task dispatches, " << s.barriers << " barriers, " << s.submits << " submits, "
-                << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
+                << " task dispatches, " << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
+                << static_cast<double>(s.task_dispatches) / layers << " and " << static_cast<double>(s.barriers) / layers
+                << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
     }
     if (t.decode_tokens > 0) {
       if (t.token_loop_on_device)

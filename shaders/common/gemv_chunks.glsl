@@ -9,8 +9,9 @@
 // mantissa of a float whose exponent makes the mantissa's unit 1 (2^23 + q or 2^15 + q) and subtracts
 // that power of two, which is exact: one logic op and one add per element, no conversion.
 //
-// Expects from the includer: NR, RB, XS, pc (x, w, K), the private arrays acc[NR*RB], wrow[NR] (byte
-// offset of each weight row) and xrow[RB] (vec4 index of each x row), and the x tile (xsh, XROW, XPAD,
+// Expects from the includer: NR, RB, XS, pc (x, K), wsrc(n) (the weight tensor of row n: the fused
+// SwiGLU GEMV reads two), xnorm(e) (the RMSNORM weight's elements e..e+3, or ones), the private arrays
+// acc[NR*RB], wrow[NR] (byte offset of each weight row in its tensor) and xrow[RB] (vec4 index of each x row), and the x tile (xsh, XROW, XPAD,
 // xk0) when XS.
 #ifndef OCTO_GEMV_CHUNKS_GLSL
 #define OCTO_GEMV_CHUNKS_GLSL
@@ -50,7 +51,7 @@ vec4 xload(uint r, uint e) {
     uint q = (e - xk0) >> 2;
     return xsh[r * XROW + q + (q >> XPAD)];
   }
-  return v4_buf(pc.x).d[xrow[r] + (e >> 2)];
+  return v4_buf(pc.x).d[xrow[r] + (e >> 2)] * xnorm(e);
 }
 
 // ---- Q4_K / Q5_K: 8 chunks per block. Chunk c: 64-element group j = c/2, half h = c%2: the 16 quant
@@ -75,7 +76,6 @@ void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
 #if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
 const uint CPB = 8u;
 void gemv_chunk(uint c) {
-  u4_buf wb = u4_buf(pc.w);
   uint blk = c >> 3, ci = c & 7u, j = ci >> 1, hh = ci & 1u;
   uint e0 = blk * 256u + 64u * j + 16u * hh;  // first low-nibble element; high ones at +32
 #if GEMV_BLOCK == 17
@@ -88,6 +88,7 @@ void gemv_chunk(uint c) {
   uvec4 qh[NR];
 #endif
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u4_buf wb = u4_buf(wsrc(n));
     uint q = (wrow[n] >> 4) + blk * BQ;
     hdr[n] = wb.d[q];
 #if GEMV_BLOCK == 17
@@ -140,12 +141,12 @@ void gemv_chunk(uint c) {
 #if GEMV_BLOCK == 19
 const uint CPB = 4u;
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
   uvec4 qa[NR], qb[NR], qh[NR];
   vec4 dsc[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
     uint bs = wrow[n] + blk * 210u;
     uint a = bs + 64u * hh + 16u * c1;
     qa[n] = load16_even(wb, a);
@@ -185,12 +186,12 @@ void gemv_chunk(uint c) {
 #if GEMV_BLOCK == 15
 const uint CPB = 4u;
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * s;
   uvec4 q[NR];
   vec4 dsc[NR], dmn[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
     uint w = (wrow[n] >> 2) + blk * 21u;  // 84-byte blocks are word aligned
     uint qw = w + 4u + 8u * hh + 4u * s;
     q[n] = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
@@ -224,12 +225,12 @@ void gemv_chunk(uint c) {
 #if GEMV_BLOCK == 16
 const uint CPB = 4u;
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
   uvec4 q[NR], hm[NR];
   vec4 dsc[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
     uint bs = wrow[n] + blk * 110u;
     q[n] = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
     hm[n] = load16_even(wb, bs + 16u * c1) >> (4u * hh);
@@ -255,12 +256,12 @@ void gemv_chunk(uint c) {
 #if GEMV_BLOCK == 10
 const uint CPB = 2u;
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint blk = c >> 1, hh = c & 1u;
   uint e0 = blk * 32u + 16u * hh;
   uvec4 q[NR];
   float d[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
     uint bs = wrow[n] + blk * 34u;
     d[n] = f16_to_f32(load_u16(wb, bs));
     q[n] = load16_even(wb, bs + 2u + 16u * hh) ^ uvec4(0x80808080u);  // int8 -> q + 128
@@ -282,7 +283,6 @@ void gemv_chunk(uint c) {
 #if GEMV_BLOCK >= 11 && GEMV_BLOCK <= 14
 const uint CPB = 1u;
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint e0 = c * 32u;
   uvec4 q[NR];
   vec2 dm[NR];
@@ -290,6 +290,7 @@ void gemv_chunk(uint c) {
   uint qh[NR];
 #endif
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
 #if GEMV_BLOCK == 11
     uint bs = wrow[n] + c * 18u;
     dm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -190,6 +191,10 @@ ir::program model_source::decode_program(bool argmax, models::segment part) cons
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
+  // OCTO_FUSION=0: the plain ops instead of the fused decode step (docs/ir.md §5.1), to measure one
+  // against the other on the same device without a rebuild.
+  const ir::schedule_config plain{};
+  if (const char* f = std::getenv("OCTO_FUSION"); f && std::string_view(f) == "0") o.schedule = &plain;
   return bind(models::decoder_step(config(), o));
 }
 

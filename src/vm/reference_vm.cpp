@@ -25,6 +25,7 @@
 #include "octo/semantics/copy.hpp"
 #include "octo/semantics/dequant.hpp"
 #include "octo/semantics/embed.hpp"
+#include "octo/semantics/fused.hpp"
 #include "octo/semantics/gelu.hpp"
 #include "octo/semantics/gemm_tile.hpp"
 #include "octo/semantics/gemv_tile.hpp"
@@ -357,6 +358,23 @@ struct reference_row {
   void (*run)(task_io&);
 };
 
+// The fused ops' shared params (docs/opcodes.md "Fused ops").
+float fused_eps(const task_io& io) { return static_cast<float>(io.P.get_real(param_key::eps)); }
+semantics::fused_rope fused_rope_of(const task_io& io) {
+  return {io.P.get(param_key::head_dim), static_cast<float>(io.P.get_real(param_key::theta)),
+          io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot)};
+}
+/// The row length of the KV cache a fused op writes in place (its input `slot`).
+std::int64_t fused_cache_row(const task_io& io, std::size_t slot) {
+  const auto& cache = io.out_buf();
+  if (io.t.inputs.at(slot) != io.t.outputs.at(0))
+    throw octo::error(std::string(ir::name(io.t.op)) + ": the output must be the cache buffer given as input " +
+                      std::to_string(slot));
+  const std::int64_t S = cache.shape.empty() ? 0 : cache.shape.front();
+  if (S <= 0) throw octo::error(std::string(ir::name(io.t.op)) + ": cache '" + cache.name.str() + "' has no positions");
+  return cache.numel() / S;
+}
+
 constexpr reference_row reference_rows[] = {
     {ir::opcode::nop, [](task_io&) { semantics::nop(); }},
     {ir::opcode::copy, [](task_io& io) { semantics::copy(io.in(0), io.out); }},
@@ -454,6 +472,47 @@ constexpr reference_row reference_rows[] = {
            throw octo::error("ATTENTION_COMBINE: partial '" + io.in_buf(k).name.str() + "' differs in shape from '" +
                              p0.name.str() + "'");
        semantics::attention_combine(io.all_inputs(), io.out, p0.shape[0], p0.shape[1], p0.shape[2] - 2);
+     }},
+    // The fused ops: compositions of the rows above (include/octo/semantics/fused.hpp).
+    {ir::opcode::rmsnorm_gemv,
+     [](task_io& io) {
+       semantics::rmsnorm_gemv(io.in(0), io.in(1), io.in(2), io.in(3), io.out, io.P.get(param_key::hidden), fused_eps(io),
+                               io.P.get(param_key::K), io.P.get(param_key::N_tile), io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::gemv_add,
+     [](task_io& io) {
+       semantics::gemv_add(io.in(0), io.in(1), io.in(2), io.out, io.P.get(param_key::K), io.P.get(param_key::N_tile),
+                           io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::rmsnorm_swiglu,
+     [](task_io& io) {
+       semantics::rmsnorm_swiglu(io.in(0), io.in(1), io.in(2), io.in(3), io.out, io.P.get(param_key::hidden),
+                                 fused_eps(io), io.P.get(param_key::K), io.P.get(param_key::N_tile),
+                                 io.P.get(param_key::n_off));
+     }},
+    {ir::opcode::rmsnorm_gemv_rope,
+     [](task_io& io) {  // [x, norm_w, W, pos(, b)]
+       semantics::rmsnorm_gemv_rope(io.in(0), io.in(1), io.in(2), io.in(4), io.in_i32(3), io.out,
+                                    io.P.get(param_key::hidden), fused_eps(io), io.P.get(param_key::K), fused_rope_of(io));
+     }},
+    {ir::opcode::rmsnorm_gemv_kv,
+     [](task_io& io) {  // [x, norm_w, W, cache(, pos when n_rot > 0)(, b)]
+       const auto r = fused_rope_of(io);
+       const bool rotates = r.n_rot > 0;
+       const auto positions = rotates ? io.in_i32(4) : std::vector<std::int32_t>{};
+       semantics::rmsnorm_gemv_kv(io.in(0), io.in(1), io.in(2), io.in(rotates ? 5 : 4), positions, io.out,
+                                  fused_cache_row(io, 3), io.P.get(param_key::hidden), fused_eps(io),
+                                  io.P.get(param_key::K), r, io.P.get(param_key::pos));
+     }},
+    {ir::opcode::rmsnorm_rope,
+     [](task_io& io) {  // [x, norm_w, pos]
+       semantics::rmsnorm_rope(io.in(0), io.in(1), io.in_i32(2), io.out, io.P.get(param_key::hidden), fused_eps(io),
+                               fused_rope_of(io));
+     }},
+    {ir::opcode::rmsnorm_rope_kv,
+     [](task_io& io) {  // [x, norm_w, cache, pos]
+       semantics::rmsnorm_rope_kv(io.in(0), io.in(1), io.in_i32(3), io.out, fused_cache_row(io, 2),
+                                  io.P.get(param_key::hidden), fused_eps(io), fused_rope_of(io), io.P.get(param_key::pos));
      }},
 };
 

@@ -8,6 +8,7 @@
 #include "octo/graph/ops.hpp"
 #include "octo/ir/op_registry.hpp"
 #include "octo/ir/validate.hpp"
+#include "octo/models/decoder.hpp"
 
 namespace {
 
@@ -29,6 +30,11 @@ struct inputs {
   constexpr octo::ir::program lower(const auto& y) {
     g.output("y", y);
     return g.lower(octo::schedule_config{});
+  }
+  /// As lower, with every fusion a decode step gets.
+  constexpr octo::ir::program fused(const auto& y) {
+    g.output("y", y);
+    return g.lower(octo::models::fused_decode_schedule());
   }
 };
 
@@ -89,6 +95,63 @@ constexpr builder_row builder_rows[] = {
     {opcode::sample_argmax, [] { inputs in; return in.lower(octo::argmax(in.x)); }, {}},
     no_builder(opcode::attention_combine,
                "split-KV attention is planned below the graph (the engine's decode over KV blocks)"),
+    // The fused ops have no builder of their own: lowering makes them from plain ops' chains named in
+    // schedule_config::fusion_grouping (docs/ir.md 5.1), which these examples ask for.
+    {opcode::rmsnorm_gemv,
+     [] {
+       inputs in;
+       return in.fused(octo::gemv(octo::rmsnorm(in.x, in.w, 1e-6), in.g.weight<octo::q8_0>("wq", octo::extents<32, 64>{})));
+     },
+     {}},
+    {opcode::gemv_add,
+     [] {
+       inputs in;
+       return in.fused(octo::add(in.x, octo::gemv(in.x, in.g.weight<octo::f16>("wo", octo::extents<64, 64>{}))));
+     },
+     {}},
+    {opcode::rmsnorm_swiglu,
+     [] {
+       inputs in;
+       const auto h = octo::rmsnorm(in.x, in.w, 1e-6);
+       return in.fused(octo::silu_mul(octo::gemv(h, in.g.weight<octo::q8_0>("wg", octo::extents<32, 64>{})),
+                                      octo::gemv(h, in.g.weight<octo::q8_0>("wu", octo::extents<32, 64>{}))));
+     },
+     {}},
+    {opcode::rmsnorm_gemv_rope,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto q = octo::gemv(octo::rmsnorm(in.x, in.w, 1e-6), in.g.weight<octo::f16>("wq", octo::extents<64, 64>{}));
+       return in.fused(octo::rope(q, pos, {.head_dim = 32}));
+     },
+     {}},
+    {opcode::rmsnorm_gemv_kv,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto k = octo::gemv(octo::rmsnorm(in.x, in.w, 1e-6), in.g.weight<octo::f16>("wk", octo::extents<64, 64>{}));
+       auto kc = octo::kv_append(in.g.kv_cache<octo::f32>("k", octo::extents<8, 64>{}), octo::rope(k, pos, {.head_dim = 32}), 0);
+       return in.fused(octo::attention(in.x, kc, kc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
+     },
+     {}},
+    {opcode::rmsnorm_rope,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto wh = in.g.weight<octo::f32>("q_norm", octo::extents<32>{});
+       return in.fused(octo::rope(octo::head_rmsnorm(in.x, wh, 1e-6), pos, {.head_dim = 32}));
+     },
+     {}},
+    {opcode::rmsnorm_rope_kv,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto wh = in.g.weight<octo::f32>("k_norm", octo::extents<32>{});
+       auto kc = octo::kv_append(in.g.kv_cache<octo::f16>("k", octo::extents<8, 64>{}),
+                                 octo::rope(octo::head_rmsnorm(in.x, wh, 1e-6), pos, {.head_dim = 32}), 0);
+       return in.fused(octo::attention(in.x, kc, kc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
+     },
+     {}},
 };
 
 constexpr auto builder_table = octo::ir::by_opcode<builder_rows>();

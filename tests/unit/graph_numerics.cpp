@@ -188,7 +188,8 @@ void set_pass_position(octo::vm::reference_vm& vm, const octo::ir::program& base
   using octo::ir::opcode;
   using octo::ir::param_key;
   for (const auto& t : base.tasks) {
-    if (t.op == opcode::kv_append) vm.set_param(t.id, param_key::pos, t.params.get(param_key::pos) + pos);
+    // KV_APPEND and RMSNORM_GEMV_KV
+    if (t.params.has(param_key::pos)) vm.set_param(t.id, param_key::pos, t.params.get(param_key::pos) + pos);
     if (t.op == opcode::attention_tile) {
       vm.set_param(t.id, param_key::kv_len, t.params.get(param_key::kv_len) + pos);
       vm.set_param(t.id, param_key::q_pos, t.params.get(param_key::q_pos) + pos);
@@ -307,6 +308,72 @@ TEST_CASE("GEMV tiling changes the schedule, not the numbers") {
   CHECK(tiled.tasks.size() > plain.tasks.size());
   check_decode(tiny_qwen2, sc, 4);
   check_decode(tiny_qwen3, sc, 5);
+}
+
+TEST_CASE("fused decode (the default schedule) matches the float64 pass; fused and plain logits are identical") {
+  const auto fused = octo::models::fused_decode_schedule();
+  check_decode(tiny_llama, fused, 11);
+  check_decode(tiny_qwen2, fused, 12);
+  check_decode(tiny_qwen3, fused, 13);
+  auto fused_tiled = fused;
+  fused_tiled.set_tile("gemv", "N_tile", 16);  // GEMV_ADD / RMSNORM_SWIGLU / RMSNORM_GEMV tiles
+  check_decode(tiny_qwen2, fused_tiled, 14);
+  // A fused op is defined as the composition of its ops' reference semantics, evaluated alike: the
+  // reference VM's fused and plain programs agree bit for bit, position after position.
+  for (const model_config* c : {&tiny_llama, &tiny_qwen2, &tiny_qwen3}) {
+    const weights w = random_weights(*c, 15);
+    const octo::ir::schedule_config plain_sc;
+    const auto plain_p = octo::models::decoder_step(*c, {.schedule = &plain_sc});
+    const auto fused_p = octo::models::decoder_step(*c);
+    CHECK(fused_p.tasks.size() < plain_p.tasks.size());
+    octo::vm::reference_vm a(plain_p), b(fused_p);
+    load_weights(a, w);
+    load_weights(b, w);
+    for (std::int32_t pos = 0; pos < 4; ++pos) {
+      for (auto* vm : {&a, &b}) {
+        vm->write_i32("tokens", std::vector<std::int32_t>{7 + pos});
+        vm->write_i32("pos", std::vector<std::int32_t>{pos});
+      }
+      set_pass_position(a, plain_p, pos);
+      set_pass_position(b, fused_p, pos);
+      a.run();
+      b.run();
+      CAPTURE(c->name);
+      CAPTURE(pos);
+      CHECK(a.read_f32("logits") == b.read_f32("logits"));
+    }
+  }
+}
+
+TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering refuses") {
+  const auto p = octo::models::decoder_step(tiny_qwen2);
+  std::map<octo::ir::opcode, int> ops;
+  for (const auto& t : p.tasks) ++ops[t.op];
+  using octo::ir::opcode;
+  const int L = static_cast<int>(tiny_qwen2.layers);
+  CHECK(ops[opcode::rmsnorm_gemv_rope] == L);  // q
+  CHECK(ops[opcode::rmsnorm_gemv_kv] == 2 * L);  // k (rotated) and v
+  CHECK(ops[opcode::gemv_add] == 2 * L);  // o and down, each with its residual
+  CHECK(ops[opcode::rmsnorm_swiglu] == L);
+  CHECK(ops[opcode::rmsnorm_gemv] == 1);  // the LM head
+  CHECK(ops[opcode::rmsnorm] + ops[opcode::gemv_tile] + ops[opcode::rope] + ops[opcode::kv_append] + ops[opcode::add] +
+            ops[opcode::silu_mul] ==
+        0);
+  CHECK(p.tasks.size() == static_cast<std::size_t>(7 * L + 2));  // + embed, head
+  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q, k take RMSNORM_GEMV then RMSNORM_ROPE(_KV),
+  // v RMSNORM_GEMV_KV.
+  const auto q3 = octo::models::decoder_step(tiny_qwen3);
+  std::map<octo::ir::opcode, int> ops3;
+  for (const auto& t : q3.tasks) ++ops3[t.op];
+  CHECK(ops3[opcode::rmsnorm_gemv] == 2 * static_cast<int>(tiny_qwen3.layers) + 1);
+  CHECK(ops3[opcode::rmsnorm_gemv_kv] == static_cast<int>(tiny_qwen3.layers));  // v
+  CHECK(ops3[opcode::rmsnorm_rope] == static_cast<int>(tiny_qwen3.layers));     // q's head norm + RoPE
+  CHECK(ops3[opcode::rmsnorm_rope_kv] == static_cast<int>(tiny_qwen3.layers));  // k's, into the cache
+  CHECK(q3.tasks.size() == static_cast<std::size_t>(9 * tiny_qwen3.layers + 2));
+  // A chain lowering does not know is refused, not silently ignored.
+  octo::ir::schedule_config bad;
+  bad.fusion_grouping = {{"GEMV_TILE", "GELU"}};
+  CHECK_THROWS_AS(octo::models::decoder_step(tiny_qwen2, {.schedule = &bad}), octo::error);
 }
 
 TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row by row") {

@@ -16,6 +16,8 @@ TEST_CASE("enum codes are the IR spec's canonical numbers") {
   CHECK(int(opcode::gemv_tile) == 5);
   CHECK(int(opcode::kv_append) == 16);
   CHECK(int(opcode::attention_combine) == 18);
+  CHECK(int(opcode::rmsnorm_gemv) == 19);  // the fused ops, appended
+  CHECK(int(opcode::rmsnorm_gemv_kv) == 23);
 }
 
 TEST_CASE("names round trip through parse") {

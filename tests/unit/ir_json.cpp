@@ -19,6 +19,9 @@
 
 #include <octo/error.hpp>
 #include <octo/ir/json.hpp>
+#include <octo/ir/validate.hpp>
+#include <octo/models/configs.hpp>
+#include <octo/models/decoder.hpp>
 
 using namespace octo::ir;
 
@@ -478,6 +481,21 @@ TEST_CASE("round trip over generated programs is exact and stable") {
       CHECK(same_bits(*r.value, p));
       CHECK(to_json(*r.value, indent) == a);
     }
+  }
+}
+
+TEST_CASE("a fused decode step (every fused opcode) round trips and still validates") {
+  for (const auto* c : {&octo::models::qwen2_5_0_5b, &octo::models::qwen3_0_6b, &octo::models::stories260k}) {
+    CAPTURE(c->name);
+    const program p = octo::models::decoder_step(*c);
+    bool fused = false;
+    for (const auto& t : p.tasks) fused = fused || static_cast<int>(t.op) >= static_cast<int>(opcode::rmsnorm_gemv);
+    CHECK(fused);
+    auto r = from_json(to_json(p));
+    INFO(r.error);
+    REQUIRE(r);
+    CHECK(*r.value == p);
+    CHECK(octo::validate(*r.value).ok);
   }
 }
 

@@ -228,6 +228,52 @@ std::vector<ir::program> task_variants() {
                         {"unused", {1}}, ir::param_list{}.set(param_key::pos, 3));
   kv.tasks[0].outputs[0] = kv.tasks[0].inputs[1];
   v.push_back(kv);
+  // The fused ops (gemv.comp's FUSE modes and norm_rope.comp), every weight dtype for the GEMV ones.
+  const auto fused_params = [] {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::hidden, 256).set_real(param_key::eps, 1e-6);
+    return p;
+  };
+  for (dtype w : weight_dtypes) {
+    const auto name = std::string(ir::name(w));
+    const octo::test::tensor_spec x{"x", {1, 256}}, nw{"norm_w", {256}, dtype::f32, ir::buffer_kind::weight},
+        wt{"w", {64, 256}, w, ir::buffer_kind::weight}, w2{"w_up", {64, 256}, w, ir::buffer_kind::weight},
+        pos{"pos", {1}, dtype::i32};
+    auto tile = fused_params();
+    tile.set(param_key::N_tile, 64).set(param_key::n_off, 0);
+    auto a = single_task(opcode::rmsnorm_gemv, {x, nw, wt}, {"y", {1, 64}}, tile);
+    a.tasks[0].label = "RMSNORM_GEMV " + name;
+    v.push_back(a);
+    auto b = single_task(opcode::gemv_add, {x, wt, {"r", {1, 64}}}, {"y", {1, 64}},
+                         ir::param_list{}.set(param_key::K, 256).set(param_key::N_tile, 64).set(param_key::n_off, 0));
+    b.tasks[0].label = "GEMV_ADD " + name;
+    v.push_back(b);
+    auto sw = single_task(opcode::rmsnorm_swiglu, {x, nw, wt, w2}, {"y", {1, 64}}, tile);
+    sw.tasks[0].label = "RMSNORM_SWIGLU " + name;
+    v.push_back(sw);
+    auto rope = fused_params();
+    rope.set(param_key::head_dim, 32).set(param_key::n_rot, 32).set_real(param_key::theta, 1e4);
+    auto q = single_task(opcode::rmsnorm_gemv_rope, {x, nw, wt, pos}, {"y", {1, 64}}, rope);
+    q.tasks[0].label = "RMSNORM_GEMV_ROPE " + name;
+    v.push_back(q);
+    rope.set(param_key::pos, 3);
+    auto k = single_task(opcode::rmsnorm_gemv_kv, {x, nw, wt, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}, pos},
+                         {"unused", {1}}, rope);
+    k.tasks[0].outputs[0] = k.tasks[0].inputs[3];
+    k.tasks[0].label = "RMSNORM_GEMV_KV " + name;
+    v.push_back(k);
+  }
+  ir::param_list head;
+  head.set(param_key::hidden, 32).set_real(param_key::eps, 1e-6).set(param_key::head_dim, 32).set(param_key::n_rot, 32);
+  head.set_real(param_key::theta, 1e4);
+  v.push_back(single_task(opcode::rmsnorm_rope, {{"x", row}, {"norm_w", {32}}, {"pos", {2}, dtype::i32}}, {"y", row}, head));
+  head.set(param_key::pos, 3);
+  auto hk = single_task(opcode::rmsnorm_rope_kv,
+                        {{"x", row}, {"norm_w", {32}}, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache},
+                         {"pos", {2}, dtype::i32}},
+                        {"unused", {1}}, head);
+  hk.tasks[0].outputs[0] = hk.tasks[0].inputs[2];
+  v.push_back(hk);
   return v;
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <cstdint>
 #include <vector>
 
@@ -33,9 +35,24 @@ constexpr tiling_choice read_tiling(const ir::schedule_config& cfg) {
   return {cfg.tile("gemv", "N_tile", 0), cfg.tile("gemm", "M_tile", 0), cfg.tile("gemm", "N_tile", 0)};
 }
 
+/// Ops whose output columns are GEMV (or GEMM) columns, tiled by the schedule, and the input slot of
+/// their (first) weight; -1 for the others.
+constexpr bool column_tiled(ir::opcode op) {
+  return op == ir::opcode::gemv_tile || op == ir::opcode::gemm_tile || op == ir::opcode::rmsnorm_gemv ||
+         op == ir::opcode::gemv_add || op == ir::opcode::rmsnorm_swiglu;
+}
+constexpr int weight_slot(ir::opcode op) {
+  switch (op) {
+    case ir::opcode::gemv_tile: case ir::opcode::gemm_tile: case ir::opcode::gemv_add: return 1;
+    case ir::opcode::rmsnorm_gemv: case ir::opcode::rmsnorm_swiglu: case ir::opcode::rmsnorm_gemv_rope:
+    case ir::opcode::rmsnorm_gemv_kv: return 2;
+    default: return -1;
+  }
+}
+
 constexpr tile_plan plan_tiles(const node& n, const tiling_choice& c) {
   tile_plan t;
-  if (n.op != ir::opcode::gemv_tile && n.op != ir::opcode::gemm_tile) return t;
+  if (!column_tiled(n.op)) return t;
   const std::int64_t cols = n.shape[static_cast<std::size_t>(n.rank - 1)];
   const std::int64_t rows = n.numel_rows();
   const bool gemm = n.op == ir::opcode::gemm_tile;
@@ -54,10 +71,283 @@ constexpr ir::text node_name(const node& n, std::size_t index) {
   return ir::text(b.view());
 }
 
+
+// ---- fusion (docs/ir.md §5.1) --------------------------------------------------------------------
+
+/// The chains lowering fuses: schedule_config::fusion_grouping lists chains of plain opcodes, in dataflow
+/// order, each of which becomes one task of a fused opcode (docs/opcodes.md "Fused ops").
+struct fusion_chain {
+  std::array<std::string_view, 4> ops;
+  std::size_t n;
+  ir::opcode fused;
+};
+inline constexpr std::array<fusion_chain, 8> fusion_chains{{
+    {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
+    {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
+    {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
+    {{"RMSNORM", "GEMV_TILE", "ROPE"}, 3, ir::opcode::rmsnorm_gemv_rope},
+    {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, 4, ir::opcode::rmsnorm_gemv_kv},
+    {{"RMSNORM", "GEMV_TILE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_gemv_kv},
+    {{"RMSNORM", "ROPE"}, 2, ir::opcode::rmsnorm_rope},
+    {{"RMSNORM", "ROPE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_rope_kv},
+}};
+
+/// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
+/// schedule that asks for a fusion it does not get would be measured as something it is not.
+struct fusion_set {
+  std::array<bool, fusion_chains.size()> on{};
+  constexpr bool any() const {
+    for (bool b : on)
+      if (b) return true;
+    return false;
+  }
+};
+
+constexpr fusion_set read_fusions(const ir::schedule_config& cfg) {
+  fusion_set f;
+  for (const auto& g : cfg.fusion_grouping) {
+    bool known = false;
+    for (std::size_t c = 0; c < fusion_chains.size(); ++c) {
+      const auto& ch = fusion_chains[c];
+      bool same = g.size() == ch.n;
+      for (std::size_t k = 0; same && k < ch.n; ++k) same = g[k] == ch.ops[k];
+      if (same) f.on[c] = known = true;
+    }
+    if (!known)
+      graph_error("octo::graph: a fusion_grouping entry is not a chain lowering fuses (docs/ir.md 5.1 lists them)");
+  }
+  return f;
+}
+
+/// Rewrites the node store in place: the last node of each matched chain becomes the fused op (keeping
+/// its index, name, output and in-place slot, so consumers still read it), the chain's other nodes are
+/// marked `fused_away`. A chain fuses only where its inner values have no other reader (an RMSNORM may
+/// feed several fused GEMVs: each recomputes it, and it goes once nothing reads it). Walking from the
+/// last node back, every consumer is seen before its producers, so the longest chain wins.
+constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
+  const std::size_t count = nodes.size();
+  std::vector<std::int32_t> uses(count, 0);
+  std::vector<bool> lost_use(count, false);
+  for (const node& n : nodes) {
+    for (std::int32_t s = 0; s < n.n_in; ++s) ++uses[static_cast<std::size_t>(n.in[static_cast<std::size_t>(s)])];
+    if (n.is_output) ++uses[static_cast<std::size_t>(&n - nodes.data())];
+  }
+  const auto is = [&](std::int32_t j, ir::opcode op) {
+    const node& n = nodes[static_cast<std::size_t>(j)];
+    return n.kind == node_kind::op && !n.fused_away && n.op == op;
+  };
+  const auto sole = [&](std::int32_t j) { return uses[static_cast<std::size_t>(j)] == 1; };
+  // An RMSNORM over whole rows (not per head, not a row window): its output has x's shape.
+  const auto norm_of = [&](std::int32_t j) {
+    if (!is(j, ir::opcode::rmsnorm)) return false;
+    const node& n = nodes[static_cast<std::size_t>(j)];
+    const node& x = nodes[static_cast<std::size_t>(n.in[0])];
+    return n.numel_rows() == x.numel_rows() && n.params.get(ir::param_key::hidden) == x.shape[static_cast<std::size_t>(x.rank - 1)];
+  };
+  // An RMSNORM per head of a ROPE (hidden = the rope's head_dim): Qwen3's q/k norm.
+  const auto head_norm_of = [&](std::int32_t j, const node& rope) {
+    if (!is(j, ir::opcode::rmsnorm)) return false;
+    const node& n = nodes[static_cast<std::size_t>(j)];
+    const node& x = nodes[static_cast<std::size_t>(n.in[0])];
+    return n.numel_rows() == x.numel_rows() && n.params.get(ir::param_key::hidden) == rope.params.get(ir::param_key::head_dim);
+  };
+  const auto chain_on = [&](std::size_t c) { return f.on[c]; };
+  const auto absorb = [&](std::int32_t j) { nodes[static_cast<std::size_t>(j)].fused_away = true; };
+  const auto drop_use = [&](std::int32_t j) {
+    --uses[static_cast<std::size_t>(j)];
+    lost_use[static_cast<std::size_t>(j)] = true;
+  };
+  // Makes t read the norm's x and weight (its first inputs) and take its params (eps, hidden).
+  const auto take_norm = [&](node& t, std::int32_t norm) {
+    const node& nm = nodes[static_cast<std::size_t>(norm)];
+    t.params = op_params{};
+    for (std::int32_t k = 0; k < nm.params.n; ++k) {
+      const auto& it = nm.params.items[static_cast<std::size_t>(k)];
+      if (it.key == ir::param_key::eps) t.params.set_real(ir::param_key::eps, it.f);
+    }
+    t.params.set(ir::param_key::hidden, nm.params.get(ir::param_key::hidden));
+    t.n_in = 0;
+    t.in[static_cast<std::size_t>(t.n_in++)] = nm.in[0];
+    t.in[static_cast<std::size_t>(t.n_in++)] = nm.in[1];
+    drop_use(norm);
+  };
+  const auto copy_rope = [&](node& t, const node& r) {
+    for (auto key : {ir::param_key::head_dim, ir::param_key::rope_style})
+      t.params.set(key, r.params.get(key));
+    t.params.set(ir::param_key::n_rot, r.params.get(ir::param_key::n_rot, r.params.get(ir::param_key::head_dim)));
+    for (std::int32_t k = 0; k < r.params.n; ++k)
+      if (r.params.items[static_cast<std::size_t>(k)].key == ir::param_key::theta)
+        t.params.set_real(ir::param_key::theta, r.params.items[static_cast<std::size_t>(k)].f);
+  };
+  const auto push = [](node& t, std::int32_t j) { t.in[static_cast<std::size_t>(t.n_in++)] = j; };
+
+  for (std::size_t i = count; i-- > 0;) {
+    node& t = nodes[i];
+    if (t.kind != node_kind::op || t.fused_away) continue;
+    switch (t.op) {
+      case ir::opcode::add: {
+        if (!chain_on(1)) break;
+        for (std::int32_t s = 1; s >= 0; --s) {
+          const std::int32_t g = t.in[static_cast<std::size_t>(s)], r = t.in[static_cast<std::size_t>(1 - s)];
+          const node& gn = nodes[static_cast<std::size_t>(g)];
+          const node& rn = nodes[static_cast<std::size_t>(r)];
+          bool same_shape = gn.rank == t.rank && rn.rank == t.rank;
+          for (std::int32_t d = 0; same_shape && d < t.rank; ++d)
+            same_shape = gn.shape[static_cast<std::size_t>(d)] == t.shape[static_cast<std::size_t>(d)] &&
+                         rn.shape[static_cast<std::size_t>(d)] == t.shape[static_cast<std::size_t>(d)];
+          if (!is(g, ir::opcode::gemv_tile) || gn.n_in != 2 || !sole(g) || !same_shape) continue;
+          t.op = ir::opcode::gemv_add;
+          t.params = gn.params;
+          t.n_in = 3;
+          t.in[0] = gn.in[0];
+          t.in[1] = gn.in[1];
+          t.in[2] = r;
+          absorb(g);
+          break;
+        }
+        break;
+      }
+      case ir::opcode::silu_mul: {
+        if (!chain_on(2)) break;
+        const std::int32_t g = t.in[0], u = t.in[1];
+        if (!is(g, ir::opcode::gemv_tile) || !is(u, ir::opcode::gemv_tile) || !sole(g) || !sole(u)) break;
+        const node& gn = nodes[static_cast<std::size_t>(g)];
+        const node& un = nodes[static_cast<std::size_t>(u)];
+        const node& gw = nodes[static_cast<std::size_t>(gn.in[1])];
+        const node& uw = nodes[static_cast<std::size_t>(un.in[1])];
+        if (gn.n_in != 2 || un.n_in != 2 || gn.in[0] != un.in[0] || !norm_of(gn.in[0]) || gw.dtype != uw.dtype ||
+            gw.shape != uw.shape)
+          break;
+        const std::int64_t K = gn.params.get(ir::param_key::K);
+        const std::int32_t wg = gn.in[1], wu = un.in[1], norm = gn.in[0];
+        t.op = ir::opcode::rmsnorm_swiglu;
+        take_norm(t, norm);
+        drop_use(norm);  // read by both GEMVs
+        t.params.set(ir::param_key::K, K);
+        push(t, wg);
+        push(t, wu);
+        absorb(g);
+        absorb(u);
+        break;
+      }
+      case ir::opcode::kv_append: {
+        // [new, cache] -> cache, with `new` a ROPE of a GEMV of an RMSNORM, or a GEMV of an RMSNORM.
+        const std::int32_t src = t.in[0], cache = t.in[1];
+        const ir::dtype cache_dt = nodes[static_cast<std::size_t>(cache)].dtype;
+        // The fused kernel writes F32 / F16 / BF16 rows; a block-quantized cache keeps its KV_APPEND.
+        if (cache_dt != ir::dtype::f32 && cache_dt != ir::dtype::f16 && cache_dt != ir::dtype::bf16) break;
+        if (chain_on(7) && is(src, ir::opcode::rope) && sole(src)) {
+          const node& rn = nodes[static_cast<std::size_t>(src)];
+          const std::int32_t norm = rn.in[0];
+          if (head_norm_of(norm, rn) && sole(norm)) {
+            const node r = rn;
+            const std::int64_t pos = t.params.get(ir::param_key::pos);
+            t.op = ir::opcode::rmsnorm_rope_kv;
+            take_norm(t, norm);
+            copy_rope(t, r);
+            t.params.set(ir::param_key::pos, pos);
+            push(t, cache);
+            push(t, r.in[1]);
+            t.in_place = 2;
+            absorb(src);
+            absorb(norm);
+            break;
+          }
+        }
+        std::int32_t rope = -1, g = src;
+        if (chain_on(4) && is(src, ir::opcode::rope) && sole(src)) {
+          rope = src;
+          g = nodes[static_cast<std::size_t>(src)].in[0];
+        } else if (!chain_on(5)) {
+          break;
+        }
+        if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
+        const node& gn = nodes[static_cast<std::size_t>(g)];
+        const std::int64_t K = gn.params.get(ir::param_key::K), pos = t.params.get(ir::param_key::pos);
+        const std::int32_t w = gn.in[1], bias = gn.n_in > 2 ? gn.in[2] : -1;
+        t.op = ir::opcode::rmsnorm_gemv_kv;
+        take_norm(t, gn.in[0]);
+        t.params.set(ir::param_key::K, K);
+        t.params.set(ir::param_key::pos, pos);
+        push(t, w);
+        push(t, cache);
+        t.in_place = 3;
+        if (rope >= 0) {
+          const node& rn = nodes[static_cast<std::size_t>(rope)];
+          copy_rope(t, rn);
+          push(t, rn.in[1]);
+          absorb(rope);
+        } else {
+          t.params.set(ir::param_key::head_dim, gn.shape[static_cast<std::size_t>(gn.rank - 1)]);
+          t.params.set(ir::param_key::n_rot, 0);
+        }
+        if (bias >= 0) push(t, bias);
+        absorb(g);
+        break;
+      }
+      case ir::opcode::rope: {
+        if (chain_on(6) && head_norm_of(t.in[0], t) && sole(t.in[0])) {
+          const node r = t;
+          const std::int32_t norm = t.in[0], pos = t.in[1];
+          t.op = ir::opcode::rmsnorm_rope;
+          take_norm(t, norm);
+          copy_rope(t, r);
+          push(t, pos);
+          absorb(norm);
+          break;
+        }
+        if (!chain_on(3)) break;
+        const std::int32_t g = t.in[0], pos = t.in[1];
+        if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
+        const node& gn = nodes[static_cast<std::size_t>(g)];
+        const std::int64_t K = gn.params.get(ir::param_key::K);
+        const std::int32_t w = gn.in[1], bias = gn.n_in > 2 ? gn.in[2] : -1;
+        const node r = t;  // the ROPE's params, before t becomes the fused op
+        t.op = ir::opcode::rmsnorm_gemv_rope;
+        take_norm(t, gn.in[0]);
+        t.params.set(ir::param_key::K, K);
+        copy_rope(t, r);
+        push(t, w);
+        push(t, pos);
+        if (bias >= 0) push(t, bias);
+        absorb(g);
+        break;
+      }
+      case ir::opcode::gemv_tile: {
+        if (!chain_on(0) || !norm_of(t.in[0])) break;
+        const std::int64_t K = t.params.get(ir::param_key::K);
+        const std::int32_t w = t.in[1], bias = t.n_in > 2 ? t.in[2] : -1;
+        t.op = ir::opcode::rmsnorm_gemv;
+        take_norm(t, t.in[0]);
+        t.params.set(ir::param_key::K, K);
+        push(t, w);
+        if (bias >= 0) push(t, bias);
+        break;
+      }
+      case ir::opcode::rmsnorm:
+        // Every reader fused it into its own prologue.
+        if (lost_use[i] && uses[i] == 0) t.fused_away = true;
+        break;
+      default: break;
+    }
+  }
+}
+
 /// Lowers a node store; `cfg` is recorded in the program. Pages and SM assignment are graph::lower's
 /// follow-up passes. Costs O(nodes * fan-in) and allocates only what the program keeps; task labels
 /// and counter notes stay empty (validate names tasks OPNAME#id; buffers carry the names).
+constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::schedule_config& cfg);
+
 constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::schedule_config& cfg) {
+  const fusion_set fusions = read_fusions(cfg);
+  if (!fusions.any()) return lower_fused(nodes, cfg);
+  std::vector<node> fused = nodes;
+  fuse_nodes(fused, fusions);
+  return lower_fused(fused, cfg);
+}
+
+/// Lowers a node store whose fusion is done (fused_away nodes get no buffer and no task).
+constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::schedule_config& cfg) {
   ir::program p;
   const std::size_t n_nodes = nodes.size();
   std::vector<std::int32_t> buf(n_nodes, -1), ctr(n_nodes, -1), ntasks(n_nodes, 0);
@@ -65,6 +355,7 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
 
   std::size_t n_buffers = 0, n_ops = 0, n_tasks = 0;
   for (const node& n : nodes) {
+    if (n.fused_away) continue;
     n_buffers += (n.kind != node_kind::op || n.in_place < 0) ? 1 : 0;
     if (n.kind == node_kind::op) {
       ++n_ops;
@@ -77,6 +368,7 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
 
   for (std::size_t i = 0; i < n_nodes; ++i) {
     const node& n = nodes[i];
+    if (n.fused_away) continue;
     if (n.kind == node_kind::op && n.in_place >= 0) {
       buf[i] = buf[static_cast<std::size_t>(n.in[static_cast<std::size_t>(n.in_place)])];
       continue;
@@ -102,7 +394,7 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
 
   for (std::size_t i = 0; i < n_nodes; ++i) {
     const node& n = nodes[i];
-    if (n.kind != node_kind::op) continue;
+    if (n.kind != node_kind::op || n.fused_away) continue;
     ctr[i] = static_cast<std::int32_t>(p.counters.size());
     p.counters.emplace_back().id = ctr[i];  // in place: no temporary counter to move
 
@@ -121,11 +413,14 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
 
     const tile_plan t = plan_tiles(n, tiling);
     ntasks[i] = static_cast<std::int32_t>(t.count());
-    const bool tiled = n.op == ir::opcode::gemv_tile || n.op == ir::opcode::gemm_tile;
+    const bool tiled = column_tiled(n.op);
     const std::int64_t k = n.params.get(ir::param_key::K);
     const std::int64_t rows = n.numel_rows();
     const std::int64_t cols = n.shape[static_cast<std::size_t>(n.rank - 1)];
-    const ir::dtype w_dtype = tiled ? nodes[static_cast<std::size_t>(n.in[1])].dtype : ir::dtype::f32;
+    const int ws = weight_slot(n.op);
+    const node* w_node = ws >= 0 ? &nodes[static_cast<std::size_t>(n.in[static_cast<std::size_t>(ws)])] : nullptr;
+    const ir::dtype w_dtype = w_node ? w_node->dtype : ir::dtype::f32;
+    const std::int64_t weights_read = n.op == ir::opcode::rmsnorm_swiglu ? 2 : 1;  // gate and up
     for (std::int64_t mi = 0; mi < t.m_tiles; ++mi)
       for (std::int64_t ni = 0; ni < t.n_tiles; ++ni) {
         ir::task& tk = p.tasks.emplace_back();  // in place, as the buffers
@@ -162,8 +457,12 @@ constexpr ir::program lower_nodes(const std::vector<node>& nodes, const ir::sche
           }
           add_int(ir::param_key::N_tile, nt);
           add_int(ir::param_key::n_off, n_off);
-          tk.est_bytes = ir::nbytes(w_dtype, nt * k);
-          tk.est_flops = 2 * mt * nt * k;
+          tk.est_bytes = weights_read * ir::nbytes(w_dtype, nt * k);
+          tk.est_flops = weights_read * 2 * mt * nt * k;
+        } else if (w_node) {  // the RoPE-fused GEMVs: every column of the weight
+          const std::int64_t w_rows = w_node->shape[0];
+          tk.est_bytes = ir::nbytes(w_dtype, w_rows * k);
+          tk.est_flops = 2 * nodes[static_cast<std::size_t>(n.in[0])].numel_rows() * w_rows * k;
         }
         if (n.layer >= 0) add_int(ir::param_key::layer, n.layer);
       }

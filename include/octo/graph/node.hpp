@@ -108,6 +108,7 @@ struct node {
   std::int32_t layer = -1;       // model layer, carried to tasks as the `layer` param
   std::int32_t in_place = -1;    // input slot whose buffer this op writes (KV_APPEND writes its cache)
   bool is_output = false;
+  bool fused_away = false;       // part of a chain lowering fused into a later node (lower.hpp)
 
   /// Rows of a row-major activation: the product of all extents but the last.
   constexpr std::int64_t numel_rows() const {

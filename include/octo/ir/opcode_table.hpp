@@ -41,4 +41,22 @@
   X(allreduce_shard, 15, "ALLREDUCE_SHARD", 1, 8, 1, "sum of shards")                                         \
   X(kv_append, 16, "KV_APPEND", 2, 2, 1, "append new k/v into the KV cache at pos", param_key::pos)           \
   X(sample_argmax, 17, "SAMPLE_ARGMAX", 1, 1, 1, "greedy logits -> next token")                               \
-  X(attention_combine, 18, "ATTENTION_COMBINE", 2, 8, 1, "merge per-KV-block (o, m, l) flash partials")
+  X(attention_combine, 18, "ATTENTION_COMBINE", 2, 8, 1, "merge per-KV-block (o, m, l) flash partials")      \
+  /* The fused decode ops (docs/opcodes.md "Fused ops"): each is the composition of the plain ops it */        \
+  /* names, made by lowering from schedule_config::fusion_grouping (docs/ir.md 5.1). */                        \
+  X(rmsnorm_gemv, 19, "RMSNORM_GEMV", 3, 4, 1, "[x, norm_w, W(, b)]: GEMV_TILE of RMSNORM(x, norm_w)",           \
+    param_key::eps, param_key::hidden, param_key::K, param_key::N_tile, param_key::n_off)                     \
+  X(gemv_add, 20, "GEMV_ADD", 3, 3, 1, "[x, W, r]: r + GEMV_TILE(x, W) over the tile", param_key::K,           \
+    param_key::N_tile, param_key::n_off)                                                                      \
+  X(rmsnorm_swiglu, 21, "RMSNORM_SWIGLU", 4, 4, 1, "[x, norm_w, W_gate, W_up]: SILU_MUL of two GEMVs of RMSNORM(x)", \
+    param_key::eps, param_key::hidden, param_key::K, param_key::N_tile, param_key::n_off)                     \
+  X(rmsnorm_gemv_rope, 22, "RMSNORM_GEMV_ROPE", 4, 5, 1, "[x, norm_w, W, pos(, b)]: ROPE of a GEMV of RMSNORM(x)", \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot)                   \
+  X(rmsnorm_gemv_kv, 23, "RMSNORM_GEMV_KV", 4, 6, 1,                                                          \
+    "[x, norm_w, W, cache(, pos if n_rot > 0)(, b)] -> cache: KV_APPEND of a (ROPE of a) GEMV of RMSNORM(x)",  \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos)   \
+  X(rmsnorm_rope, 24, "RMSNORM_ROPE", 3, 3, 1, "[x, norm_w, pos]: ROPE of a per-head RMSNORM (Qwen3's q)",     \
+    param_key::eps, param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta)               \
+  X(rmsnorm_rope_kv, 25, "RMSNORM_ROPE_KV", 4, 4, 1,                                                          \
+    "[x, norm_w, cache, pos] -> cache: KV_APPEND of ROPE of a per-head RMSNORM (Qwen3's k)", param_key::eps,   \
+    param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta, param_key::pos)

@@ -29,12 +29,27 @@ struct segment {
   static constexpr segment output_head(std::int64_t layers) { return {false, layers, layers, true}; }
 };
 
+/// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
+/// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
+/// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's per-head q/k norms fuse with RoPE (and k's KV
+/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. Prefill keeps the plain ops (its GEMMs have no fused form).
+constexpr ir::schedule_config fused_decode_schedule() {
+  ir::schedule_config s;
+  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
+                       {"RMSNORM", "GEMV_TILE", "ROPE"}, {"RMSNORM", "GEMV_TILE", "SILU_MUL"},
+                       {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}, {"RMSNORM", "ROPE", "KV_APPEND"},
+                       {"RMSNORM", "ROPE"}};
+  return s;
+}
+
 struct build_options {
   bool argmax = false;                        // also output "next_token" (SAMPLE_ARGMAX of the logits)
   std::int64_t max_ctx = 0;                   // KV cache rows; 0: the config's max_ctx
   /// The KV caches' dtype: F32, F16 or Q8_0 (kv_heads*head_dim a multiple of 32); docs/precision.md.
   ir::dtype kv_dtype = ir::dtype::f32;
-  const ir::schedule_config* schedule = nullptr;  // tiling etc.; nullptr: defaults
+  /// Tiling, fusion etc.; nullptr: the defaults, fused_decode_schedule() for a decode step. A schedule
+  /// without fusion_grouping gives the plain ops (the unfused path).
+  const ir::schedule_config* schedule = nullptr;
   const ir::gpu_target* target = nullptr;     // when set, tasks get SMs
   segment part{};                             // which part of the model; default: all of it
   /// Prefill: the final norm and the LM head for every prompt row (logits [T, vocab]). Default: for the
@@ -158,7 +173,8 @@ constexpr ir::program build(const model_config& c, const pass_shape& s, const bu
   } else {
     g.output("hidden_out", x);
   }
-  const ir::schedule_config defaults{};
+  ir::schedule_config defaults;
+  if (!s.prefill) defaults = fused_decode_schedule();  // no `?:` (below)
   const ir::schedule_config& sc = o.schedule ? *o.schedule : defaults;
   // no `?:` on programs: g++ 12 frees the temporary's storage too early in constant evaluation
   ir::program p;

@@ -143,4 +143,56 @@ kernel_launch plan_rope(const task_context& c) {
   return l;
 }
 
+kernel_launch plan_norm_rope(const task_context& c) {
+  const bool kv = c.task.op == ir::opcode::rmsnorm_rope_kv;
+  auto x = input(c, 0);
+  auto nw = input(c, 1);
+  auto pos = input(c, kv ? 3 : 2);
+  auto y = output(c);
+  require_dtype(c, x, {ir::dtype::f32}, "input x");
+  require_dtype(c, nw, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "norm weight");
+  require_dtype(c, pos, {ir::dtype::i32}, "positions");
+  if (kv) {
+    require(c, c.task.inputs[2] == c.task.outputs[0], "must write the cache buffer it reads (input 2)");
+    require_dtype(c, y, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "KV cache");
+  } else {
+    require_dtype(c, y, {ir::dtype::f32}, "output");
+  }
+  const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 2);
+  const std::uint32_t n_rot = param_u32(c, ir::param_key::n_rot, 2);
+  require(c, hd % 2 == 0 && n_rot % 2 == 0 && n_rot <= hd, "head_dim and n_rot must be even, n_rot at most head_dim");
+  require(c, param_i(c, ir::param_key::hidden) == hd && nw.numel() == hd, "the norm runs over one head (hidden = head_dim)");
+  const std::uint32_t style = opt_u32(c, ir::param_key::rope_style, 0);
+  require(c, style <= 1, "rope_style must be 0 (NeoX) or 1 (interleaved)");
+  const double theta = c.task.params.get_real(ir::param_key::theta, 0.0);
+  require(c, theta > 0.0, "theta must be positive");
+  const std::int64_t T = pos.numel();
+  require(c, T > 0 && x.numel() % (T * hd) == 0, "input numel is not T x heads x head_dim");
+  const std::int64_t heads = x.numel() / (T * hd);
+  std::uint32_t kv_pos = 0;
+  if (kv) {
+    require(c, !y.buf->shape.empty() && y.buf->shape[0] > 0 && y.numel() % y.buf->shape[0] == 0 &&
+                   y.numel() / y.buf->shape[0] == heads * hd,
+            "the cache row is not heads x head_dim");
+    kv_pos = param_u32(c, ir::param_key::pos);
+    require(c, kv_pos + T <= y.buf->shape[0],
+            "pos + T = " + std::to_string(kv_pos + T) + " exceeds the cache's " + std::to_string(y.buf->shape[0]) + " slots");
+  } else {
+    require(c, y.numel() == x.numel(), "output numel differs from the input's");
+  }
+  kernel_launch l;
+  l.shader = "norm_rope";
+  l.spec_constants = {workgroup_size(c.device, std::clamp<std::uint32_t>(hd / 2, 32, 256))};
+  l.groups = grid(static_cast<std::uint64_t>(T * heads));
+  l.push_constants = push_builder{}
+                         .addr(x.address).addr(nw.address).addr(pos.address).addr(y.address).addr(c.globals_address)
+                         .u32(u32(c, T, "tokens")).u32(u32(c, heads, "heads")).u32(hd).u32(n_rot).u32(style)
+                         .u32(static_cast<std::uint32_t>(y.dtype())).u32(kv ? 1u : 0u).u32(kv_pos)
+                         .u32(static_cast<std::uint32_t>(nw.dtype()))
+                         .f32(static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0)))
+                         .f32(static_cast<float>(std::log2(theta)))
+                         .take();
+  return l;
+}
+
 }  // namespace octo::vm::vulkan::kernels

@@ -1,6 +1,9 @@
-// GEMV_TILE / GEMM_TILE planner: picks the weight-dtype module (subgroup or shared-memory reduction),
+// GEMV_TILE / GEMM_TILE and the fused GEMV ops (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU,
+// RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV: gemv.comp's FUSE modes) planner: picks the weight-dtype module (subgroup or shared-memory reduction),
 // the rows per workgroup, and the loop: the per-format chunk loop for block-quantized weights, 16-byte
 // unit loads for F32/F16/BF16, or one element at a time where alignment rules those out.
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 
@@ -51,45 +54,132 @@ std::uint32_t knob(const task_context& c, const char* name, std::uint32_t hi) {
   return static_cast<std::uint32_t>(n);
 }
 
+/// Where a GEMV-family task keeps its operands (docs/opcodes.md), and the fused prologue/epilogue
+/// (gemv.comp's FUSE spec constant) it asks for.
+struct gemv_operands {
+  std::uint32_t fuse = 0;  // gemv.comp: 0 none, 1 norm, 2 add, 3 swiglu, 4 rope, 5 kv
+  int w = 1, norm_w = -1, aux = -1, bias = -1, pos = -1;
+  bool whole_rows = false;  // RoPE-fused: every column (pairs), no column tile
+};
+
+gemv_operands operands_of(const task_context& c) {
+  const auto n_in = static_cast<int>(c.task.inputs.size());
+  gemv_operands o;
+  switch (c.task.op) {
+    case ir::opcode::rmsnorm_gemv: o = {1, 2, 1, -1, n_in > 3 ? 3 : -1, -1, false}; break;
+    case ir::opcode::gemv_add: o = {2, 1, -1, 2, -1, -1, false}; break;
+    case ir::opcode::rmsnorm_swiglu: o = {3, 2, 1, 3, -1, -1, false}; break;
+    case ir::opcode::rmsnorm_gemv_rope: o = {4, 2, 1, 3, n_in > 4 ? 4 : -1, 3, true}; break;
+    case ir::opcode::rmsnorm_gemv_kv: {
+      const bool rotates = c.task.params.get(ir::param_key::n_rot, 0) > 0;
+      const int pos = rotates ? 4 : -1, bias_at = rotates ? 5 : 4;
+      o = {5, 2, 1, pos, n_in > bias_at ? bias_at : -1, pos, true};
+      break;
+    }
+    default: o.bias = n_in > 2 ? 2 : -1; break;  // GEMV_TILE / GEMM_TILE [x, W(, b)]
+  }
+  return o;
+}
+
 }  // namespace
 
-push_block matmul_push(const task_context& c, const gemm_args& a) {
+push_builder matmul_fields(const task_context& c, const gemm_args& a) {
   return push_builder{}
       .addr(a.x).addr(a.w).addr(a.bias).addr(a.y).addr(c.globals_address)
       .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
-      .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype)
-      .take();
+      .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
+push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_fields(c, a).take(); }
 
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
+  const gemv_operands ops = operands_of(c);
+  const bool fused = ops.fuse != 0;
   auto x = input(c, 0);
-  auto w = input(c, 1);
+  auto w = input(c, static_cast<std::size_t>(ops.w));
   auto y = output(c);
   require_dtype(c, x, {ir::dtype::f32}, "input x");
-  require_dtype(c, y, {ir::dtype::f32}, "output");
+  if (ops.fuse == 5) require_dtype(c, y, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "KV cache");
+  else require_dtype(c, y, {ir::dtype::f32}, "output");
   const gemv_module* mod = nullptr;
   for (const auto& m : gemv_modules)
     if (m.dtype == w.dtype()) mod = &m;
   if (!mod) fail(c, "weight dtype " + dtype_text(w.dtype()) + " has no GEMV kernel");
 
   const std::uint32_t K = param_u32(c, ir::param_key::K, 1);
-  const std::uint32_t n_tile = param_u32(c, ir::param_key::N_tile, 1);
-  const std::uint32_t n_off = param_u32(c, ir::param_key::n_off);
   const auto blk = ir::layout(w.dtype()).block_elems;
   require(c, K % static_cast<std::uint32_t>(blk) == 0,
           "K = " + std::to_string(K) + " is not a multiple of the " + dtype_text(w.dtype()) + " block (" +
               std::to_string(blk) + ")");
   require(c, w.numel() % K == 0, "weight numel is not a multiple of K");
   const std::int64_t n_w = w.numel() / K;
+  const std::uint32_t n_tile = ops.whole_rows ? u32(c, n_w, "weight rows") : param_u32(c, ir::param_key::N_tile, 1);
+  const std::uint32_t n_off = ops.whole_rows ? 0 : param_u32(c, ir::param_key::n_off);
   require(c, std::int64_t{n_off} + n_tile <= n_w,
           "n_off + N_tile = " + std::to_string(std::int64_t{n_off} + n_tile) + " exceeds the weight's " +
               std::to_string(n_w) + " rows");
   require(c, x.numel() % K == 0, "input numel is not a multiple of K");
   const std::int64_t R = x.numel() / K;
-  require(c, R > 0 && y.numel() % R == 0, "output numel is not a multiple of the input's rows");
-  const std::int64_t ldy = y.numel() / R;
+  // A KV cache's row is the projection's width; its rows are positions, not x's rows.
+  const std::int64_t ldy = ops.fuse == 5 ? n_w : (R > 0 ? y.numel() / R : 0);
+  require(c, R > 0 && (ops.fuse == 5 ? y.numel() % n_w == 0 : y.numel() % R == 0),
+          "output numel is not a multiple of the input's rows");
   require(c, std::int64_t{n_off} + n_tile <= ldy, "n_off + N_tile exceeds the output's columns");
+
+  // The fused operands (docs/opcodes.md "Fused ops").
+  std::uint64_t nw_addr = 0, aux_addr = 0;
+  float eps = 0.0f, log2_theta = 0.0f;
+  std::uint32_t rope = 0, style = 0, kv_pos = 0, nw_dtype = 0;
+  if (ops.norm_w >= 0) {
+    auto nw = input(c, static_cast<std::size_t>(ops.norm_w));
+    require_dtype(c, nw, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "norm weight");
+    require(c, param_i(c, ir::param_key::hidden) == K && nw.numel() == K, "the norm's hidden must equal K (whole rows)");
+    require(c, nw.dtype() != ir::dtype::f32 || nw.address % 16 == 0, "norm weight address is not 16-byte aligned");
+    nw_addr = nw.address;
+    nw_dtype = static_cast<std::uint32_t>(nw.dtype());
+    eps = static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0));
+  }
+  if (ops.fuse == 2) {
+    auto r = input(c, static_cast<std::size_t>(ops.aux));
+    require_dtype(c, r, {ir::dtype::f32}, "residual");
+    require(c, r.numel() == y.numel(), "residual numel differs from the output's");
+    aux_addr = r.address;
+  }
+  if (ops.fuse == 3) {
+    auto up = input(c, static_cast<std::size_t>(ops.aux));
+    require(c, up.dtype() == w.dtype() && up.numel() == w.numel(), "the up weight differs from the gate weight in dtype or shape");
+    require(c, up.address % 4 == 0 && (up.address % 16 == 0) == (w.address % 16 == 0),
+            "the up weight's alignment differs from the gate weight's");
+    aux_addr = up.address;
+  }
+  if (ops.whole_rows) {
+    const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 2);
+    const std::uint32_t n_rot = param_u32(c, ir::param_key::n_rot);
+    require(c, hd % 2 == 0 && hd < 65536 && n_rot % 2 == 0 && n_rot <= hd && n_w % hd == 0,
+            "head_dim must be even and divide the projection; n_rot even and at most head_dim");
+    require(c, ops.fuse == 5 || n_rot > 0, "RMSNORM_GEMV_ROPE needs n_rot > 0");
+    const std::uint32_t rs = opt_u32(c, ir::param_key::rope_style, 0);
+    require(c, rs <= 1, "rope_style must be 0 (NeoX) or 1 (interleaved)");
+    if (n_rot > 0) {
+      const double theta = c.task.params.get_real(ir::param_key::theta, 0.0);
+      require(c, theta > 0.0, "theta must be positive");
+      log2_theta = static_cast<float>(std::log2(theta));
+      auto pos = input(c, static_cast<std::size_t>(ops.pos));
+      require_dtype(c, pos, {ir::dtype::i32}, "positions");
+      require(c, pos.numel() == R, "positions must have one entry per row of x");
+      aux_addr = pos.address;
+    }
+    rope = hd | (n_rot << 16);
+    style = rs | (static_cast<std::uint32_t>(y.dtype()) << 8);
+    if (ops.fuse == 5) {
+      require(c, c.task.inputs[3] == c.task.outputs[0], "must write the cache buffer it reads (input 3)");
+      const std::int64_t slots = y.numel() / n_w;
+      kv_pos = param_u32(c, ir::param_key::pos);
+      require(c, kv_pos + R <= slots,
+              "pos + T = " + std::to_string(kv_pos + R) + " exceeds the cache's " + std::to_string(slots) + " slots");
+      require(c, y.dtype() == ir::dtype::f32 || y.address % 4 == 0, "cache address is not 4-byte aligned");
+    }
+  }
 
   const bool quant = ir::is_block_quantized(w.dtype());
   std::uint32_t rows = u32(c, R, "rows");
@@ -102,9 +192,9 @@ kernel_launch plan_gemv(const task_context& c) {
 
   std::uint64_t bias_addr = 0;
   std::uint32_t bias_dtype = 0;
-  const bool has_bias = c.task.inputs.size() > 2;
+  const bool has_bias = ops.bias >= 0;
   if (has_bias) {
-    auto b = input(c, 2);
+    auto b = input(c, static_cast<std::size_t>(ops.bias));
     require_dtype(c, b, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "bias");
     require(c, b.numel() >= std::int64_t{n_off} + n_tile, "bias is shorter than n_off + N_tile");
     bias_addr = b.address;
@@ -112,21 +202,37 @@ kernel_launch plan_gemv(const task_context& c) {
   }
 
   require(c, w.address % 4 == 0, "weight address is not 4-byte aligned");
-  const bool vec = K % 8 == 0 && x.address % 16 == 0 && (quant || w.address % 16 == 0);
+  const bool vec = K % 8 == 0 && x.address % 16 == 0 && (quant || w.address % 16 == 0) &&
+                   (ops.fuse != 3 || quant || aux_addr % 16 == 0);
   // Every workgroup reads the whole x row(s) (from cache) once, so more output columns per workgroup
   // keep x's traffic below the weight's when the weight is small per row (quantized decode).
   const std::uint32_t rb = rows == 1 ? 1 : (rows <= 4 ? 4 : 8);
-  const std::uint32_t nr = rb == 8 ? 2 : (quant ? 8 : (w.dtype() == ir::dtype::f32 ? 2 : 4));
+  std::uint32_t nr = rb == 8 ? 2 : (quant ? 8 : (w.dtype() == ir::dtype::f32 ? 2 : 4));
   const std::uint32_t wg = workgroup_size(c.device, 64);
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
   kernel_launch l;
-  // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp).
+  // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp); the fused ops have no GEMM form.
   const gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
                      u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
-  if (plan_gemm_tiled(c, ga, l)) return l;
+  if (!fused && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
+  // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
+  const auto even = [&](std::uint32_t n) { return fused && ops.fuse >= 3 ? std::max<std::uint32_t>(2, n) : n; };
+  // Output columns a workgroup covers: NR, or NR/2 pairs (SWIGLU columns, RoPE pairs).
+  const auto groups_for = [&](std::uint32_t n) -> std::uint64_t {
+    const std::uint32_t per = ops.fuse >= 3 ? n / 2 : n;
+    const std::uint64_t cols = ops.fuse >= 4 ? n_tile / 2 : n_tile;
+    return (cols + per - 1) / per;
+  };
+  // The block every GEMV / GEMM module shares, then gemv.comp's fused operands.
+  const auto push = [&] {
+    return matmul_fields(c, ga)
+        .addr(nw_addr).addr(aux_addr)
+        .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
+        .take();
+  };
   bool unit_loads = vec;
   for (const auto& f : chunk_formats) {
     if (f.dtype != w.dtype()) continue;
@@ -134,11 +240,12 @@ kernel_launch plan_gemv(const task_context& c) {
     // one-element-at-a-time path runs instead.
     unit_loads = false;
     if (x.address % 16 != 0 || (f.w_aligned16 && (w.address % 16 != 0 || w_row_bytes % 16 != 0))) break;
+    if (ops.fuse == 3 && f.w_aligned16 && aux_addr % 16 != 0) break;
     // One invocation per chunk of a block (coalesced 16-byte runs); NR weight rows per workgroup share
     // each x load; RB = up to 4 x rows share each weight load. The workgroup is no wider than a row has
     // chunks (short rows would leave invocations idle), and at least 32 wide.
     const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
-    const std::uint32_t nr_c = nr_knob ? nr_knob : 4;
+    const std::uint32_t nr_c = even(nr_knob ? nr_knob : 4);
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
@@ -146,17 +253,18 @@ kernel_launch plan_gemv(const task_context& c) {
     // than each invocation loading its chunk's x (benchmarks/results/2026-11-21-h100-gemv).
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
-    l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u};
-    l.groups = grid((n_tile + nr_c - 1) / nr_c, (rows + rb_c - 1) / rb_c);
-    l.push_constants = matmul_push(c, ga);
+    l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
+    l.push_constants = push();
     return l;
   }
-  const std::uint32_t nr_g = nr_knob && rb == 1 ? nr_knob : nr;
-  l.spec_constants = {wg_knob && rb == 1 ? workgroup_size(c.device, wg_knob) : wg, nr_g, rb, unit_loads ? 1u : 0u};
+  const std::uint32_t nr_g = even(nr_knob && rb == 1 ? nr_knob : nr);
+  l.spec_constants = {wg_knob && rb == 1 ? workgroup_size(c.device, wg_knob) : wg, nr_g, rb, unit_loads ? 1u : 0u, 0u,
+                      ops.fuse};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
-  l.groups = grid((n_tile + nr_g - 1) / nr_g, static_cast<std::uint32_t>(row_groups));
-  l.push_constants = matmul_push(c, ga);
+  l.groups = grid(groups_for(nr_g), static_cast<std::uint32_t>(row_groups));
+  l.push_constants = push();
   return l;
 }
 

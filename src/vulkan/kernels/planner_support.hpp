@@ -131,6 +131,7 @@ struct gemm_args {
 };
 /// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
 push_block matmul_push(const task_context& c, const gemm_args& a);
+push_builder matmul_fields(const task_context& c, const gemm_args& a);  // matmul_push's fields, to extend
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
 kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD
@@ -138,6 +139,7 @@ kernel_launch plan_norm(const task_context&);  // RMSNORM LAYERNORM
 kernel_launch plan_softmax(const task_context&);
 kernel_launch plan_argmax(const task_context&);
 kernel_launch plan_rope(const task_context&);
+kernel_launch plan_norm_rope(const task_context&);  // RMSNORM_ROPE RMSNORM_ROPE_KV
 kernel_launch plan_embed(const task_context&);
 kernel_launch plan_dequant(const task_context&);
 kernel_launch plan_kv_append(const task_context&);

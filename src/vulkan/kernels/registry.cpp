@@ -41,6 +41,13 @@ constexpr kernel_row kernel_rows[] = {
     {opcode::kv_append, plan_kv_append, {}},
     {opcode::sample_argmax, plan_argmax, {}},
     {opcode::attention_combine, plan_attention_combine, {}},
+    {opcode::rmsnorm_gemv, plan_gemv, {}},
+    {opcode::gemv_add, plan_gemv, {}},
+    {opcode::rmsnorm_swiglu, plan_gemv, {}},
+    {opcode::rmsnorm_gemv_rope, plan_gemv, {}},
+    {opcode::rmsnorm_gemv_kv, plan_gemv, {}},
+    {opcode::rmsnorm_rope, plan_norm_rope, {}},
+    {opcode::rmsnorm_rope_kv, plan_norm_rope, {}},
 };
 
 constexpr auto kernel_table = ir::by_opcode<kernel_rows>();

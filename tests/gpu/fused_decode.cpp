@@ -1,0 +1,120 @@
+// Fused and plain decode on the Vulkan VM: the same tiny models (Qwen2 with biases, Qwen3 with per-head
+// q/k norms, llama with interleaved RoPE; F16, Q8_0 and Q4_K weights) stepped
+// greedily, each token fed back, through the fused decode step (the default schedule) and the plain one
+// (a schedule without fusion_grouping): the same tokens, logits within float rounding. The fused kernels'
+// own conformance against the reference VM is in conformance.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "octo/detail/element_convert.hpp"
+#include "octo/detail/quant_blocks.hpp"
+#include "octo/models/decoder.hpp"
+#include "octo/vm/vulkan_vm.hpp"
+#include "gpu_support.hpp"
+
+namespace {
+
+using octo::models::model_config;
+
+/// Random bytes for every weight of `p` (norm weights near 1), the same for the same seed and name.
+void load_weights(octo::vm::vulkan_vm& vm, const octo::ir::program& p, std::uint64_t seed) {
+  for (const auto& b : p.buffers) {
+    if (b.kind != octo::ir::buffer_kind::weight) continue;
+    std::mt19937_64 rng(seed ^ std::hash<std::string>{}(b.name.str()));
+    const bool norm = b.name.view().find("norm") != std::string_view::npos;
+    const double scale = b.shape.size() == 2 ? 1.5 / std::sqrt(double(b.shape.back())) : 0.3;
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> v(static_cast<std::size_t>(b.numel()));
+    for (auto& x : v) x = norm ? 1.0f + 0.2f * u(rng) : static_cast<float>(scale) * u(rng);
+    std::vector<std::byte> bytes(static_cast<std::size_t>(b.nbytes()));
+    if (octo::ir::is_block_quantized(b.dtype)) {
+      const std::int64_t row = b.shape.back();
+      for (std::int64_t r = 0; r < b.numel() / row; ++r)
+        octo::detail::quantize_row(b.dtype, v.data() + r * row,
+                                   reinterpret_cast<std::uint8_t*>(bytes.data()) + octo::ir::nbytes(b.dtype, r * row), row);
+    } else {
+      octo::detail::from_f32(b.dtype, v, bytes);
+    }
+    vm.write_bytes(b.name.view(), bytes);
+  }
+}
+
+void write_int(octo::vm::vulkan_vm& vm, std::string_view name, std::int32_t v) {
+  std::vector<std::byte> b(4);
+  std::memcpy(b.data(), &v, 4);
+  vm.write_bytes(name, b);
+}
+
+std::int32_t read_token(octo::vm::vulkan_vm& vm) {
+  const auto b = vm.read_bytes("next_token");
+  std::int32_t t = 0;
+  std::memcpy(&t, b.data(), 4);
+  return t;
+}
+
+void compare(const model_config& c) {
+  CAPTURE(c.name);
+  const octo::ir::schedule_config plain_sc;
+  const auto fused_p = octo::models::decoder_step(c, {.argmax = true});
+  const auto plain_p = octo::models::decoder_step(c, {.argmax = true, .schedule = &plain_sc});
+  REQUIRE(fused_p.tasks.size() < plain_p.tasks.size());
+  auto opts = octo_test::small_options();
+  opts.precision = octo::vm::matmul_precision::accurate;
+  octo::vm::vulkan_vm fused(opts), plain(opts);
+  fused.load(fused_p);
+  plain.load(plain_p);
+  load_weights(fused, fused_p, 7);
+  load_weights(plain, plain_p, 7);
+  std::int32_t token = 3;
+  for (std::uint32_t pos = 0; pos < 8; ++pos) {
+    CAPTURE(pos);
+    for (auto* vm : {&fused, &plain}) {
+      write_int(*vm, "tokens", token);
+      write_int(*vm, "pos", static_cast<std::int32_t>(pos));
+      vm->set_position(pos);
+      vm->execute();
+    }
+    const auto lf = fused.read_f32("logits"), lp = plain.read_f32("logits");
+    REQUIRE(lf.size() == lp.size());
+    double scale = 1e-6, err = 0.0;
+    for (std::size_t i = 0; i < lf.size(); ++i) {
+      scale = std::max(scale, std::abs(double(lp[i])));
+      err = std::max(err, std::abs(double(lf[i]) - double(lp[i])));
+    }
+    CHECK(err / scale < 1e-3);
+    const std::int32_t tf = read_token(fused), tp = read_token(plain);
+    // The same token, unless the plain logits' top two are within rounding of each other.
+    std::vector<float> sorted(lp);
+    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+    if (sorted[0] - sorted[1] > 1e-3f * static_cast<float>(scale)) CHECK(tf == tp);
+    token = tf;
+  }
+  octo_test::check_clean(fused);
+}
+
+}  // namespace
+
+TEST_CASE("fused and plain decode steps give the same tokens on the GPU (Qwen2, Qwen3, llama; F16/Q8_0/Q4_K)") {
+  model_config qwen2{.name = "tiny-qwen2-q8", .architecture = octo::models::arch::qwen2, .vocab = 64, .hidden = 96,
+                     .layers = 2, .heads = 3, .kv_heads = 1, .head_dim = 32, .ffn = 160, .rope_theta = 1000000.0,
+                     .rms_eps = 1e-6, .tied_embeddings = true, .qkv_bias = true, .qk_norm = false,
+                     .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q8_0};
+  compare(qwen2);
+  model_config qwen3{.name = "tiny-qwen3-q4k", .architecture = octo::models::arch::qwen3, .vocab = 48, .hidden = 256,
+                     .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 64, .ffn = 512, .rope_theta = 1000000.0,
+                     .rms_eps = 1e-6, .tied_embeddings = false, .qkv_bias = false, .qk_norm = true,
+                     .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q4_k};
+  compare(qwen3);
+  model_config llama{.name = "tiny-llama-f16", .architecture = octo::models::arch::llama, .vocab = 40, .hidden = 64,
+                     .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 96, .rope_theta = 10000.0,
+                     .rms_eps = 1e-5, .tied_embeddings = false, .qkv_bias = false, .qk_norm = false,
+                     .rope = octo::rope_style::interleaved, .max_ctx = 16, .weight_dtype = octo::ir::dtype::f16};
+  compare(llama);
+}
