@@ -310,7 +310,10 @@ void reference_vm::run(const run_options& options) {
 /// (SAMPLE_ARGMAX's I32 ids; KV_APPEND, which encodes its rows into the stored bytes in place).
 struct reference_vm::task_io {
   task_io(reference_vm& vm_, const ir::task& t_) : vm(vm_), t(t_), P(t_.params), scratch(t_.inputs.size()) {
-    if (t.outputs.empty() || t.op == ir::opcode::kv_append) return;
+    // Cache writers encode into the stored bytes themselves (out_bytes): an F16 or Q8_0 cache has no f32 view.
+    if (t.outputs.empty() || t.op == ir::opcode::kv_append || t.op == ir::opcode::rmsnorm_gemv_kv ||
+        t.op == ir::opcode::rmsnorm_rope_kv)
+      return;
     std::vector<float> out_scratch;
     auto v = vm.view_f32(t.outputs[0], out_scratch);
     out.assign(v.begin(), v.end());
@@ -500,8 +503,8 @@ constexpr reference_row reference_rows[] = {
        const auto r = fused_rope_of(io);
        const bool rotates = r.n_rot > 0;
        const auto positions = rotates ? io.in_i32(4) : std::vector<std::int32_t>{};
-       semantics::rmsnorm_gemv_kv(io.in(0), io.in(1), io.in(2), io.in(rotates ? 5 : 4), positions, io.out,
-                                  fused_cache_row(io, 3), io.P.get(param_key::hidden), fused_eps(io),
+       semantics::rmsnorm_gemv_kv(io.in(0), io.in(1), io.in(2), io.in(rotates ? 5 : 4), positions, io.out_bytes(),
+                                  io.out_buf().dtype, fused_cache_row(io, 3), io.P.get(param_key::hidden), fused_eps(io),
                                   io.P.get(param_key::K), r, io.P.get(param_key::pos));
      }},
     {ir::opcode::rmsnorm_rope,
@@ -511,7 +514,8 @@ constexpr reference_row reference_rows[] = {
      }},
     {ir::opcode::rmsnorm_rope_kv,
      [](task_io& io) {  // [x, norm_w, cache, pos]
-       semantics::rmsnorm_rope_kv(io.in(0), io.in(1), io.in_i32(3), io.out, fused_cache_row(io, 2),
+       semantics::rmsnorm_rope_kv(io.in(0), io.in(1), io.in_i32(3), io.out_bytes(), io.out_buf().dtype,
+                                  fused_cache_row(io, 2),
                                   io.P.get(param_key::hidden), fused_eps(io), fused_rope_of(io), io.P.get(param_key::pos));
      }},
 };

@@ -4,6 +4,7 @@
 // unfused one, and conformance checks every fused kernel against that composition.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -95,13 +96,14 @@ inline void rmsnorm_gemv_rope(std::span<const float> x, std::span<const float> n
   for (std::size_t i = 0; i < v.size(); ++i) y[i] = v[i];
 }
 
-/// RMSNORM_GEMV_KV: cache[pos + t] = the rows of rmsnorm_gemv_rope_rows (KV_APPEND of them).
+/// RMSNORM_GEMV_KV: cache[pos + t] = the rows of rmsnorm_gemv_rope_rows (KV_APPEND of them, encoded in the
+/// cache's dtype).
 inline void rmsnorm_gemv_kv(std::span<const float> x, std::span<const float> norm_w, std::span<const float> w,
                             std::span<const float> bias, std::span<const std::int32_t> positions,
-                            std::span<float> cache, std::int64_t cache_row, std::int64_t hidden, float eps,
-                            std::int64_t K, const fused_rope& r, std::int64_t pos) {
+                            std::span<std::byte> cache, ir::dtype cache_dtype, std::int64_t cache_row,
+                            std::int64_t hidden, float eps, std::int64_t K, const fused_rope& r, std::int64_t pos) {
   const auto v = rmsnorm_gemv_rope_rows(x, norm_w, w, bias, positions, hidden, eps, K, r);
-  kv_append(v, cache, cache_row, pos);
+  kv_append(v, cache, cache_dtype, cache_row, pos);
 }
 
 /// RMSNORM_ROPE: y = ROPE(RMSNORM(x, norm_w) over rows of `hidden` (a head), pos).
@@ -113,11 +115,12 @@ inline void rmsnorm_rope(std::span<const float> x, std::span<const float> norm_w
 
 /// RMSNORM_ROPE_KV: cache[pos + t] = row t of RMSNORM_ROPE(x, norm_w, positions).
 inline void rmsnorm_rope_kv(std::span<const float> x, std::span<const float> norm_w,
-                            std::span<const std::int32_t> positions, std::span<float> cache, std::int64_t cache_row,
-                            std::int64_t hidden, float eps, const fused_rope& r, std::int64_t pos) {
+                            std::span<const std::int32_t> positions, std::span<std::byte> cache,
+                            ir::dtype cache_dtype, std::int64_t cache_row, std::int64_t hidden, float eps,
+                            const fused_rope& r, std::int64_t pos) {
   std::vector<float> v(x.size());
   rmsnorm_rope(x, norm_w, positions, v, hidden, eps, r);
-  kv_append(v, cache, cache_row, pos);
+  kv_append(v, cache, cache_dtype, cache_row, pos);
 }
 
 }  // namespace octo::semantics
