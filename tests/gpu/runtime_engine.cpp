@@ -26,6 +26,10 @@ runtime::engine_options opts(runtime::backend vm, std::int64_t ctx, std::int64_t
   o.vm = vm;
   o.ctx = ctx;
   o.prefill_chunk = chunk;
+  // An F32 KV cache: these tests compare paths (chunked prefill, token steps, the reference VM) at 1e-4,
+  // and an F16 cache's rounding of slightly different K/V values (a prefill GEMM beside the fused decode
+  // GEMV) moves logits by ~2e-4; the F16 cache's own contract is gpu_runtime_kv_types'.
+  o.kv_type = ir::dtype::f32;
   o.vulkan.pipeline_cache_dir.push_back('-');  // no disk cache (push_back: g++ 12 -O3 false -Wstringop-overflow on = "-")
   return o;
 }
