@@ -359,11 +359,11 @@ const uint CPB = 1u;
 const uint CPB = 8u;
 #endif
 void gemv_chunk(uint c) {
-  u32_buf wb = u32_buf(pc.w);
   uint e0 = c * 32u;
   uvec4 q[NR];
   float dl[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));  // the fused SwiGLU GEMV reads gate and up rows from two tensors
 #if GEMV_BLOCK == 20
     uint bs = wrow[n] + c * 18u;
     dl[n] = f16_to_f32(load_u16(wb, bs));

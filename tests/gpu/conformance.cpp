@@ -1007,6 +1007,8 @@ TEST_CASE("conformance: per-token values come from globals (one recording serves
 }
 
 TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, arrival counters, cache types)") {
+  ::setenv("OCTO_ATTENTION", "flash", 1);  // the flash-decoding kernel is opt-in (kernels/attention.cpp)
+  struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION"); } } unset_attention;
   // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
   // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
   // merge that left its arrival counter set would corrupt the next step. Caches start with random

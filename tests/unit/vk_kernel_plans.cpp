@@ -141,7 +141,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS",
-                        "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS"})
+                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS"})
     ::unsetenv(v);
 }
 
@@ -301,6 +301,10 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   plans p;
   for (const auto& prog : task_variants())
     for (bool subgroups : {true, false}) p.plan(prog, device(subgroups));
+  // Decode attention's flash-decoding kernel is opt-in (OCTO_ATTENTION=flash): the same tasks again with it.
+  ::setenv("OCTO_ATTENTION", "flash", 1);
+  for (const auto& prog : task_variants()) p.plan(prog, device(true));
+  ::unsetenv("OCTO_ATTENTION");
   // The tiled GEMMs: each kernel forced in turn, and the `fast` default (cooperative matrices, f16 factors).
   for (const char* kernel : {"old", "reg", "coop", "coopf"}) {
     ::setenv("OCTO_GEMM_KERNEL", kernel, 1);

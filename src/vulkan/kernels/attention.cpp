@@ -57,7 +57,12 @@ kernel_launch plan_attention(const task_context& c) {
   // subgroups per workgroup.
   const std::uint32_t group = nh / nkv;
   const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
-  if (sg && partial == 0 && T == 1 && group <= 16 && std::has_single_bit(lanes_sg) && lanes_sg <= 128) {
+  // Opt-in (OCTO_ATTENTION=flash) until it is fast: on the H100 it measured 46 us a layer at a 1k context
+  // (0.5B shape, bench_attention), slower than the split-key kernel below, which decode keeps by default
+  // (benchmarks/results/2026-11-25-h100-final, docs/measurements.md).
+  const char* choice = std::getenv("OCTO_ATTENTION");
+  const bool flash = choice && std::string_view(choice) == "flash";
+  if (flash && sg && partial == 0 && T == 1 && group <= 16 && std::has_single_bit(lanes_sg) && lanes_sg <= 128) {
     constexpr std::uint32_t kDecodeWorkgroups = 128, kMinChunk = 64;
     std::uint32_t max_chunks = std::clamp<std::uint32_t>(kDecodeWorkgroups / nkv, 1, 64), subgroups = 8;
     if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)
