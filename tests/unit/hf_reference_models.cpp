@@ -41,6 +41,9 @@ void check_model(const std::string& kind, ir::dtype type, const std::string& key
   runtime::engine_options eo;
   eo.vm = runtime::backend::reference;
   eo.ctx = 64;
+  // An F32 KV cache: this test's subject is the weight formats against transformers (1e-4 for F32
+  // weights); the F16 default cache's own contract is gpu_runtime_kv_types' (docs/precision.md).
+  eo.kv_type = ir::dtype::f32;
   runtime::engine e(out, eo);
   fs::remove(out);
   CHECK(e.model().architecture() == kind);
