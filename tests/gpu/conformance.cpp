@@ -305,7 +305,9 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   // gemv.comp's FUSE modes over every format's loop: the norm prologue, the residual epilogue and the
   // gate|up pairing, against the composition of the plain ops (include/octo/semantics/fused.hpp). Two tiles
   // leave columns 0, 1 and N-1 untouched (still poisoned).
-  for (int mode : {0, 1, 2}) {  // subgroup reduction, shared-memory reduction, x through shared tiles
+  // Subgroup and shared-memory reductions; the opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to
+  // the plain GEMV cases: every mode here compiles a pipeline per format cold on lavapipe (CI's long pole).
+  for (int mode : {0, 1}) {
     if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
     if (mode == 2) ::setenv("OCTO_GEMV_XS", "1", 1);
     CAPTURE(mode);
