@@ -79,10 +79,14 @@ case "$mode" in
     ;;
   test)
     machine_facts
-    build build/release -DCMAKE_BUILD_TYPE=Release
+    # One driver shader cache for both builds' GPU tests (tests/gpu/CMakeLists.txt): lavapipe compiles
+    # each pipeline once, not once per run.
+    shader_cache="$PWD/build/test-shader-cache"
+    build build/release -DCMAKE_BUILD_TYPE=Release -DOCTO_TEST_SHADER_CACHE="$shader_cache"
     (cd build/release && ctest --output-on-failure -j "$jobs")
     echo "octo: the suite again under AddressSanitizer + UBSan" >&2
-    build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF
+    build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF \
+      -DOCTO_TEST_SHADER_CACHE="$shader_cache"
     (cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs")
     ;;
   *) usage ;;

@@ -9,9 +9,11 @@
 //
 // FUSE (spec constant 5) selects a fused decode op (docs/opcodes.md "Fused ops") as a prologue and an
 // epilogue around the same loops, so every weight format gets every fusion:
-//   RMSNORM prologue (RMSNORM_GEMV, RMSNORM_SWIGLU, the RoPE ones): each workgroup computes its rows'
-//     inverse RMS itself (one pass over x, from L2) and multiplies x by the norm weight as it loads it;
-//     the dot products are linear in x, so the inverse RMS scales the finished sums.
+//   RMSNORM (RMSNORM_GEMV, RMSNORM_SWIGLU, the RoPE ones): x is multiplied by the norm weight as it is
+//     loaded; the dot products are linear in x, so the inverse RMS scales the finished sums. Each
+//     invocation sums the squares of its own strided part of x's rows (one pass, from L2) and those
+//     partial sums ride the final reduction beside the dot products: no barrier before the main loop
+//     (a barrier there also made lavapipe's coroutine lowering of the unrolled chunk loops take minutes).
 //   GEMV_ADD: y = r + W x, r at `aux`.
 //   RMSNORM_SWIGLU: the workgroup's NR weight rows are NR/2 gate rows (W) and the same NR/2 up rows
 //     (`aux`), so silu(gate) * up is one invocation's epilogue.
@@ -73,7 +75,9 @@ uint slot_col(uint g, uint c) {
   return pc.n_off + min(g * GC + (PAIRS ? c % GC : c), pc.n_tile - 1u);
 }
 
-shared float red[NR * RB * gl_WorkGroupSize.x];
+// The dot products' partial sums, then (NORM) each row's partial sum of squares.
+const uint NSUM = NR * RB + (NORM ? RB : 0u);
+shared float red[NSUM * gl_WorkGroupSize.x];
 
 float acc[NR * RB];
 #ifdef GEMV_BLOCK
@@ -93,7 +97,7 @@ uint xk0 = 0u;  // first element of the current tile
 #include "common/gemv_chunks.glsl"
 #endif
 
-float inv_rms[RB];
+float ssq[RB];  // NORM: this invocation's part of each row's sum of squares
 
 void main() {
   const uint WG = gl_WorkGroupSize.x;
@@ -107,7 +111,7 @@ void main() {
 
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
   if (NORM) {
-    // The RMSNORM prologue: x's rows' inverse RMS, as RMSNORM computes it (hidden == K).
+    // This invocation's part of the rows' sums of squares (RMSNORM's, hidden == K), reduced below.
     [[unroll]] for (uint r = 0u; r < RB; ++r) {
       uint x0 = (pc.row0 + rb + min(r, nrows - 1u)) * pc.K;
       float ss = 0.0;
@@ -115,7 +119,7 @@ void main() {
         float v = f32_buf(pc.x).d[x0 + k];
         ss += v * v;
       }
-      inv_rms[r] = 1.0 / sqrt(wg_sum(ss) / float(pc.K) + pc.eps);
+      ssq[r] = ss;
     }
   }
 
@@ -182,14 +186,14 @@ void main() {
   }
 
 #ifdef OCTO_SUBGROUP
-  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) {
-    float s = subgroupAdd(acc[i]);
+  [[unroll]] for (uint i = 0u; i < NSUM; ++i) {
+    float s = subgroupAdd(i < NR * RB ? acc[i] : ssq[i - NR * RB]);
     if (subgroupElect()) red[i * WG + gl_SubgroupID] = s;
   }
   barrier();
   uint parts = gl_NumSubgroups;
 #else
-  [[unroll]] for (uint i = 0u; i < NR * RB; ++i) red[i * WG + tid] = acc[i];
+  [[unroll]] for (uint i = 0u; i < NSUM; ++i) red[i * WG + tid] = i < NR * RB ? acc[i] : ssq[i - NR * RB];
   barrier();
   uint parts = WG;
 #endif
@@ -205,8 +209,11 @@ void main() {
   if (PAIRS && mate < NR)
     for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + p];
   if (NORM) {
-    s *= inv_rms[r];
-    t *= inv_rms[r];
+    float ss = 0.0;
+    for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + p];
+    float inv_rms = 1.0 / sqrt(ss / float(pc.K) + pc.eps);
+    s *= inv_rms;
+    t *= inv_rms;
   }
   if (FUSE == FUSE_SWIGLU) {
     uint n = grp * GC + c;
