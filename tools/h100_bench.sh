@@ -91,7 +91,9 @@ for step in "${steps[@]}"; do
       { date -u; uname -a; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
           --format=csv 2>&1; "$bin/octo_devices" --boot 2>&1; } > "$OUT/env.txt" ;;
     conformance)
-      run_step conformance 240 "$OUT/conformance.txt" "$bin/gpu_conformance" ;;
+      for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused; do  # the three parts of the cases
+        run_step conformance 240 "$OUT/$t.txt" "$bin/$t"
+      done ;;
     dispatch)
       if [ "$quick" = 1 ]; then run_step dispatch 60 "$OUT/dispatch.jsonl" "$bin/bench_vm_dispatch" --tasks 16,64 --passes 5
       else run_step dispatch 90 "$OUT/dispatch.jsonl" "$bin/bench_vm_dispatch" --tasks 64,256,1024,4096 --passes 50; fi ;;

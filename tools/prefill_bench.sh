@@ -44,7 +44,9 @@ while [ $# -gt 0 ]; do
       step prefill_head 120 "$OUT/prefill_head.txt" "$bin/gpu_prefill_head" -d ;;
     conformance)  # every kernel at the accurate precision against the reference VM
       shift
-      step conformance "${CONFORMANCE_LIMIT:-120}" "$OUT/conformance.txt" "$bin/gpu_conformance" -d ;;
+      for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused; do
+        step conformance "${CONFORMANCE_LIMIT:-120}" "$OUT/$t.txt" "$bin/$t" -d
+      done ;;
     models)
       list=$2; shift 2
       for m in ${list//,/ }; do

@@ -1,0 +1,213 @@
+// Conformance of the fused decode ops (tests/gpu/conformance.cpp says how cases run): gemv.comp's FUSE
+// modes over every weight format against the composition of the plain ops, and the per-head norm + RoPE.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "conformance_support.hpp"
+
+TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), every weight dtype, tiles, odd K") {
+  // gemv.comp's FUSE modes over every format's loop: the norm (x scaled on load, the inverse RMS of the
+  // row's sum of squares reduced beside the dot products), the residual epilogue and the
+  // gate|up pairing, against the composition of the plain ops (include/octo/semantics/fused.hpp). Two tiles
+  // leave columns 0, 1 and N-1 untouched (still poisoned).
+  // Subgroup and shared-memory reductions; the opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to
+  // the plain GEMV cases: every mode here compiles a pipeline per format cold on lavapipe (CI's long pole).
+  for (int mode : {0, 1}) {
+    if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    CAPTURE(mode);
+    for (dtype wd : weight_dtypes) {
+      if (mode == 1 && !reduction_sample(wd)) continue;
+      const std::int64_t blk = octo::ir::layout(wd).block_elems;
+      const std::int64_t k_odd = blk == 256 ? 1280 : 1120;  // not a multiple of 256 for the 32-element formats
+      for (auto [K, R] : {std::pair<std::int64_t, std::int64_t>{k_odd, 1}, {512, 3}}) {
+        // Decode steps run these at one row; several rows a workgroup on one format per loop family.
+        if (R != 1 && !reduction_sample(wd)) continue;
+        for (opcode op : {opcode::rmsnorm_gemv, opcode::gemv_add, opcode::rmsnorm_swiglu}) {
+          for (bool bias : {false, true}) {
+            if (bias && op != opcode::rmsnorm_gemv) continue;
+            CAPTURE(octo::ir::name(wd));
+            CAPTURE(octo::ir::name(op));
+            CAPTURE(K);
+            CAPTURE(R);
+            CAPTURE(bias);
+            const std::int64_t N = 27;
+            case_builder c;
+            auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+            auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+            auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+            auto w2 = c.buf("w_up", buffer_kind::weight, wd, {N, K});
+            auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+            auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+            auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+            c.range[nw] = {0.5f, 1.5f};
+            std::vector<std::int32_t> in;
+            octo::ir::param_list base;
+            const double eps = 1e-5;
+            if (op == opcode::gemv_add) {
+              in = {x, w, r};
+              base = params({{param_key::K, double(K)}});
+            } else {
+              in = {x, nw, w};
+              if (op == opcode::rmsnorm_swiglu) in.push_back(w2);
+              if (bias) in.push_back(b);
+              base = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, eps}});
+            }
+            for (auto [n_tile, n_off] : {std::pair<std::int64_t, std::int64_t>{21, 2}, {3, 23}}) {
+              auto pl = base;
+              pl.set(param_key::N_tile, n_tile);
+              pl.set(param_key::n_off, n_off);
+              c.task(op, in, {y}, pl);
+            }
+            run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
+          }
+        }
+      }
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
+TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {
+  // The RoPE pairs of one rotation are summed in one workgroup; the KV form writes the rotated (n_rot = 0:
+  // plain) rows into an F32 or F16 cache at pos + globals.pos, leaving every other slot as it was.
+  struct shape {
+    std::int64_t heads, head_dim, n_rot;
+    int style;
+    bool bias;
+  };
+  for (bool fallback : {false, true}) {
+    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    CAPTURE(fallback);
+    for (dtype wd : weight_dtypes) {
+      if (fallback && !reduction_sample(wd)) continue;
+      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+      // 3 heads of 64 (rotate-half), 1 head of 32 rotating 16 dims (interleaved), 5 heads of 16 with bias
+      for (shape s : {shape{3, 64, 64, 0, false}, shape{1, 32, 16, 1, true}, shape{5, 16, 16, 0, true},
+                      shape{2, 16, 8, 0, false}}) {
+        for (dtype cache_dt : {dtype::f32, dtype::f16}) {
+          for (std::int64_t R : {1, 2}) {
+            if (R != 1 && !reduction_sample(wd)) continue;  // as above: decode runs one row
+            CAPTURE(octo::ir::name(wd));
+            CAPTURE(s.heads);
+            CAPTURE(s.head_dim);
+            CAPTURE(s.n_rot);
+            CAPTURE(s.style);
+            CAPTURE(s.bias);
+            CAPTURE(octo::ir::name(cache_dt));
+            CAPTURE(R);
+            const std::int64_t N = s.heads * s.head_dim, S = 6;
+            case_builder c;
+            auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+            auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+            auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+            auto wv = c.buf("w_v", buffer_kind::weight, wd, {N, K});
+            auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+            auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+            auto q = c.buf("q", buffer_kind::io_output, dtype::f32, {R, N});
+            auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+            auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+            c.range[nw] = {0.5f, 1.5f};
+            c.ints(pos, R == 1 ? std::vector<std::int32_t>{57} : std::vector<std::int32_t>{7, 8});
+            const auto rope_params = [&] {
+              return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
+                             {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                             {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
+            };
+            std::vector<std::int32_t> qin{x, nw, w, pos}, kin{x, nw, w, kc, pos}, vin{x, nw, wv, vc};
+            if (s.bias) {
+              qin.push_back(b);
+              kin.push_back(b);
+              vin.push_back(b);
+            }
+            c.task(opcode::rmsnorm_gemv_rope, qin, {q}, rope_params());
+            auto kp = rope_params();
+            kp.set(param_key::pos, 1);
+            c.task(opcode::rmsnorm_gemv_kv, kin, {kc}, kp);
+            auto vp = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
+                              {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
+            c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
+            // globals.pos = 2: rows go to cache slots 3 (and 4).
+            run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f16 ? 2e-3 : 2e-4}, R == 1 ? 2 : 1);
+          }
+        }
+      }
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
+TEST_CASE("conformance: fused GEMVs with K not a multiple of 8 (the scalar path of every FUSE mode)") {
+  for (dtype wd : {dtype::f32, dtype::f16, dtype::bf16}) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = 100, N = 12, R = 2;  // N: 2 heads of 6
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+    // a norm weight in the model's float dtype (a safetensors model's may be F16 / BF16)
+    auto nw = c.buf("norm_w", buffer_kind::weight, wd, {K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto w2 = c.buf("w_up", buffer_kind::weight, wd, {N, K});
+    auto b = c.buf("b", buffer_kind::weight, dtype::bf16, {N});
+    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+    auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+    auto y1 = c.buf("y_norm", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y2 = c.buf("y_add", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y3 = c.buf("y_swiglu", buffer_kind::io_output, dtype::f32, {R, N});
+    auto y4 = c.buf("y_rope", buffer_kind::io_output, dtype::f32, {R, N});
+    auto kc = c.buf("k_cache", buffer_kind::kv_cache, dtype::f16, {5, N});
+    c.range[nw] = {0.5f, 1.5f};
+    c.ints(pos, {2, 3});
+    const auto norm = [&] { return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5}}); };
+    auto tile = norm();
+    tile.set(param_key::N_tile, N).set(param_key::n_off, 0);
+    c.task(opcode::rmsnorm_gemv, {x, nw, w, b}, {y1}, tile);
+    c.task(opcode::gemv_add, {x, w, r}, {y2}, params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0}}));
+    c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y3}, tile);
+    auto rp = norm();
+    rp.set(param_key::head_dim, 6).set(param_key::n_rot, 4).set(param_key::rope_style, 1).set_real(param_key::theta, 10000.0);
+    c.task(opcode::rmsnorm_gemv_rope, {x, nw, w, pos, b}, {y4}, rp);
+    rp.set(param_key::pos, 1);
+    c.task(opcode::rmsnorm_gemv_kv, {x, nw, w, kc, pos}, {kc}, rp);
+    run_case(c, {2e-4, 2e-3});
+  }
+}
+
+TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, Qwen3's q and k)") {
+  struct shape {
+    std::int64_t heads, head_dim, n_rot;
+    int style;
+  };
+  for (shape s : {shape{3, 128, 128, 0}, shape{5, 64, 32, 1}, shape{1, 16, 16, 0}, shape{7, 32, 16, 0}}) {
+    for (dtype cache_dt : {dtype::f32, dtype::f16, dtype::bf16}) {
+      for (std::int64_t T : {1, 3}) {
+        CAPTURE(s.heads);
+        CAPTURE(s.head_dim);
+        CAPTURE(s.n_rot);
+        CAPTURE(s.style);
+        CAPTURE(octo::ir::name(cache_dt));
+        CAPTURE(T);
+        const std::int64_t N = s.heads * s.head_dim, S = 8;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, N});
+        auto nw = c.buf("norm_w", buffer_kind::weight, cache_dt, {s.head_dim});  // F32 / F16 / BF16 norm weights
+        auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, N});
+        auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+        c.range[nw] = {0.5f, 1.5f};
+        c.ints(pos, T == 1 ? std::vector<std::int32_t>{41} : std::vector<std::int32_t>{3, 4, 5});
+        auto p = params({{param_key::hidden, double(s.head_dim)}, {param_key::eps, 1e-6},
+                         {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                         {param_key::theta, 10000.0}, {param_key::rope_style, double(s.style)}});
+        c.task(opcode::rmsnorm_rope, {x, nw, pos}, {y}, p);
+        p.set(param_key::pos, 2);
+        c.task(opcode::rmsnorm_rope_kv, {x, nw, kc, pos}, {kc}, p);
+        // globals.pos = 1: rows go to cache slots 3.. (T = 3: 3, 4, 5)
+        run_case(c, {1e-4, cache_dt == dtype::f32 ? 1e-4 : 1e-2}, 1);
+      }
+    }
+  }
+}
