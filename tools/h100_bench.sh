@@ -92,7 +92,7 @@ for step in "${steps[@]}"; do
           --format=csv 2>&1; "$bin/octo_devices" --boot 2>&1; } > "$OUT/env.txt" ;;
     conformance)
       for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused; do  # the three parts of the cases
-        run_step conformance 240 "$OUT/$t.txt" "$bin/$t"
+        run_step "$t" 240 "$OUT/$t.txt" "$bin/$t"
       done ;;
     dispatch)
       if [ "$quick" = 1 ]; then run_step dispatch 60 "$OUT/dispatch.jsonl" "$bin/bench_vm_dispatch" --tasks 16,64 --passes 5

@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
     conformance)  # every kernel at the accurate precision against the reference VM
       shift
       for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused; do
-        step conformance "${CONFORMANCE_LIMIT:-120}" "$OUT/$t.txt" "$bin/$t" -d
+        step "$t" "${CONFORMANCE_LIMIT:-120}" "$OUT/$t.txt" "$bin/$t" -d
       done ;;
     models)
       list=$2; shift 2

@@ -15,8 +15,9 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   // row's sum of squares reduced beside the dot products), the residual epilogue and the
   // gate|up pairing, against the composition of the plain ops (include/octo/semantics/fused.hpp). Two tiles
   // leave columns 0, 1 and N-1 untouched (still poisoned).
-  // Subgroup and shared-memory reductions; the opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to
-  // the plain GEMV cases: every mode here compiles a pipeline per format cold on lavapipe (CI's long pole).
+  // Subgroup reductions on every format, the shared-memory one and three rows on reduction_sample()'s; the
+  // opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to the plain GEMV cases: every (format, mode,
+  // rows) compiles a pipeline cold on lavapipe (CI's long pole).
   for (int mode : {0, 1}) {
     if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
     CAPTURE(mode);
