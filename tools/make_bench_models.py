@@ -7,7 +7,7 @@ be imported (else the same keys by hand), weights N(0, 0.02) in float16 (norms 1
 on the GPU by torch when present, else by numpy, else by plain Python (a tiled pattern), streamed
 tensor by tensor into the shards so a 7B model never sits whole in host memory (one tensor at a time).
 
-  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]   (SHAPE: 0.5b, 1.5b, 7b, tiny)
+  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]   (SHAPE: 0.5b, 1.5b, 7b, 14b, tiny)
 """
 import argparse
 import json
@@ -21,6 +21,7 @@ SHAPES = {
     "0.5b": (896, 24, 14, 2, 4864, 151936, True),
     "1.5b": (1536, 28, 12, 2, 8960, 151936, True),
     "7b": (3584, 28, 28, 4, 18944, 152064, False),
+    "14b": (5120, 48, 40, 8, 13824, 152064, False),  # for the multi-GPU pipeline (tools/multi_gpu_bench.sh)
     "tiny": (256, 2, 4, 2, 512, 151936, True),  # a smoke test on lavapipe (rows of 256: k-quants apply)
 }
 TOKENIZER_FILES = ["vocab.json", "merges.txt", "tokenizer_config.json", "added_tokens.json",

@@ -54,7 +54,7 @@ python=$(command -v python3 || command -v python) || { echo "make_bench_models.s
 mkdir -p "$scratch" "$(dirname "$out")" "$(dirname "$convert_log")"
 
 # Float16 checkpoint GB per shape, and the free GB a shape needs (checkpoint + F16 GGUF + 5%).
-declare -A hf_gb=([tiny]=0.1 [0.5b]=1.0 [1.5b]=3.1 [7b]=15.3)
+declare -A hf_gb=([tiny]=0.1 [0.5b]=1.0 [1.5b]=3.1 [7b]=15.3 [14b]=29.5)
 free_gb() { df -Pk "$1" | awk 'NR==2 { printf "%.1f", $4 / 1e6 }'; }
 
 # run_measured LOG_LABEL CMD...: runs CMD (stdout/stderr through), appends {label, seconds, peak RSS}

@@ -203,8 +203,8 @@ residency_plan plan_residency(const residency_inputs& in) {
 std::string residency_plan::describe() const {
   std::string s;
   s += "residency plan: " + std::to_string(resident_layers) + " of " + std::to_string(resident.size()) +
-       " layers resident, " + std::to_string(streamed_layers) + " streamed; " + format_bytes(total_bytes) + " of " +
-       format_bytes(budget_bytes) + " budget\n";
+       " layers resident, " + std::to_string(streamed_layers) + " streamed; " + format_bytes(total_bytes) +
+       (budget_bytes > 0 ? " of " + format_bytes(budget_bytes) + " budget\n" : " (no memory budget given)\n");
   s += "  fixed (embedding, head, KV cache, activations): " + format_bytes(fixed_bytes) + "\n";
   s += "  resident layers: " + ranges(resident, true) + " (" + format_bytes(resident_bytes) + ")\n";
   if (streamed_layers > 0) {
