@@ -1,23 +1,30 @@
 #version 450
-// ATTENTION_TILE for one decode row (T = 1, partial = 0) as flash-decoding in one dispatch: one
-// workgroup per (KV head, chunk of keys) serves every query head of its GQA group, so each K and V row
-// is read once per step. Same semantics as attention.comp: keys j in [kv_start, kv_start + kv_len +
-// globals.pos), with causal also j <= q_pos + globals.pos, never past the cache's slots.
+// ATTENTION_TILE for one decode row (T = 1, partial = 0) over a 16-bit cache (F16, BF16), as
+// flash-decoding in one dispatch: one workgroup per (KV head, chunk of keys) serves every query head of
+// its GQA group, so each K and V row is read once per step. Same semantics as attention.comp: keys j in
+// [kv_start, kv_start + kv_len + globals.pos), with causal also j <= q_pos + globals.pos, never past
+// the cache's slots.
 //
-// The chunk length comes from the keys actually visible this step (globals.pos): max(min_chunk,
-// ceil(n_keys / MAX_CHUNKS)) rounded up to 32, so a short context uses few workgroups and the rest of
-// the grid exits at once. Inside a workgroup each subgroup takes every NSG-th block of GSIZE keys: a
-// lane scores one key against the group's G query heads (its K row read once), the subgroup updates G
-// online softmaxes, then the lanes split head_dim (strided, so a V row is one coalesced read) and
-// accumulate p_gj v_j for every g. The subgroups merge through shared memory.
+// Built for latency (a decode step's attention reads well under a megabyte; what costs is the chain of
+// dependent memory round trips and serial steps, not bytes):
+// - A pass takes CK = WG keys, one per invocation: the invocation reads its whole K row (HD / 8
+//   16-byte loads, all in flight together) and scores it against the G query heads (in shared memory).
+// - Before the softmax's reductions it issues its V loads, so they fly while the scores are reduced:
+//   invocation t = kl * U + u (U = HD / 8 units of 8 dims a row) takes unit u of keys kl, kl + KL, ...
+//   (KL = WG / U key lanes, U keys each), one 16-byte load a key.
+// - The softmax over the pass: one subgroup reduction and one exchange through shared memory per
+//   quantity (max, sum); p goes to shared memory and each invocation accumulates p_gj v_j for its keys.
+// - The key lanes' sums merge by subgroup shuffles (the lanes holding the same unit), then across
+//   subgroups (or key lanes, where a row's units span subgroups) through shared memory.
+// - Chunks: as many as the keys need at CK keys each (at most MAX_CHUNKS; past that a chunk loops over
+//   several passes with an online softmax), so a short context wakes few workgroups. A one-chunk step
+//   writes the output directly. Otherwise each workgroup writes its (acc, m, l) to the scratch buffer
+//   and increments its KV head's arrival counter; the last to arrive (it never waits on the others: no
+//   forward-progress assumption) merges every chunk, all its invocations loading partials at once, and
+//   puts the counter back to 0 for the next step.
 //
-// Chunks merge without a second dispatch: a workgroup writes its (acc, m, l) to the scratch buffer,
-// then increments its KV head's arrival counter; the one that arrives last (it never waits on the
-// others, so no forward-progress assumption) merges every chunk of that head, writes the output and
-// puts the counter back to 0 for the next step. A step whose keys fit one chunk skips the scratch.
-//
-// Scratch layout (floats after `counters`): [n_kv_heads] uint counters, m [n_kv][G][MAX_CHUNKS],
-// l [n_kv][G][MAX_CHUNKS], acc [n_kv][MAX_CHUNKS][G][head_dim]; the VM zero-fills it once.
+// Scratch (floats): [n_kv_heads] uint counters, m [n_kv][G][MAX_CHUNKS], l [n_kv][G][MAX_CHUNKS],
+// acc [n_kv][MAX_CHUNKS][G][HD]; the VM zero-fills it once.
 #include "common/octo.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -25,75 +32,54 @@
 layout(local_size_x_id = 0) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer scratch_f32 { float d[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer scratch_u32 { uint d[]; };
-layout(constant_id = 1) const uint HD_MAX = 128;     // >= head_dim, a multiple of 32
+layout(constant_id = 1) const uint HD = 64;          // head_dim: a multiple of 8, HD / 8 a power of two
 layout(constant_id = 2) const uint LANES_MIN = 32;   // the subgroup size the planner assumed
-layout(constant_id = 3) const uint K_DT = 0;         // cache dtypes (F32, F16, BF16, Q8_0)
-layout(constant_id = 4) const uint V_DT = 0;
-layout(constant_id = 5) const bool VEC_K = false;    // K rows load as 16-byte units (F32/F16/BF16)
-layout(constant_id = 6) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads)
-layout(constant_id = 7) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most
-// V rows load as 16-byte units (F32/F16/BF16, aligned, head_dim / dims-per-unit a power of two <= the
-// subgroup): a lane takes one unit of every (GSIZE / units)-th key, so one load instruction of the
-// subgroup reads several whole rows; the lanes holding the same unit sum up at the end (shuffles).
-layout(constant_id = 8) const bool VEC_V = false;
+layout(constant_id = 3) const uint K_DT = 1;         // cache dtypes: F16 or BF16
+layout(constant_id = 4) const uint V_DT = 1;
+layout(constant_id = 5) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads)
+layout(constant_id = 6) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most (<= the workgroup size)
+layout(constant_id = 7) const uint RB = 8;           // rows of partial sums shared memory holds at once
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals, scratch;
-  uint n_heads, n_kv_heads, head_dim, kv_start, kv_len, causal, q_pos, slots, min_chunk;
+  uint n_heads, n_kv_heads, head_dim, kv_start, kv_len, causal, q_pos, slots;
   float scale;
 } pc;
 
 const uint WG = gl_WorkGroupSize.x;
-const uint H4 = HD_MAX / 4u;
-const uint DPL = HD_MAX / LANES_MIN;  // output dims per lane (strided by the subgroup size)
-const uint EPL = V_DT == DT_F32 ? 4u : 8u;  // VEC_V: dims per 16-byte unit
-const uint AW = VEC_V ? EPL : DPL;          // accumulators per lane and query head
+const uint CK = WG;            // keys a pass
+const uint U = HD / 8u;        // 16-byte units a row
+const uint KL = WG / U;        // key lanes of the V phase
+const uint VK = CK / KL;       // keys a V lane takes a pass (= U)
 const uint NSG = WG / LANES_MIN;
+const uint H4 = HD / 4u;
+// After the shuffles one partial sum per (row, unit): a row is a subgroup (U < the subgroup size, its
+// lanes below U hold the sums) or a key lane (U >= the subgroup size: no shuffles).
+const uint ROW_W = U > LANES_MIN ? U : LANES_MIN;
+const uint NROWS = WG / ROW_W;
+// One shared array serves the pass's probabilities [G][CK] and, after the last pass, RB rows' sums
+// [RB][G][HD] at a time.
+const uint SH_P = G * CK, SH_R = RB * G * HD;
+const uint NOUT = (G * HD + WG - 1u) / WG;  // outputs an invocation sums
+const uint SH = SH_P > SH_R ? SH_P : SH_R;
 
-shared vec4 qs[G * H4];          // the group's query rows, pre-scaled, zero past head_dim
-shared float pj[WG * G];         // a block's probabilities: [subgroup][lane][g]
-shared float sg_m[NSG * G], sg_l[NSG * G];
-shared float gacc[G * HD_MAX];   // the chunk's accumulator, merged over subgroups
-shared float cw[MAX_CHUNKS * G]; // the last workgroup's merge weights exp(m_c - M) / L
+shared vec4 qs[G * H4];        // the group's query rows, pre-scaled
+shared float sh[SH];
+shared float red_m[NSG * G], red_s[NSG * G];
+shared float cw[MAX_CHUNKS * G];  // the last workgroup's merge weights exp(m_c - M) / L
 shared bool is_last;
 
-// The G scores q_g . k_j of one K row starting at element e. Loops run to compile-time bounds (HD_MAX,
-// G) with a guard, so they unroll and s[] stays in registers.
-void k_scores(uint e, inout float s[G]) {
-  uint hd = pc.head_dim;
-  [[unroll]] for (uint g = 0u; g < G; ++g) s[g] = 0.0;
-  if (VEC_K && K_DT == DT_F32) {
-    v4_buf kb = v4_buf(pc.k);
-    uint b = e >> 2;
-    [[unroll]] for (uint i = 0u; i < H4; ++i) {
-      if (i >= (hd >> 2)) break;
-      vec4 kv = kb.d[b + i];
-      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + i], kv);
-    }
-  } else if (VEC_K) {
-    u4_buf kb = u4_buf(pc.k);
-    uint b = e >> 3;
-    [[unroll]] for (uint i = 0u; i < HD_MAX / 8u; ++i) {
-      if (i >= (hd >> 3)) break;
-      uvec4 w = kb.d[b + i];
-      vec4 lo, hi;
-      if (K_DT == DT_BF16) {
-        lo = vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
-                  uintBitsToFloat(w.y & 0xffff0000u));
-        hi = vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
-                  uintBitsToFloat(w.w & 0xffff0000u));
-      } else {
-        lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-        hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-      }
-      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + 2u * i], lo) + dot(qs[g * H4 + 2u * i + 1u], hi);
-    }
-  } else {
-    for (uint d = 0u; d < hd; ++d) {
-      float kx = load_elem(pc.k, e + d, K_DT);
-      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += qs[g * H4 + (d >> 2)][d & 3u] * kx;
-    }
-  }
+vec4 lo4(uvec4 w, uint dt) {
+  if (dt == DT_BF16)
+    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
+                uintBitsToFloat(w.y & 0xffff0000u));
+  return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+}
+vec4 hi4(uvec4 w, uint dt) {
+  if (dt == DT_BF16)
+    return vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
+                uintBitsToFloat(w.w & 0xffff0000u));
+  return vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
 }
 
 void main() {
@@ -102,168 +88,153 @@ void main() {
   if (wg_id >= nkv * MAX_CHUNKS) return;
   uint kvh = wg_id % nkv, chunk = wg_id / nkv;
   uint tid = gl_LocalInvocationID.x;
-  uint hd = pc.head_dim;
-  uint ldkv = nkv * hd;
-  uint kv_off = kvh * hd;
+  uint ldkv = nkv * HD;
+  uint kv_off = kvh * HD;
   const float NEG_INF = uintBitsToFloat(0xff800000u);
   f32_buf ob = f32_buf(pc.o);
+  f32_buf qb = f32_buf(pc.q);
 
   uint gpos = globals_buf(pc.globals).pos;
+  // The query rows load while the position is in flight (their address does not depend on it).
+  float qv[(G * HD + WG - 1u) / WG];
+  [[unroll]] for (uint r = 0u; r < (G * HD + WG - 1u) / WG; ++r) {
+    uint i = tid + r * WG;
+    qv[r] = i < G * HD ? qb.d[kvh * G * HD + i] : 0.0;
+  }
   uint start = pc.kv_start;
   uint end = pc.kv_start + pc.kv_len + gpos;
   if (pc.causal != 0u) end = min(end, pc.q_pos + gpos + 1u);
   end = min(end, pc.slots);  // never read past the cache, whatever globals.pos says
   uint n_keys = end > start ? end - start : 0u;
-  uint clen = max(pc.min_chunk, (n_keys + MAX_CHUNKS - 1u) / MAX_CHUNKS);
-  clen = (clen + 31u) & ~31u;
+  uint n_chunks = min(MAX_CHUNKS, (n_keys + CK - 1u) / CK);
+  uint clen = n_chunks == 0u ? CK : ((n_keys + n_chunks - 1u) / n_chunks + CK - 1u) / CK * CK;
   uint n_active = (n_keys + clen - 1u) / clen;
   if (n_keys == 0u) {  // no visible key: the output is 0 (written by the first chunk's workgroup)
     if (chunk == 0u)
-      for (uint i = tid; i < G * hd; i += WG) ob.d[kvh * G * hd + i] = 0.0;
+      for (uint i = tid; i < G * HD; i += WG) ob.d[kvh * G * HD + i] = 0.0;
     return;
   }
   if (chunk >= n_active) return;
 
-  // A device whose subgroups are smaller than the planner assumed would overflow the per-lane
-  // accumulators: write NaN (visible) instead of a wrong number.
-  if (gl_SubgroupSize < LANES_MIN || gl_SubgroupSize * gl_NumSubgroups > WG) {
+  // A device whose subgroups differ from what the planner assumed would break the shuffles' pairing:
+  // write NaN (visible) instead of a wrong number.
+  if (gl_SubgroupSize != LANES_MIN || gl_NumSubgroups != NSG) {
     if (chunk == 0u)
-      for (uint i = tid; i < G * hd; i += WG) ob.d[kvh * G * hd + i] = uintBitsToFloat(0x7fc00000u);
+      for (uint i = tid; i < G * HD; i += WG) ob.d[kvh * G * HD + i] = uintBitsToFloat(0x7fc00000u);
     return;
   }
 
-  f32_buf qb = f32_buf(pc.q);
-  for (uint i = tid; i < G * HD_MAX; i += WG) {
-    uint g = i / HD_MAX, d = i % HD_MAX;
-    qs[g * H4 + (d >> 2)][d & 3u] = (g < G && d < hd) ? qb.d[(kvh * G + g) * hd + d] * pc.scale : 0.0;
+  [[unroll]] for (uint r = 0u; r < (G * HD + WG - 1u) / WG; ++r) {
+    uint i = tid + r * WG;
+    if (i < G * HD) qs[i >> 2][i & 3u] = qv[r] * pc.scale;
   }
   barrier();
 
-  uint GS = gl_SubgroupSize, lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, nsg = gl_NumSubgroups;
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID;
+  uint kl = tid / U, u = tid % U;
   uint c0 = start + chunk * clen, c1 = min(c0 + clen, end);
-  float m[G], l[G];
-  float acc[G][AW];
-  // VEC_V: lane = kp * U + u holds unit u (dims u * EPL ..) of keys kp, kp + KP, ...; else dims lane + i * GS.
-  uint U = hd / EPL, KP = VEC_V ? GS / U : 1u, kp = VEC_V ? lane / U : 0u, u = VEC_V ? lane % U : 0u;
+  u4_buf kb = u4_buf(pc.k);
+  u4_buf vb = u4_buf(pc.v);
+  float m_run[G], l_run[G];
+  float acc[G][8];
   [[unroll]] for (uint g = 0u; g < G; ++g) {
-    m[g] = NEG_INF;
-    l[g] = 0.0;
-    [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] = 0.0;
+    m_run[g] = NEG_INF;
+    l_run[g] = 0.0;
+    [[unroll]] for (uint e = 0u; e < 8u; ++e) acc[g][e] = 0.0;
   }
-  uint pbase = sg * GS * G;
-  for (uint j0 = c0 + sg * GS; j0 < c1; j0 += nsg * GS) {
-    uint cnt = min(GS, c1 - j0);
+
+  for (uint base = c0; base < c1; base += CK) {
+    uint cnt = min(CK, c1 - base);
+    // Scores of this invocation's key (the pass's last key's row where past the end: valid, unused).
+    uint j = base + min(tid, cnt - 1u);
+    uint krow = (j * ldkv + kv_off) >> 3;
+    uvec4 kw[U];
+    [[unroll]] for (uint i = 0u; i < U; ++i) kw[i] = kb.d[krow + i];
     float s[G];
-    if (lane < cnt) k_scores((j0 + lane) * ldkv + kv_off, s);
+    [[unroll]] for (uint g = 0u; g < G; ++g) s[g] = 0.0;
+    [[unroll]] for (uint i = 0u; i < U; ++i) {
+      vec4 a = lo4(kw[i], K_DT), b = hi4(kw[i], K_DT);
+      [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + 2u * i], a) + dot(qs[g * H4 + 2u * i + 1u], b);
+    }
+    // This invocation's V loads, in flight during the reductions below.
+    uvec4 vw[VK];
+    [[unroll]] for (uint i = 0u; i < VK; ++i) {
+      uint jv = base + min(kl + i * KL, cnt - 1u);
+      vw[i] = vb.d[((jv * ldkv + kv_off) >> 3) + u];
+    }
+    bool live = tid < cnt;
     [[unroll]] for (uint g = 0u; g < G; ++g) {
-      float sv = lane < cnt ? s[g] : NEG_INF;
-      float m_new = max(m[g], subgroupMax(sv));  // finite: the block has at least one key
-      float alpha = exp(m[g] - m_new);
-      float p = lane < cnt ? exp(sv - m_new) : 0.0;
-      l[g] = l[g] * alpha + subgroupAdd(p);
-      m[g] = m_new;
-      pj[pbase + lane * G + g] = p;
-      [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] *= alpha;
+      float mx = subgroupMax(live ? s[g] : NEG_INF);
+      if (lane == 0u) red_m[sg * G + g] = mx;
     }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-    uint e0 = j0 * ldkv + kv_off;
-    if (VEC_V) {
-      // Four of the lane's keys per step, their 16-byte loads in flight together; past the block's end p
-      // is 0 and the row is the block's last (a valid address, already in cache).
-      for (uint jj = kp; jj < cnt; jj += 4u * KP) {
-        float vx[4][EPL];
-        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-          uint e = e0 + min(jj + k * KP, cnt - 1u) * ldkv + u * EPL;
-          if (V_DT == DT_F32) {
-            vec4 w = v4_buf(pc.v).d[e >> 2];
-            [[unroll]] for (uint c = 0u; c < EPL; ++c) vx[k][c] = w[c & 3u];
-          } else {
-            uvec4 w = u4_buf(pc.v).d[e >> 3];
-            [[unroll]] for (uint c = 0u; c < EPL; c += 2u) {
-              uint word = w[(c >> 1) & 3u];
-              vec2 f = V_DT == DT_BF16 ? vec2(uintBitsToFloat(word << 16), uintBitsToFloat(word & 0xffff0000u))
-                                       : unpackHalf2x16(word);
-              vx[k][c] = f.x;
-              vx[k][(c + 1u) % EPL] = f.y;
-            }
-          }
-        }
-        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-          uint r = jj + k * KP;
-          bool live = r < cnt;
-          [[unroll]] for (uint g = 0u; g < G; ++g) {
-            float p = live ? pj[pbase + r * G + g] : 0.0;
-            [[unroll]] for (uint c = 0u; c < AW; ++c) acc[g][c] += p * vx[k][c % EPL];
-          }
-        }
-      }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // pj is rewritten by the next block
-      continue;
-    }
-    // Four keys per step, their V loads in flight together; past the block's end p is 0 and the row is
-    // the block's last (a valid address, already in cache).
-    for (uint jj = 0u; jj < cnt; jj += 4u) {
-      float vx[4][AW];
-      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-        uint e = e0 + min(jj + k, cnt - 1u) * ldkv;
-        [[unroll]] for (uint i = 0u; i < AW; ++i) {
-          uint d = lane + i * GS;
-          vx[k][i] = d < hd ? load_elem(pc.v, e + d, V_DT) : 0.0;
-        }
-      }
-      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-        bool live = jj + k < cnt;
-        [[unroll]] for (uint g = 0u; g < G; ++g) {
-          float p = live ? pj[pbase + (jj + k) * G + g] : 0.0;
-          [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] += p * vx[k][i];
-        }
-      }
-    }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();  // pj is rewritten by the next block
-  }
-
-  // VEC_V: the lanes holding the same unit (lane % U) sum their keys' shares; lanes kp = 0 hold the sums.
-  if (VEC_V)
-    for (uint off = U; off < GS; off <<= 1)
-      [[unroll]] for (uint g = 0u; g < G; ++g)
-        [[unroll]] for (uint i = 0u; i < AW; ++i) acc[g][i] += subgroupShuffleXor(acc[g][i], off);
-
-  // Merge the subgroups: M = max m_s, L = sum l_s exp(m_s - M), acc = sum exp(m_s - M) acc_s, one
-  // subgroup at a time into gacc (a subgroup that saw no key has l = 0 and adds nothing).
-  if (lane == 0u)
+    barrier();
+    float alpha[G];
     [[unroll]] for (uint g = 0u; g < G; ++g) {
-      sg_m[sg * G + g] = m[g];
-      sg_l[sg * G + g] = l[g];
+      float mp = NEG_INF;
+      for (uint w = 0u; w < NSG; ++w) mp = max(mp, red_m[w * G + g]);
+      float m_new = max(m_run[g], mp);  // finite: the pass has at least one key
+      alpha[g] = exp(m_run[g] - m_new);
+      m_run[g] = m_new;
+      float p = live ? exp(s[g] - m_new) : 0.0;
+      sh[g * CK + tid] = p;
+      float ps = subgroupAdd(p);
+      if (lane == 0u) red_s[sg * G + g] = ps;
     }
-  barrier();
-  float mstar[G], lsum[G];
-  [[unroll]] for (uint g = 0u; g < G; ++g) {
-    mstar[g] = NEG_INF;
-    lsum[g] = 0.0;
-    for (uint s2 = 0u; s2 < nsg; ++s2)
-      if (sg_l[s2 * G + g] > 0.0) mstar[g] = max(mstar[g], sg_m[s2 * G + g]);
-    for (uint s2 = 0u; s2 < nsg; ++s2)
-      if (sg_l[s2 * G + g] > 0.0) lsum[g] += sg_l[s2 * G + g] * exp(sg_m[s2 * G + g] - mstar[g]);
-  }
-  for (uint s2 = 0u; s2 < nsg; ++s2) {
-    if (sg == s2)
+    barrier();
+    [[unroll]] for (uint g = 0u; g < G; ++g) {
+      float ls = 0.0;
+      for (uint w = 0u; w < NSG; ++w) ls += red_s[w * G + g];
+      l_run[g] = l_run[g] * alpha[g] + ls;
+      [[unroll]] for (uint e = 0u; e < 8u; ++e) acc[g][e] *= alpha[g];
+    }
+    [[unroll]] for (uint i = 0u; i < VK; ++i) {
+      uint t = kl + i * KL;  // past cnt p is 0
+      vec4 a = lo4(vw[i], V_DT), b = hi4(vw[i], V_DT);
       [[unroll]] for (uint g = 0u; g < G; ++g) {
-        float w = l[g] > 0.0 ? exp(m[g] - mstar[g]) : 0.0;
-        [[unroll]] for (uint i = 0u; i < AW; ++i) {
-          uint d = VEC_V ? u * EPL + i : lane + i * GS;
-          if (d < hd && kp == 0u) gacc[g * HD_MAX + d] = (s2 == 0u ? 0.0 : gacc[g * HD_MAX + d]) + w * acc[g][i];
-        }
+        float p = sh[g * CK + t];
+        acc[g][0] += p * a.x;
+        acc[g][1] += p * a.y;
+        acc[g][2] += p * a.z;
+        acc[g][3] += p * a.w;
+        acc[g][4] += p * b.x;
+        acc[g][5] += p * b.y;
+        acc[g][6] += p * b.z;
+        acc[g][7] += p * b.w;
       }
+    }
+    barrier();  // sh and red_* are rewritten by the next pass
+  }
+
+  // The key lanes of a subgroup holding the same unit (lane % U) sum up; lanes below U hold the sums.
+  for (uint off = U; off < LANES_MIN; off <<= 1)
+    [[unroll]] for (uint g = 0u; g < G; ++g)
+      [[unroll]] for (uint e = 0u; e < 8u; ++e) acc[g][e] += subgroupShuffleXor(acc[g][e], off);
+  // Rows' sums to shared memory RB rows at a time (what the device's shared memory holds), each
+  // invocation adding up its outputs i = tid, tid + WG, ...
+  uint row = tid / ROW_W;
+  float outv[NOUT];
+  [[unroll]] for (uint r = 0u; r < NOUT; ++r) outv[r] = 0.0;
+  for (uint r0 = 0u; r0 < NROWS; r0 += RB) {
+    if ((U >= LANES_MIN || lane < U) && row >= r0 && row < r0 + RB)
+      [[unroll]] for (uint g = 0u; g < G; ++g)
+        [[unroll]] for (uint e = 0u; e < 8u; ++e) sh[((row - r0) * G + g) * HD + u * 8u + e] = acc[g][e];
+    barrier();
+    [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
+      uint i = tid + r * WG;
+      if (i < G * HD)
+        for (uint w = 0u; w < RB && r0 + w < NROWS; ++w) outv[r] += sh[w * G * HD + i];
+    }
     barrier();
   }
 
   if (n_active == 1u) {  // one chunk holds every key: the output directly
-    for (uint i = tid; i < G * hd; i += WG) {
-      uint g = i / hd, d = i % hd;
-      ob.d[(kvh * G + g) * hd + d] = lsum[g] > 0.0 ? gacc[g * HD_MAX + d] / lsum[g] : 0.0;
+    [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
+      uint i = tid + r * WG;
+      if (i >= G * HD) continue;
+      float lg = 0.0;
+      [[unroll]] for (uint g = 0u; g < G; ++g)
+        if (g == i / HD) lg = l_run[g];
+      ob.d[kvh * G * HD + i] = lg > 0.0 ? outv[r] / lg : 0.0;
     }
     return;
   }
@@ -272,14 +243,21 @@ void main() {
   scratch_f32 sc = scratch_f32(pc.scratch);
   uint ml_base = nkv;                                // m [nkv][G][MAX_CHUNKS], then l
   uint l_base = ml_base + nkv * G * MAX_CHUNKS;
-  uint acc_base = l_base + nkv * G * MAX_CHUNKS;     // acc [nkv][MAX_CHUNKS][G][hd]
-  for (uint i = tid; i < G * hd; i += WG) {
-    uint g = i / hd, d = i % hd;
-    sc.d[acc_base + ((kvh * MAX_CHUNKS + chunk) * G + g) * hd + d] = gacc[g * HD_MAX + d];
+  uint acc_base = l_base + nkv * G * MAX_CHUNKS;     // acc [nkv][MAX_CHUNKS][G][HD]
+  [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
+    uint i = tid + r * WG;
+    if (i < G * HD) sc.d[acc_base + (kvh * MAX_CHUNKS + chunk) * G * HD + i] = outv[r];
   }
   if (tid < G) {
-    sc.d[ml_base + (kvh * G + tid) * MAX_CHUNKS + chunk] = mstar[tid];
-    sc.d[l_base + (kvh * G + tid) * MAX_CHUNKS + chunk] = lsum[tid];
+    // m_run / l_run are uniform over the workgroup; G is a compile-time bound, so select by index.
+    float mm = 0.0, ll = 0.0;
+    [[unroll]] for (uint g = 0u; g < G; ++g)
+      if (g == tid) {
+        mm = m_run[g];
+        ll = l_run[g];
+      }
+    sc.d[ml_base + (kvh * G + tid) * MAX_CHUNKS + chunk] = mm;
+    sc.d[l_base + (kvh * G + tid) * MAX_CHUNKS + chunk] = ll;
   }
   // Release: every invocation's partials are visible device-wide before the arrival is counted.
   memoryBarrierBuffer();
@@ -294,24 +272,34 @@ void main() {
   // Acquire: the other chunks' partials, written before their arrivals, are read after ours.
   memoryBarrierBuffer();
 
-  if (tid < G) {
-    uint mb = ml_base + (kvh * G + tid) * MAX_CHUNKS, lb = l_base + (kvh * G + tid) * MAX_CHUNKS;
-    float M = NEG_INF;
-    for (uint c = 0u; c < n_active; ++c) M = max(M, sc.d[mb + c]);
-    float L = 0.0;
-    for (uint c = 0u; c < n_active; ++c) {
-      float w = exp(sc.d[mb + c] - M);
-      cw[c * G + tid] = w;
-      L += sc.d[lb + c] * w;
-    }
-    float inv = L > 0.0 ? 1.0 / L : 0.0;
-    for (uint c = 0u; c < n_active; ++c) cw[c * G + tid] *= inv;
+  // Every (chunk, head) pair's m and l load at once, one invocation each.
+  for (uint i = tid; i < n_active * G; i += WG) {
+    uint c = i / G, g = i % G;
+    cw[c * G + g] = sc.d[ml_base + (kvh * G + g) * MAX_CHUNKS + c];
+    sh[c * G + g] = sc.d[l_base + (kvh * G + g) * MAX_CHUNKS + c];
   }
   barrier();
-  for (uint i = tid; i < G * hd; i += WG) {
-    uint g = i / hd, d = i % hd;
+  if (tid < G) {
+    float M = NEG_INF;
+    for (uint c = 0u; c < n_active; ++c) M = max(M, cw[c * G + tid]);
+    float L = 0.0;
+    for (uint c = 0u; c < n_active; ++c) L += sh[c * G + tid] * exp(cw[c * G + tid] - M);
+    float inv = L > 0.0 ? 1.0 / L : 0.0;
+    for (uint c = 0u; c < n_active; ++c) cw[c * G + tid] = exp(cw[c * G + tid] - M) * inv;
+  }
+  barrier();
+  // Each output sums its chunks' partials, four loads in flight at a time.
+  for (uint i = tid; i < G * HD; i += WG) {
+    uint g = i / HD;
+    uint a0 = acc_base + kvh * MAX_CHUNKS * G * HD + i;
     float a = 0.0;
-    for (uint c = 0u; c < n_active; ++c) a += cw[c * G + g] * sc.d[acc_base + ((kvh * MAX_CHUNKS + c) * G + g) * hd + d];
-    ob.d[(kvh * G + g) * hd + d] = a;
+    uint c = 0u;
+    for (; c + 4u <= n_active; c += 4u) {
+      float x0 = sc.d[a0 + c * G * HD], x1 = sc.d[a0 + (c + 1u) * G * HD];
+      float x2 = sc.d[a0 + (c + 2u) * G * HD], x3 = sc.d[a0 + (c + 3u) * G * HD];
+      a += cw[c * G + g] * x0 + cw[(c + 1u) * G + g] * x1 + cw[(c + 2u) * G + g] * x2 + cw[(c + 3u) * G + g] * x3;
+    }
+    for (; c < n_active; ++c) a += cw[c * G + g] * sc.d[a0 + c * G * HD];
+    ob.d[kvh * G * HD + i] = a;
   }
 }

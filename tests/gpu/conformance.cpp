@@ -529,24 +529,34 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
   // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
   // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
   // merge that left its arrival counter set would corrupt the next step. Caches start with random
-  // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (64-key chunks at short
-  // contexts), mid-cache, the cache's last slot, and back to short contexts.
+  // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (256-key chunks), mid-cache,
+  // the cache's last slot, and back to short contexts. 16-bit caches take the flash-decoding kernel
+  // (shaders/attention_decode.comp), F32 and Q8_0 the split-key one; the last rows cap the chunks at 2
+  // (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of keys (a context past 32k slots does).
   struct shape {
     std::int64_t heads, kv_heads, hd, S;
+    const char* max_chunks;  // OCTO_ATTENTION_CHUNKS, or nullptr
   };
   const shape shapes[] = {
-      {14, 2, 64, 4500},  // Qwen2.5-0.5B: GQA 7, chunks longer than the minimum at the end
-      {12, 2, 128, 300},  // 1.5B: GQA 6
-      {4, 4, 80, 200},    // GQA 1, head_dim 80 (not a multiple of the subgroup)
-      {7, 1, 128, 700},   // one KV head, GQA 7
-      {8, 2, 32, 300},    // short rows: several keys per 16-byte V load instruction (lanes summed by shuffles)
-      {6, 3, 16, 150},    // head_dim 16 (a row of 48: no Q8_0)
+      {14, 2, 64, 4500, nullptr},  // Qwen2.5-0.5B: GQA 7, 18 chunks at the end
+      {12, 2, 128, 300, nullptr},  // 1.5B: GQA 6
+      {4, 4, 80, 200, nullptr},    // GQA 1, head_dim 80 (not 8 x a power of two: the split-key kernel)
+      {7, 1, 128, 700, nullptr},   // one KV head, GQA 7
+      {8, 2, 32, 300, nullptr},    // short rows: several key lanes a subgroup (summed by shuffles)
+      {6, 3, 16, 150, nullptr},    // head_dim 16 (a row of 48: no Q8_0)
+      {14, 2, 64, 1400, "2"},      // two chunks of up to three 256-key passes (online softmax across passes)
+      {12, 2, 128, 700, "2"},
   };
   std::mt19937_64 rng(seed() ^ 0x5eedull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  struct unset_chunks_on_exit { ~unset_chunks_on_exit() { ::unsetenv("OCTO_ATTENTION_CHUNKS"); } } unset_chunks;
   for (const auto& s : shapes)
     for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
       if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
+      if (s.max_chunks && kd != dtype::f16 && kd != dtype::bf16) continue;  // the cap is the flash kernel's
+      if (s.max_chunks) ::setenv("OCTO_ATTENTION_CHUNKS", s.max_chunks, 1);
+      else ::unsetenv("OCTO_ATTENTION_CHUNKS");
+      CAPTURE(s.S);
       CAPTURE(s.heads);
       CAPTURE(s.kv_heads);
       CAPTURE(s.hd);
@@ -575,9 +585,10 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
         vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
       }
       const std::int64_t last = s.S - 1;
-      for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{64},
-                               std::int64_t{65}, std::int64_t{129}, last / 2 + 1, last - 1, last, std::int64_t{64},
+      for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{255},
+                               std::int64_t{256}, std::int64_t{513}, last / 2 + 1, last - 1, last, std::int64_t{256},
                                std::int64_t{2}}) {
+        if (pos > last) continue;  // past the cache (the short ones)
         CAPTURE(pos);
         for (auto id : {q, kn, vn}) {
           const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);

@@ -131,6 +131,7 @@ vm::vulkan::device_facts device(bool subgroups) {
   vm::vulkan::device_facts d;
   d.subgroup_size = 32;
   d.subgroup_arithmetic = subgroups;
+  d.subgroup_shuffle = subgroups;
   d.cooperative_matrix_nv = subgroups;
   d.max_workgroup_size_x = 1024;
   d.max_shared_memory = 49152;

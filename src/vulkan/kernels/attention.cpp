@@ -1,6 +1,6 @@
 // Planners for ATTENTION_TILE and ATTENTION_COMBINE (shaders/attention_combine.comp). ATTENTION_TILE
-// has three kernels: shaders/attention_decode.comp (one decode row: flash-decoding, one workgroup per
-// KV head and chunk of keys, chunks merged in the same dispatch), shaders/attention_rows.comp (prefill:
+// has three kernels: shaders/attention_decode.comp (one decode row over a 16-bit cache: flash-decoding,
+// one workgroup per KV head and chunk of keys, chunks merged in the same dispatch), shaders/attention_rows.comp (prefill:
 // blocks of query rows share K/V tiles) and shaders/attention.comp (the rest: one workgroup per query
 // row and head, its subgroups each taking a share of the keys; partial = 1 for split-K).
 #include "vulkan/kernels/planner_support.hpp"
@@ -48,50 +48,56 @@ kernel_launch plan_attention(const task_context& c) {
   const bool vec_k = k.address % 16 == 0 && k.dtype() != ir::dtype::q8_0 &&
                      (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
   const bool vec_v = v.address % 16 == 0 && v.dtype() != ir::dtype::q8_0 && hd % 4 == 0;
-  // Decode (one row, full output): flash-decoding, one workgroup per (KV head, chunk of keys) for the
-  // whole GQA group, so K/V are read once per step; the chunks merge in the same dispatch through the
-  // task's scratch (partials and one arrival counter per KV head). Up to kDecodeWorkgroups workgroups
-  // over all KV heads (at most 64 chunks a head: the last workgroup's merge reads them all), at least
-  // 64 keys a chunk, kSubgroups subgroups a workgroup (many loads in flight per SM). For tuning on a
-  // device, OCTO_ATTENTION_CHUNKS=<n> overrides the chunk cap and OCTO_ATTENTION_SUBGROUPS=<n> the
-  // subgroups per workgroup.
+  // Decode (one row, full output) over a 16-bit cache: flash-decoding (shaders/attention_decode.comp),
+  // one workgroup per (KV head, chunk of kDecodeKeys keys) for the whole GQA group, so K/V are read once
+  // per step; the chunks merge in the same dispatch through the task's scratch (partials and one
+  // arrival counter per KV head). Up to kMaxChunks chunks a head (past that a chunk takes several
+  // passes), no more than the cache's slots need. Opt-in (OCTO_ATTENTION=flash): on the H100
+  // (benchmarks/results/2026-11-27-h100-attention) it is 2.5-5.7x faster than the split-key kernel at
+  // 4k-32k keys on the 0.5B shape and 1.6-2.8x on the 1.5B one, but no faster at 512-1k keys, slower
+  // inside a decode step (0.5B 739 against 790 tok/s, 1.5B 380 against 482), and 4-6x slower on the 7B
+  // shape (GQA 7 x head_dim 128: more registers than the SM gives); the split-key kernel below stays the
+  // default. F32 and Q8_0 caches, head_dims that are not 8 x a power of two up to 128 and GQA groups
+  // above 8 take the split-key kernel.
   const std::uint32_t group = nh / nkv;
   const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
-  // Opt-in (OCTO_ATTENTION=flash) until it is fast: on the H100 it measured 46 us a layer at a 1k context
-  // (0.5B shape, bench_attention), slower than the split-key kernel below, which decode keeps by default
-  // (benchmarks/results/2026-11-25-h100-final, docs/measurements.md).
   const char* choice = std::getenv("OCTO_ATTENTION");
   const bool flash = choice && std::string_view(choice) == "flash";
-  if (flash && sg && partial == 0 && T == 1 && group <= 16 && std::has_single_bit(lanes_sg) && lanes_sg <= 128) {
-    constexpr std::uint32_t kDecodeWorkgroups = 128, kMinChunk = 64;
-    std::uint32_t max_chunks = std::clamp<std::uint32_t>(kDecodeWorkgroups / nkv, 1, 64), subgroups = 8;
-    if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)
-      max_chunks = static_cast<std::uint32_t>(std::min(std::atoi(e), 1024));
-    if (const char* e = std::getenv("OCTO_ATTENTION_SUBGROUPS"); e && std::atoi(e) > 0)
-      subgroups = std::bit_floor(static_cast<std::uint32_t>(std::min(std::atoi(e), 32)));
-    const std::uint32_t hd_pad = std::max<std::uint32_t>(32, lanes_sg);
-    const std::uint32_t dhd_max = (hd + hd_pad - 1) / hd_pad * hd_pad;
-    const std::uint32_t wg = std::min(subgroups * lanes_sg, std::bit_floor(std::max<std::uint32_t>(c.device.max_workgroup_size_x, lanes_sg)));
-    const std::uint64_t shared = 4ull * (2ull * group * dhd_max + std::uint64_t{wg} * group + 2ull * (wg / lanes_sg) * group +
-                                         std::uint64_t{max_chunks} * group) + 64;
-    if (shared <= c.device.max_shared_memory && wg >= lanes_sg) {
+  const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
+  constexpr std::uint32_t kDecodeKeys = 256, kMaxChunks = 128;
+  const std::uint32_t units = hd / 8;
+  if (flash && sg && c.device.subgroup_shuffle && partial == 0 && T == 1 && group <= 8 && is16(k.dtype()) &&
+      is16(v.dtype()) && hd % 8 == 0 && hd <= 128 && std::has_single_bit(units) && std::has_single_bit(lanes_sg) &&
+      k.address % 16 == 0 && v.address % 16 == 0 && kDecodeKeys % lanes_sg == 0 && kDecodeKeys % units == 0 &&
+      c.device.max_workgroup_size_x >= kDecodeKeys) {
+    const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);
+    std::uint32_t max_chunks =
+        static_cast<std::uint32_t>(std::clamp<std::uint64_t>((max_keys + kDecodeKeys - 1) / kDecodeKeys, 1, kMaxChunks));
+    if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)  // tests: several passes a chunk
+      max_chunks = std::min<std::uint32_t>(max_chunks, static_cast<std::uint32_t>(std::atoi(e)));
+    // Shared memory: the query rows, the pass's probabilities or rb rows of partial sums (fewer rows a
+    // round where the device has less), the reductions' exchange, the merge weights.
+    const std::uint32_t wg = kDecodeKeys, nsg = wg / lanes_sg, nrows = wg / std::max(units, lanes_sg);
+    const auto shared_for = [&](std::uint32_t rb) {
+      const std::uint64_t sh = std::max<std::uint64_t>(std::uint64_t{group} * wg, std::uint64_t{rb} * group * hd);
+      return 4ull * (std::uint64_t{group} * hd + sh + 2ull * nsg * group + std::uint64_t{max_chunks} * group) + 16;
+    };
+    std::uint32_t rb = nrows;
+    while (rb > 1 && shared_for(rb) > c.device.max_shared_memory) rb /= 2;
+    const std::uint64_t shared = shared_for(rb);
+    if (shared <= c.device.max_shared_memory) {
       const std::uint64_t scratch_floats =
           nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
-      // V as 16-byte units: head_dim / (dims per unit) lanes per key row, a power of two <= the subgroup.
-      const std::uint32_t v_units = hd / (v.dtype() == ir::dtype::f32 ? 4 : 8);
-      const bool vec_v_rows = vec_v && c.device.subgroup_shuffle && (v.dtype() == ir::dtype::f32 || hd % 8 == 0) &&
-                              std::has_single_bit(v_units) && v_units <= lanes_sg;
       kernel_launch l;
       l.shader = "attention_decode";
-      l.spec_constants = {wg,         dhd_max, lanes_sg, dt_code(k), dt_code(v), vec_k ? 1u : 0u, group,
-                          max_chunks, vec_v_rows ? 1u : 0u};
+      l.spec_constants = {wg, hd, lanes_sg, dt_code(k), dt_code(v), group, max_chunks, rb};
       l.groups = grid(std::uint64_t{nkv} * max_chunks);
       l.scratch_bytes = 4 * scratch_floats;
       l.push_constants = push_builder{}
                              .addr(q.address).addr(k.address).addr(v.address).addr(o.address)
                              .addr(c.globals_address).addr(c.scratch_address)
                              .u32(nh).u32(nkv).u32(hd).u32(kv_start).u32(kv_len).u32(causal).u32(q_pos)
-                             .u32(u32(c, slots, "slots")).u32(kMinChunk)
+                             .u32(u32(c, slots, "slots"))
                              .f32(static_cast<float>(c.task.params.get_real(ir::param_key::scale, 0.0)))
                              .take();
       return l;
