@@ -6,14 +6,19 @@
 //
 // Why this shape: attention.comp reads a head's K/V once per query row, so a T-row prefill reads them
 // T times. Here a tile of KT keys (K and V, converted to f32) is loaded into shared memory once and used
-// by all ROWS rows of the block; each row keeps its own online softmax (m, l) in shared memory and the
-// workgroup's invocations hold the rows' output accumulators in registers. Key tiles wholly past the
-// block's last visible key (the causal diagonal) are never loaded. No subgroup operations.
+// by all ROWS rows of the block. Every step of a tile runs on the whole workgroup (a tile costs four
+// barriers whatever its size, so KT is as large as shared memory allows): TPR invocations a row each
+// score KPT keys of it, reduce the row's maximum through shared memory and keep the row's online
+// softmax (m, and a partial l summed at the end) in registers; then each invocation accumulates its
+// (row, dim) outputs over the tile's V rows. Key tiles wholly past the block's last visible key (the
+// causal diagonal) are never loaded. No subgroup operations.
 #include "common/octo.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint HD_MAX = 128;  // >= head_dim, a multiple of 32
-layout(constant_id = 2) const uint K_DT = 0;      // cache dtypes (F32, F16, BF16)
+layout(constant_id = 2) const uint K_DT = 0;      // cache dtypes (F32, F16, BF16, Q8_0)
 layout(constant_id = 3) const uint V_DT = 0;
+layout(constant_id = 4) const uint KT = 16;       // keys per shared tile: 16 or 32 (what shared memory holds)
+layout(constant_id = 5) const bool VEC = false;   // tiles load as 16-byte units (16-bit caches, head_dim % 8 == 0, aligned)
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals;
@@ -23,16 +28,38 @@ layout(push_constant) uniform params {
 
 const uint WG = gl_WorkGroupSize.x;
 const uint ROWS = 16u;                               // query rows per workgroup
-const uint KT = 16u;                                 // keys per shared tile
+const uint TPR = WG / ROWS;                          // invocations per row in the score step
+const uint KPT = KT / TPR;                           // keys an invocation scores per tile
 const uint H4 = HD_MAX / 4u;
+const uint QS = H4 + 1u;                             // row strides padded by one vec4: rows read
+const uint KS = H4 + 1u;                             // side by side hit different banks
 const uint NACC = (ROWS * HD_MAX + WG - 1u) / WG;    // accumulators per invocation
 
-shared vec4 qs[ROWS * H4];   // the block's query rows, pre-scaled, zero past head_dim
-shared vec4 ks[KT * H4];     // the tile's K rows (f32), zero past head_dim
+shared vec4 qs[ROWS * QS];   // the block's query rows, pre-scaled, zero past head_dim
+shared vec4 ks[KT * KS];     // the tile's K rows (f32), zero past head_dim
 shared float vs[KT * HD_MAX];
-shared float ps[ROWS * KT];  // scores, then probabilities
-shared float row_m[ROWS], row_l[ROWS], row_alpha[ROWS];
+shared float ps[ROWS * KT];  // the tile's probabilities
+shared float red[WG];        // the rows' partial maxima, then partial sums
+shared float row_alpha[ROWS];
 shared uint row_end[ROWS];   // one past the row's last visible key (0: none)
+
+void store_kv(uint j, uint d, float kx, float vx) {
+  ks[j * KS + (d >> 2)][d & 3u] = kx;
+  vs[j * HD_MAX + d] = vx;
+}
+
+vec4 unpack_lo(uvec4 w, uint dt) {
+  if (dt == DT_BF16)
+    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
+                uintBitsToFloat(w.y & 0xffff0000u));
+  return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+}
+vec4 unpack_hi(uvec4 w, uint dt) {
+  if (dt == DT_BF16)
+    return vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
+                uintBitsToFloat(w.w & 0xffff0000u));
+  return vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+}
 
 void main() {
   uint g = octo_group_linear();
@@ -53,68 +80,90 @@ void main() {
   for (uint i = tid; i < ROWS * HD_MAX; i += WG) {
     uint r = i / HD_MAX, d = i % HD_MAX;
     uint t = r0 + r;
-    qs[r * H4 + (d >> 2)][d & 3u] = (t < pc.T && d < hd) ? qb.d[t * ldq + h * hd + d] * pc.scale : 0.0;
+    qs[r * QS + (d >> 2)][d & 3u] = (t < pc.T && d < hd) ? qb.d[t * ldq + h * hd + d] * pc.scale : 0.0;
   }
   if (tid < ROWS) {
     uint t = r0 + tid;
     uint e = lim;
     if (pc.causal != 0u) e = min(e, pc.q_pos + gpos + t + 1u);
     row_end[tid] = t < pc.T ? e : 0u;
-    row_m[tid] = NEG_INF;
-    row_l[tid] = 0.0;
   }
   barrier();
   // The block's last key: rows' ends grow with t, but take the max to stay exact for any params.
   uint blk_end = 0u;
   for (uint r = 0u; r < ROWS; ++r) blk_end = max(blk_end, row_end[r]);
 
+  // The score step's row and keys: row sr, keys sc, sc + TPR, ... of each tile.
+  uint sr = tid / TPR, sc = tid % TPR;
+  uint my_end = row_end[sr];
+  float m_run = NEG_INF, l_part = 0.0;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
 
   for (uint j0 = start; j0 < blk_end; j0 += KT) {
     uint cnt = min(KT, blk_end - j0);
-    // Load the tile (f32), zero-padded past head_dim and past the tile's keys.
-    for (uint i = tid; i < KT * HD_MAX; i += WG) {
-      uint j = i / HD_MAX, d = i % HD_MAX;
-      float kx = 0.0, vx = 0.0;
-      if (j < cnt && d < hd) {
-        uint e = (j0 + j) * ldkv + kv_off + d;
-        kx = load_elem(pc.k, e, K_DT);
-        vx = load_elem(pc.v, e, V_DT);
+    // Load the tile (f32), zero past head_dim and past the tile's keys.
+    if (VEC) {
+      uint upr = HD_MAX / 8u;  // 8-dim units a row
+      for (uint i = tid; i < KT * upr; i += WG) {
+        uint j = i / upr, d0 = (i % upr) * 8u;
+        vec4 k0 = vec4(0.0), k1 = vec4(0.0), v0 = vec4(0.0), v1 = vec4(0.0);
+        if (j < cnt && d0 < hd) {
+          uint e = ((j0 + j) * ldkv + kv_off + d0) >> 3;
+          uvec4 kw = u4_buf(pc.k).d[e], vw = u4_buf(pc.v).d[e];
+          k0 = unpack_lo(kw, K_DT);
+          k1 = unpack_hi(kw, K_DT);
+          v0 = unpack_lo(vw, V_DT);
+          v1 = unpack_hi(vw, V_DT);
+        }
+        ks[j * KS + (d0 >> 2)] = k0;
+        ks[j * KS + (d0 >> 2) + 1u] = k1;
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+          vs[j * HD_MAX + d0 + c] = v0[c];
+          vs[j * HD_MAX + d0 + 4u + c] = v1[c];
+        }
       }
-      ks[j * H4 + (d >> 2)][d & 3u] = kx;
-      vs[j * HD_MAX + d] = vx;
+    } else {
+      for (uint i = tid; i < KT * HD_MAX; i += WG) {
+        uint j = i / HD_MAX, d = i % HD_MAX;
+        float kx = 0.0, vx = 0.0;
+        if (j < cnt && d < hd) {
+          uint e = (j0 + j) * ldkv + kv_off + d;
+          kx = load_elem(pc.k, e, K_DT);
+          vx = load_elem(pc.v, e, V_DT);
+        }
+        store_kv(j, d, kx, vx);
+      }
     }
     barrier();
-    // Scores, masked per row.
-    for (uint i = tid; i < ROWS * KT; i += WG) {
-      uint r = i / KT, j = i % KT;
-      float s = NEG_INF;
-      if (j < cnt && j0 + j < row_end[r]) {
-        s = 0.0;
-        for (uint u = 0u; u < H4; ++u) s += dot(qs[r * H4 + u], ks[j * H4 + u]);
+    // Scores of this invocation's keys, masked by its row's end; the row's maximum through shared memory.
+    float s[KPT];
+    float lm = NEG_INF;
+    for (uint kk = 0u; kk < KPT; ++kk) {
+      uint j = sc + kk * TPR;
+      float x = NEG_INF;
+      if (j < cnt && j0 + j < my_end) {
+        x = 0.0;
+        for (uint u = 0u; u < H4; ++u) x += dot(qs[sr * QS + u], ks[j * KS + u]);
       }
-      ps[i] = s;
+      s[kk] = x;
+      lm = max(lm, x);
     }
+    red[tid] = lm;
     barrier();
-    // Online softmax per row: scores become probabilities, alpha rescales the row's accumulators.
-    if (tid < ROWS) {
-      float m = row_m[tid];
-      float bm = NEG_INF;
-      for (uint j = 0u; j < KT; ++j) bm = max(bm, ps[tid * KT + j]);
-      float m_new = max(m, bm);
-      float alpha = m == NEG_INF ? 0.0 : exp(m - m_new);  // m = -inf: nothing accumulated yet
-      float sum = 0.0;
-      for (uint j = 0u; j < KT; ++j) {
-        float s = ps[tid * KT + j];
-        float p = s == NEG_INF ? 0.0 : exp(s - m_new);
-        ps[tid * KT + j] = p;
-        sum += p;
-      }
-      row_m[tid] = m_new;
-      row_l[tid] = row_l[tid] * alpha + sum;
-      row_alpha[tid] = alpha;
+    float m_tile = NEG_INF;
+    for (uint c = 0u; c < TPR; ++c) m_tile = max(m_tile, red[sr * TPR + c]);
+    float m_new = max(m_run, m_tile);
+    float alpha = m_run == NEG_INF ? 0.0 : exp(m_run - m_new);  // nothing accumulated yet: 0
+    float psum = 0.0;
+    for (uint kk = 0u; kk < KPT; ++kk) {
+      float p = s[kk] == NEG_INF ? 0.0 : exp(s[kk] - m_new);
+      ps[sr * KT + sc + kk * TPR] = p;
+      psum += p;
     }
+    l_part = l_part * alpha + psum;
+    m_run = m_new;
+    if (sc == 0u) row_alpha[sr] = alpha;
     barrier();
     for (uint i = 0u; i < NACC; ++i) {
       uint e = tid + i * WG;
@@ -125,9 +174,12 @@ void main() {
         acc[i] = a;
       }
     }
-    barrier();  // the next tile overwrites ks, vs and ps
+    barrier();  // the next tile overwrites ks, vs, ps and red
   }
 
+  // The rows' l: the sum of their invocations' partial sums (every invocation of a row has the same m).
+  red[tid] = l_part;
+  barrier();
   f32_buf ob = f32_buf(pc.o);
   for (uint i = 0u; i < NACC; ++i) {
     uint e = tid + i * WG;
@@ -135,7 +187,8 @@ void main() {
       uint r = e / HD_MAX, d = e % HD_MAX;
       uint t = r0 + r;
       if (t < pc.T && d < hd) {
-        float l = row_l[r];
+        float l = 0.0;
+        for (uint c = 0u; c < TPR; ++c) l += red[r * TPR + c];
         ob.d[t * ldq + h * hd + d] = l > 0.0 ? acc[i] / l : 0.0;
       }
     }

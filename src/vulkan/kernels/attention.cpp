@@ -59,11 +59,11 @@ kernel_launch plan_attention(const task_context& c) {
   // shape (GQA 7 x head_dim 128: more registers than the SM gives); the split-key kernel below stays the
   // default. F32 and Q8_0 caches, head_dims that are not 8 x a power of two up to 128 and GQA groups
   // above 8 take the split-key kernel.
+  const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
   const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
   const char* choice = std::getenv("OCTO_ATTENTION");
   const bool flash = choice && std::string_view(choice) == "flash";
-  const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   constexpr std::uint32_t kDecodeKeys = 256, kMaxChunks = 128;
   const std::uint32_t units = hd / 8;
   if (flash && sg && c.device.subgroup_shuffle && partial == 0 && T == 1 && group <= 8 && is16(k.dtype()) &&
@@ -112,16 +112,21 @@ kernel_launch plan_attention(const task_context& c) {
         .take();
   };
   // Prefill (many rows, full outputs): shaders/attention_rows.comp, a block of 16 rows per workgroup
-  // sharing each 16-key K/V tile, so a head's K/V are read T/16 times instead of T times. Its shared
-  // memory: 16 query rows, the K and V tiles and the 16x16 scores (f32).
-  constexpr std::uint32_t rows_wg = 128, rows_block = 16, rows_kt = 16;
-  const std::uint64_t rows_shared = (std::uint64_t{rows_block} + 2 * rows_kt) * hd_max * 4 + rows_block * rows_kt * 4 + 256;
-  if (sg && partial == 0 && T >= 8 && rows_shared <= c.device.max_shared_memory &&
+  // sharing each K/V tile, so a head's K/V are read T/16 times instead of T times. Its shared memory:
+  // 16 query rows, the K and V tiles (f32; rows padded by 16 bytes), the probabilities and one float
+  // per invocation. Tiles of 32 keys where that fits the device's shared memory, else 16.
+  constexpr std::uint32_t rows_wg = 128, rows_block = 16;
+  const auto rows_shared = [&](std::uint64_t kt) {
+    return 4 * (rows_block * (hd_max + 4) + kt * (hd_max + 4) + kt * hd_max + rows_block * kt + rows_wg + 2 * rows_block);
+  };
+  const std::uint32_t rows_kt = rows_shared(32) <= c.device.max_shared_memory ? 32 : 16;
+  const bool rows_vec = is16(k.dtype()) && is16(v.dtype()) && hd % 8 == 0 && k.address % 16 == 0 && v.address % 16 == 0;
+  if (sg && partial == 0 && T >= 8 && rows_shared(rows_kt) <= c.device.max_shared_memory &&
       c.device.max_workgroup_size_x >= rows_wg) {
     const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + rows_block - 1) / rows_block;
     kernel_launch l;
     l.shader = "attention_rows";
-    l.spec_constants = {rows_wg, hd_max, dt_code(k), dt_code(v)};
+    l.spec_constants = {rows_wg, hd_max, dt_code(k), dt_code(v), rows_kt, rows_vec ? 1u : 0u};
     l.groups = grid(blocks * nh);
     l.push_constants = push();
     return l;
