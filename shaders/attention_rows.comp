@@ -10,7 +10,7 @@
 // barriers whatever its size, so KT is as large as shared memory allows): TPR invocations a row each
 // score KPT keys of it, reduce the row's maximum through shared memory and keep the row's online
 // softmax (m, and a partial l summed at the end) in registers; then each invocation accumulates its
-// (row, dim) outputs over the tile's V rows. Key tiles wholly past the block's last visible key (the
+// rows x 4 dims of the output over the tile's V rows. Key tiles wholly past the block's last visible key (the
 // causal diagonal) are never loaded. No subgroup operations.
 #include "common/octo.glsl"
 layout(local_size_x_id = 0) in;
@@ -33,11 +33,17 @@ const uint KPT = KT / TPR;                           // keys an invocation score
 const uint H4 = HD_MAX / 4u;
 const uint QS = H4 + 1u;                             // row strides padded by one vec4: rows read
 const uint KS = H4 + 1u;                             // side by side hit different banks
-const uint NACC = (ROWS * HD_MAX + WG - 1u) / WG;    // accumulators per invocation
+// The P.V step: the output is cut into slots of RW rows x 4 dims (slot s: dims 4 * (s % DG), rows
+// RW * (s / DG) ..); invocation t owns slots t, t + WG, ..., so each key costs it RW probability loads
+// and one vec4 V load for 4 * RW FMAs a slot.
+const uint DG = H4;                                  // 4-dim groups a row
+const uint RW = ROWS * DG >= 4u * WG ? 4u : (ROWS * DG >= 2u * WG ? 2u : 1u);
+const uint NSLOT = (ROWS / RW) * DG;
+const uint NS = (NSLOT + WG - 1u) / WG;              // slots an invocation owns
 
 shared vec4 qs[ROWS * QS];   // the block's query rows, pre-scaled, zero past head_dim
 shared vec4 ks[KT * KS];     // the tile's K rows (f32), zero past head_dim
-shared float vs[KT * HD_MAX];
+shared vec4 vs[KT * H4];
 shared float ps[ROWS * KT];  // the tile's probabilities
 shared float red[WG];        // the rows' partial maxima, then partial sums
 shared float row_alpha[ROWS];
@@ -45,7 +51,7 @@ shared uint row_end[ROWS];   // one past the row's last visible key (0: none)
 
 void store_kv(uint j, uint d, float kx, float vx) {
   ks[j * KS + (d >> 2)][d & 3u] = kx;
-  vs[j * HD_MAX + d] = vx;
+  vs[j * H4 + (d >> 2)][d & 3u] = vx;
 }
 
 vec4 unpack_lo(uvec4 w, uint dt) {
@@ -97,8 +103,8 @@ void main() {
   uint sr = tid / TPR, sc = tid % TPR;
   uint my_end = row_end[sr];
   float m_run = NEG_INF, l_part = 0.0;
-  float acc[NACC];
-  for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+  vec4 acc[NS * RW];
+  [[unroll]] for (uint i = 0u; i < NS * RW; ++i) acc[i] = vec4(0.0);
 
   for (uint j0 = start; j0 < blk_end; j0 += KT) {
     uint cnt = min(KT, blk_end - j0);
@@ -118,10 +124,8 @@ void main() {
         }
         ks[j * KS + (d0 >> 2)] = k0;
         ks[j * KS + (d0 >> 2) + 1u] = k1;
-        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
-          vs[j * HD_MAX + d0 + c] = v0[c];
-          vs[j * HD_MAX + d0 + 4u + c] = v1[c];
-        }
+        vs[j * H4 + (d0 >> 2)] = v0;
+        vs[j * H4 + (d0 >> 2) + 1u] = v1;
       }
     } else {
       for (uint i = tid; i < KT * HD_MAX; i += WG) {
@@ -165,13 +169,14 @@ void main() {
     m_run = m_new;
     if (sc == 0u) row_alpha[sr] = alpha;
     barrier();
-    for (uint i = 0u; i < NACC; ++i) {
-      uint e = tid + i * WG;
-      if (e < ROWS * HD_MAX) {
-        uint r = e / HD_MAX, d = e % HD_MAX;
-        float a = acc[i] * row_alpha[r];
-        for (uint j = 0u; j < cnt; ++j) a += ps[r * KT + j] * vs[j * HD_MAX + d];
-        acc[i] = a;
+    [[unroll]] for (uint i = 0u; i < NS; ++i) {
+      uint slot = tid + i * WG;
+      if (slot >= NSLOT) break;
+      uint pg = slot % DG, pr0 = (slot / DG) * RW;
+      [[unroll]] for (uint r = 0u; r < RW; ++r) acc[i * RW + r] *= row_alpha[pr0 + r];
+      for (uint j = 0u; j < cnt; ++j) {
+        vec4 vv = vs[j * H4 + pg];
+        [[unroll]] for (uint r = 0u; r < RW; ++r) acc[i * RW + r] += ps[(pr0 + r) * KT + j] * vv;
       }
     }
     barrier();  // the next tile overwrites ks, vs, ps and red
@@ -181,15 +186,18 @@ void main() {
   red[tid] = l_part;
   barrier();
   f32_buf ob = f32_buf(pc.o);
-  for (uint i = 0u; i < NACC; ++i) {
-    uint e = tid + i * WG;
-    if (e < ROWS * HD_MAX) {
-      uint r = e / HD_MAX, d = e % HD_MAX;
-      uint t = r0 + r;
-      if (t < pc.T && d < hd) {
-        float l = 0.0;
-        for (uint c = 0u; c < TPR; ++c) l += red[r * TPR + c];
-        ob.d[t * ldq + h * hd + d] = l > 0.0 ? acc[i] / l : 0.0;
+  [[unroll]] for (uint i = 0u; i < NS; ++i) {
+    uint slot = tid + i * WG;
+    if (slot >= NSLOT) break;
+    uint pg = slot % DG, pr0 = (slot / DG) * RW;
+    [[unroll]] for (uint rr = 0u; rr < RW; ++rr) {
+      uint r = pr0 + rr, t = r0 + r;
+      if (t >= pc.T) continue;
+      float l = 0.0;
+      for (uint c = 0u; c < TPR; ++c) l += red[r * TPR + c];
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+        uint d = 4u * pg + c;
+        if (d < hd) ob.d[t * ldq + h * hd + d] = l > 0.0 ? acc[i * RW + rr][c] / l : 0.0;
       }
     }
   }

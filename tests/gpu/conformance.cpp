@@ -409,6 +409,7 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
       {8, 4, 2, 64, 60, 0, 30, 22, 1, 0},        // 8 rows at q_pos 22
       {9, 2, 1, 17, 40, 0, 35, 0, 0, 0},         // non-causal, odd head_dim
       {12, 4, 4, 20, 30, 6, 10, 0, 1, 0},        // kv_start 6 past q_pos + t for rows 0..5: those output 0
+      {20, 4, 2, 80, 90, 0, 70, 50, 1, 0},       // head_dim 80: a row's 4-dim groups do not divide the workgroup
   };
   for (bool fallback : {false, true}) {
     if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
