@@ -2,7 +2,7 @@
 // GEMM_TILE / GEMV_TILE over many rows (prefill) on tensor cores through GL_NV_cooperative_matrix:
 // y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias), f16 products summed in f32.
 // Four subgroups of 32 in a 2 x 2 layout; each owns FM x FN fragments of 16 x 8 (spec constants 1, 2),
-// so the workgroup tile is (32 FM) x (16 FN). Per step of 32 along K, x (f32, 16-byte loads) and W
+// so the workgroup tile is (32 FM) x (16 FN). Per step of BK (32 or 64) along K, x (f32, 16-byte loads) and W
 // (dequantized once per tile by WUNIT) are staged in shared memory as f16; the next step's global loads
 // are issued into registers before this step's matrix products. Results go through a per-subgroup
 // 16 x 8 f32 staging area so edge tiles, bias and the output's row stride keep GEMM_TILE's semantics.
@@ -14,7 +14,7 @@
 // gemm_coopf is the planner's default where the VM's precision is `fast` (the default, docs/precision.md);
 // gemm_coop runs on request (OCTO_GEMM_KERNEL=coop). Both only where the device reports VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape
 // NVIDIA exposes since Turing).
-// Needs K % 32 == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
+// Needs K % BK == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -24,17 +24,19 @@
 layout(local_size_x = 128) in;
 layout(constant_id = 1) const uint FM = 2u;
 layout(constant_id = 2) const uint FN = 4u;
+layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (half the barriers; K % 64 == 0)
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
 } pc;
 
-const uint BK = 32u;
-const uint SK = BK + 8u;  // shared row stride in halves: 80 bytes keeps 8 consecutive rows on distinct banks
+const uint SK = BK + 8u;  // shared row stride in halves: 16 bytes of padding keeps consecutive rows on distinct banks
 const uint BM = 32u * FM, BN = 16u * FN;
-const uint XV = BM / 16u;  // x vec4 loads per invocation per step (BM * 8 / 128)
-const uint WU = BN / 32u;  // W units per invocation per step (BN * 4 / 128)
+const uint XQ = BK / 4u;   // x quads a row per step
+const uint WR = BK / 8u;   // W units (8 weights) a row per step
+const uint XV = BM * XQ / 128u;  // x vec4 loads per invocation per step
+const uint WU = BN * WR / 128u;  // W units per invocation per step
 shared float16_t as_[BM * SK];  // x tile, row-major [m][k]
 shared float16_t bs_[BN * SK];  // W tile, [n][k]: B = W^T read column-major
 #ifdef OCTO_COOP_SPLIT
@@ -64,19 +66,20 @@ void main() {
 
   v4_buf xb = v4_buf(pc.x);
   uint kq = pc.K >> 2;
-  // x: load p covers row tid / 8 + 16 p, k quad tid % 8. W: unit p covers column tid / 4 + 32 p, unit tid % 4.
-  uint xr = tid / 8u, xq = tid % 8u;
-  uint wc = tid / 4u, wu = tid % 4u;
+  // x: load p covers row tid / XQ + (128 / XQ) p, k quad tid % XQ. W: unit p covers column
+  // tid / WR + (128 / WR) p, unit tid % WR.
+  uint xr = tid / XQ, xq = tid % XQ;
+  uint wc = tid / WR, wu = tid % WR;
 
   vec4 xv[XV];
   float wv[WU][8];
 #define LOAD_STEP(k0)                                                              \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                                      \
-    uint r = m0 + xr + 16u * p;                                                    \
+    uint r = m0 + xr + (128u / XQ) * p;                                            \
     xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0); \
   }                                                                                \
   [[unroll]] for (uint p = 0u; p < WU; ++p) {                                      \
-    uint n = min(n0 + wc + 32u * p, pc.n_tile - 1u);                               \
+    uint n = min(n0 + wc + (128u / WR) * p, pc.n_tile - 1u);                       \
     WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + wu, wv[p]);         \
   }
 
@@ -86,14 +89,14 @@ void main() {
   LOAD_STEP(0u)
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
-      uint o = (xr + 16u * p) * SK + 4u * xq;
+      uint o = (xr + (128u / XQ) * p) * SK + 4u * xq;
       PUT(as_, al_, o + 0u, xv[p].x)
       PUT(as_, al_, o + 1u, xv[p].y)
       PUT(as_, al_, o + 2u, xv[p].z)
       PUT(as_, al_, o + 3u, xv[p].w)
     }
     [[unroll]] for (uint p = 0u; p < WU; ++p) {
-      uint o = (wc + 32u * p) * SK + 8u * wu;
+      uint o = (wc + (128u / WR) * p) * SK + 8u * wu;
       [[unroll]] for (uint i = 0u; i < 8u; ++i) PUT(bs_, bl_, o + i, wv[p][i])
     }
     barrier();

@@ -15,7 +15,9 @@
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
-// old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel.
+// old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel;
+// OCTO_GEMM_BK=64 gives gemm_coop steps of 64 along K (where K % 64 == 0): on the H100 it made pp512
+// 19-20% slower than the default 32 (benchmarks/results/2026-11-27-h100-gemm-bk), so 32 stays.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +79,9 @@ tile pick_tile(std::span<const tile> all, std::uint32_t rows, std::uint32_t n, s
 
 }  // namespace
 
+/// gemm_coop's K per step (spec constant BK); OCTO_GEMM_BK=64 asks for 64 where K % 64 == 0.
+constexpr std::uint32_t kCoopStepK = 32;
+
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l) {
   const gemm_module* mod = nullptr;
   for (const auto& m : gemm_modules)
@@ -128,10 +133,13 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   } else {
     const bool split = kind == "coop";
     l.shader = split ? mod->coop : mod->coopf;
-    // f16 tiles of 40-half rows (two of each with the split), plus 2 KiB of epilogue staging.
+    // K steps of kCoopStepK, or 64 on request.
+    const std::string bk_env = env("OCTO_GEMM_BK");
+    const std::uint32_t bk = bk_env == "64" && a.K % 64 == 0 ? 64 : kCoopStepK;
+    // f16 tiles of (bk + 8)-half rows (two of each with the split), plus 2 KiB of epilogue staging.
     t = pick_tile(tiles, a.rows, a.n_tile, d.max_shared_memory,
-                  [split](tile x) { return (x.bm + x.bn) * 40 * 2 * (split ? 2 : 1) + 2048; });
-    l.spec_constants = {128, t.bm / 32, t.bn / 16};
+                  [split, bk](tile x) { return (x.bm + x.bn) * (bk + 8) * 2 * (split ? 2 : 1) + 2048; });
+    l.spec_constants = {128, t.bm / 32, t.bn / 16, bk};
   }
   const std::uint64_t col_groups = (a.n_tile + t.bn - 1) / t.bn;
   const std::uint64_t row_groups = (a.rows + t.bm - 1) / t.bm;
