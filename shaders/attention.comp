@@ -77,22 +77,9 @@ float k_dot(uint e) {
   } else if (VEC_K) {
     u4_buf kb = u4_buf(pc.k);
     uint b = e >> 3;
-    const bool bf = K_DT == DT_BF16;
     for (uint i = 0u; i < (hd >> 3); ++i) {
-      {
-        uvec4 w = kb.d[b + i];
-        vec4 lo, hi;
-        if (bf) {
-          lo = vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
-                    uintBitsToFloat(w.y & 0xffff0000u));
-          hi = vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
-                    uintBitsToFloat(w.w & 0xffff0000u));
-        } else {
-          lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-          hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-        }
-        s += dot(qs[2u * i], lo) + dot(qs[2u * i + 1u], hi);
-      }
+      uvec4 w = kb.d[b + i];
+      s += dot(qs[2u * i], unpack8_lo(w, K_DT)) + dot(qs[2u * i + 1u], unpack8_hi(w, K_DT));
     }
   } else {
     for (uint d = 0u; d < hd; ++d) s += q_at(d) * load_elem(pc.k, e + d, K_DT);
@@ -106,9 +93,7 @@ vec4 v_quad(uint e, uint u) {
   if (VEC_V) {  // i is a multiple of 4: one 16-byte (F32) or 8-byte (16-bit) load
     if (V_DT == DT_F32) return v4_buf(pc.v).d[i >> 2];
     uvec2 w = u2_buf(pc.v).d[i >> 2];
-    if (V_DT == DT_F16) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
-                uintBitsToFloat(w.y & 0xffff0000u));
+    return unpack8_lo(uvec4(w, 0u, 0u), V_DT);
   }
   vec4 r = vec4(0.0);
   [[unroll]] for (uint c = 0u; c < 4u; ++c)

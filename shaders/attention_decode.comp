@@ -69,19 +69,6 @@ shared float red_m[NSG * G], red_s[NSG * G];
 shared float cw[MAX_CHUNKS * G];  // the last workgroup's merge weights exp(m_c - M) / L
 shared bool is_last;
 
-vec4 lo4(uvec4 w, uint dt) {
-  if (dt == DT_BF16)
-    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
-                uintBitsToFloat(w.y & 0xffff0000u));
-  return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-}
-vec4 hi4(uvec4 w, uint dt) {
-  if (dt == DT_BF16)
-    return vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
-                uintBitsToFloat(w.w & 0xffff0000u));
-  return vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-}
-
 void main() {
   uint wg_id = octo_group_linear();
   uint nkv = pc.n_kv_heads;
@@ -153,7 +140,7 @@ void main() {
     float s[G];
     [[unroll]] for (uint g = 0u; g < G; ++g) s[g] = 0.0;
     [[unroll]] for (uint i = 0u; i < U; ++i) {
-      vec4 a = lo4(kw[i], K_DT), b = hi4(kw[i], K_DT);
+      vec4 a = unpack8_lo(kw[i], K_DT), b = unpack8_hi(kw[i], K_DT);
       [[unroll]] for (uint g = 0u; g < G; ++g) s[g] += dot(qs[g * H4 + 2u * i], a) + dot(qs[g * H4 + 2u * i + 1u], b);
     }
     // This invocation's V loads, in flight during the reductions below.
@@ -189,7 +176,7 @@ void main() {
     }
     [[unroll]] for (uint i = 0u; i < VK; ++i) {
       uint t = kl + i * KL;  // past cnt p is 0
-      vec4 a = lo4(vw[i], V_DT), b = hi4(vw[i], V_DT);
+      vec4 a = unpack8_lo(vw[i], V_DT), b = unpack8_hi(vw[i], V_DT);
       [[unroll]] for (uint g = 0u; g < G; ++g) {
         float p = sh[g * CK + t];
         acc[g][0] += p * a.x;

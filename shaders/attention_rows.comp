@@ -54,19 +54,6 @@ void store_kv(uint j, uint d, float kx, float vx) {
   vs[j * H4 + (d >> 2)][d & 3u] = vx;
 }
 
-vec4 unpack_lo(uvec4 w, uint dt) {
-  if (dt == DT_BF16)
-    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
-                uintBitsToFloat(w.y & 0xffff0000u));
-  return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-}
-vec4 unpack_hi(uvec4 w, uint dt) {
-  if (dt == DT_BF16)
-    return vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u), uintBitsToFloat(w.w << 16),
-                uintBitsToFloat(w.w & 0xffff0000u));
-  return vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-}
-
 void main() {
   uint g = octo_group_linear();
   uint nblk = (pc.T + ROWS - 1u) / ROWS;
@@ -117,10 +104,10 @@ void main() {
         if (j < cnt && d0 < hd) {
           uint e = ((j0 + j) * ldkv + kv_off + d0) >> 3;
           uvec4 kw = u4_buf(pc.k).d[e], vw = u4_buf(pc.v).d[e];
-          k0 = unpack_lo(kw, K_DT);
-          k1 = unpack_hi(kw, K_DT);
-          v0 = unpack_lo(vw, V_DT);
-          v1 = unpack_hi(vw, V_DT);
+          k0 = unpack8_lo(kw, K_DT);
+          k1 = unpack8_hi(kw, K_DT);
+          v0 = unpack8_lo(vw, V_DT);
+          v1 = unpack8_hi(vw, V_DT);
         }
         ks[j * KS + (d0 >> 2)] = k0;
         ks[j * KS + (d0 >> 2) + 1u] = k1;

@@ -31,6 +31,16 @@ uint f32_to_bf16(float f) {
 float f16_to_f32(uint h) { return unpackHalf2x16(h).x; }
 uint f32_to_f16(float f) { return packHalf2x16(vec2(f, 0.0)) & 0xffffu; }
 
+// Values 0-3 / 4-7 of eight packed 16-bit values (F16 or BF16, dt) of one 16-byte load, as floats
+// (unpack8_lo also serves four values of an 8-byte load in .xy).
+vec4 unpack8_lo(uvec4 w, uint dt) {
+  if (dt == DT_BF16)
+    return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16),
+                uintBitsToFloat(w.y & 0xffff0000u));
+  return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+}
+vec4 unpack8_hi(uvec4 w, uint dt) { return unpack8_lo(uvec4(w.z, w.w, 0u, 0u), dt); }
+
 // A byte / a 16-bit unit at a byte offset of a word buffer.
 uint load_u8(u32_buf b, uint byte_off) { return (b.d[byte_off >> 2] >> ((byte_off & 3u) * 8u)) & 0xffu; }
 uint load_u16(u32_buf b, uint byte_off) { return (b.d[byte_off >> 2] >> ((byte_off & 2u) * 8u)) & 0xffffu; }
