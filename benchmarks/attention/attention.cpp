@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
@@ -30,25 +31,6 @@ namespace {
 struct shape {
   std::int64_t heads, kv_heads, head_dim;
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t p = 0; p < list.size();) {
-    auto q = list.find(',', p);
-    if (q == std::string::npos) q = list.size();
-    if (q > p) out.push_back(list.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-std::int64_t positive(const std::string& opt, const std::string& v) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (end == v.c_str() || *end != 0 || x <= 0)
-    throw octo::error("bench_attention: " + opt + " needs positive integers, not '" + v + "'");
-  return x;
-}
 
 /// `layers` decode attention tasks, each over its own caches "k<i>" / "v<i>" [ctx, kv_heads*head_dim]:
 /// kv_len 1 at position 0, so at globals.pos = ctx - 1 every slot is a visible key.
@@ -134,7 +116,7 @@ int main(int argc, char** argv) {
       } else if (a == "--kv-types") {
         types_arg = value();
       } else if (a == "--passes") {
-        passes = static_cast<int>(positive(a, value()));
+        passes = static_cast<int>(octo_bench::positive("bench_attention", a, value()));
       } else if (a == "--bandwidth-gbs") {
         bound_gbs = std::atof(value().c_str());
         if (!(bound_gbs > 0)) throw octo::error("bench_attention: --bandwidth-gbs must be > 0");
@@ -150,7 +132,7 @@ int main(int argc, char** argv) {
     if (quick && !shapes_given) shapes_arg = "14x2x64";
     if (quick) chain_mib = 1;
     std::vector<shape> shapes;
-    for (const auto& s : split(shapes_arg)) {
+    for (const auto& s : octo_bench::split(shapes_arg)) {
       long long h = 0, kv = 0, d = 0;
       char tail = 0;
       if (std::sscanf(s.c_str(), "%lldx%lldx%lld%c", &h, &kv, &d, &tail) != 3 || h <= 0 || kv <= 0 || d <= 0 || h % kv != 0)
@@ -158,9 +140,9 @@ int main(int argc, char** argv) {
       shapes.push_back({h, kv, d});
     }
     std::vector<std::int64_t> ctxs;
-    for (const auto& s : split(ctx_arg)) ctxs.push_back(positive("--ctx", s));
+    for (const auto& s : octo_bench::split(ctx_arg)) ctxs.push_back(octo_bench::positive("bench_attention", "--ctx", s));
     std::vector<ir::dtype> types;
-    for (const auto& s : split(types_arg)) types.push_back(octo::runtime::parse_kv_type(s));
+    for (const auto& s : octo_bench::split(types_arg)) types.push_back(octo::runtime::parse_kv_type(s));
 
     octo::vm::vulkan_options vo;
     vo.profile = true;

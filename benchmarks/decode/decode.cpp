@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/runtime/engine.hpp"
@@ -47,13 +48,6 @@ constexpr const char* usage =
     "  --profile            then, on a second engine with GPU timestamps per task (tasks serialized):\n"
     "                       the top opcodes and tasks of one decode step and of one prefill pass, and a\n"
     "                       table (stderr) of where the unprofiled ms/token goes\n";
-
-std::int64_t positive(const std::string& opt, const char* v) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  if (end == v || *end != 0 || x <= 0) throw octo::error("bench_decode: " + opt + " needs a positive integer, not '" + v + "'");
-  return x;
-}
 
 // JSON lines: the top opcodes (summed) and the top tasks of one pass, by GPU time.
 void print_profile(const char* phase, const std::vector<octo::vm::task_profile>& prof, std::size_t top) {
@@ -145,17 +139,17 @@ int main(int argc, char** argv) {
       } else if (a == "--model" || a == "-m") {
         model = value();
       } else if (a == "--prompt-tokens") {
-        prompt_tokens = positive(a, value());
+        prompt_tokens = octo_bench::positive("bench_decode", a, value());
       } else if (a == "--decode-tokens") {
-        decode_tokens = positive(a, value());
+        decode_tokens = octo_bench::positive("bench_decode", a, value());
       } else if (a == "--prefill-chunk") {
-        chunk = positive(a, value());
+        chunk = octo_bench::positive("bench_decode", a, value());
       } else if (a == "--ctx") {
-        ctx = positive(a, value());
+        ctx = octo_bench::positive("bench_decode", a, value());
       } else if (a == "--kv-type") {
         kv_type = octo::runtime::parse_kv_type(value());
       } else if (a == "--repeat") {
-        repeat = positive(a, value());
+        repeat = octo_bench::positive("bench_decode", a, value());
       } else if (a == "--bandwidth-gbs") {
         bound_gbs = std::atof(value());
         if (!(bound_gbs > 0)) throw octo::error("bench_decode: --bandwidth-gbs must be > 0");
@@ -164,7 +158,7 @@ int main(int argc, char** argv) {
       } else if (a == "--device") {
         device = value();
       } else if (a == "--in-flight") {
-        in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(positive(a, value()), 256));
+        in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(octo_bench::positive("bench_decode", a, value()), 256));
       } else if (a == "--host-loop") {
         in_flight = 0;
       } else if (a == "--profile") {

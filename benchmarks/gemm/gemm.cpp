@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
@@ -47,44 +48,6 @@ const std::vector<model> models = {
     {"7b", 28, {{"q_o", 3584, 3584, 2}, {"k_v", 512, 3584, 2}, {"gate_up", 18944, 3584, 2}, {"down", 3584, 18944, 1}}},
     {"tiny", 2, {{"q_o", 80, 256, 2}, {"gate_up", 200, 256, 2}}},
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t p = 0; p < list.size();) {
-    auto q = list.find(',', p);
-    if (q == std::string::npos) q = list.size();
-    if (q > p) out.push_back(list.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-ir::dtype parse_dtype(const std::string& s) {
-  std::string upper = s;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (auto d = ir::parse<ir::dtype>(upper)) return *d;
-  throw octo::error("bench_gemm: unknown dtype '" + s + "'");
-}
-
-/// W [N,K] of `dt`: 8 distinct random rows (quantized as a real model's are) repeated over N rows.
-std::vector<std::byte> make_weight(ir::dtype dt, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
-  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dt, k));
-  const std::int64_t distinct = std::min<std::int64_t>(8, n);
-  std::vector<std::byte> rows(row_bytes * static_cast<std::size_t>(distinct));
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(k));
-  for (std::int64_t r = 0; r < distinct; ++r) {
-    for (auto& x : v) x = u(rng);
-    auto* dst = rows.data() + row_bytes * static_cast<std::size_t>(r);
-    if (ir::is_block_quantized(dt)) octo::detail::quantize_row(dt, v.data(), reinterpret_cast<std::uint8_t*>(dst), k);
-    else octo::detail::from_f32(dt, v, std::span<std::byte>(dst, row_bytes));
-  }
-  std::vector<std::byte> out(row_bytes * static_cast<std::size_t>(n));
-  for (std::int64_t r = 0; r < n; ++r)
-    std::memcpy(out.data() + row_bytes * static_cast<std::size_t>(r),
-                rows.data() + row_bytes * static_cast<std::size_t>(r % distinct), row_bytes);
-  return out;
-}
 
 /// `reps` GEMM tasks over the same x and W, each into its own output: one submit keeps the GPU busy for
 /// milliseconds, so its clocks are up (a lone 50 us dispatch per submit measured the idle clock).
@@ -164,7 +127,7 @@ int main(int argc, char** argv) {
     }
     if (passes < 0) passes = quick ? 3 : 20;
     std::vector<const model*> chosen;
-    for (const auto& s : split(models_arg)) {
+    for (const auto& s : octo_bench::split(models_arg)) {
       const model* m = nullptr;
       for (const auto& c : models)
         if (s == c.name) m = &c;
@@ -172,14 +135,14 @@ int main(int argc, char** argv) {
       chosen.push_back(m);
     }
     std::vector<std::int64_t> tokens;
-    for (const auto& s : split(tokens_arg)) {
+    for (const auto& s : octo_bench::split(tokens_arg)) {
       const long long v = std::atoll(s.c_str());
       if (v < 1) throw octo::error("bench_gemm: --tokens: '" + s + "' is not a positive count");
       tokens.push_back(v);
     }
     std::vector<ir::dtype> dtypes;
-    for (const auto& s : split(dtypes_arg)) dtypes.push_back(parse_dtype(s));
-    std::vector<std::string> kernels = split(kernels_arg);
+    for (const auto& s : octo_bench::split(dtypes_arg)) dtypes.push_back(octo_bench::parse_dtype("bench_gemm", s));
+    std::vector<std::string> kernels = octo_bench::split(kernels_arg);
     for (const auto& k : kernels)
       if (k != "auto" && k != "old" && k != "reg" && k != "coop" && k != "coopf")
         throw octo::error("bench_gemm: unknown kernel '" + k + "' (auto old reg coop coopf)");
@@ -217,7 +180,7 @@ int main(int argc, char** argv) {
                 // About 20 GFLOP per submit (a few ms on a large GPU), 3 to 40 tasks; 1 when --quick.
                 const int reps = quick ? 1 : static_cast<int>(std::clamp(20e9 / flop, 3.0, 40.0));
                 vm.load(make_gemm(dt, t, s.n, s.k, reps));
-                vm.write_bytes("w", make_weight(dt, s.n, s.k, rng));
+                vm.write_bytes("w", octo_bench::make_weight(dt, s.n, s.k, rng));
                 std::vector<float> x(static_cast<std::size_t>(t * s.k));
                 std::uniform_real_distribution<float> u(-1.0f, 1.0f);
                 for (auto& v : x) v = u(rng);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/detail/element_convert.hpp"
 #include "octo/detail/quant_blocks.hpp"
@@ -42,45 +43,6 @@ timing time_passes(octo::vm::vulkan_vm& vm, int passes) {
   }
   std::sort(us.begin(), us.end());
   return {us.front(), us[us.size() / 2]};
-}
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t p = 0; p < list.size();) {
-    auto q = list.find(',', p);
-    if (q == std::string::npos) q = list.size();
-    if (q > p) out.push_back(list.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-ir::dtype parse_dtype(const std::string& s) {
-  std::string upper = s;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (auto d = ir::parse<ir::dtype>(upper)) return *d;
-  throw octo::error("bench_gemv_bandwidth: unknown dtype '" + s + "'");
-}
-
-/// A weight [N,K] of `dt`: 8 distinct random rows (quantized like a real model's) tiled over N rows;
-/// the kernel's memory traffic does not depend on the values.
-std::vector<std::byte> make_weight(ir::dtype dt, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
-  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dt, k));
-  const std::int64_t distinct = std::min<std::int64_t>(8, n);
-  std::vector<std::byte> rows(row_bytes * static_cast<std::size_t>(distinct));
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(k));
-  for (std::int64_t r = 0; r < distinct; ++r) {
-    for (auto& x : v) x = u(rng);
-    auto* dst = rows.data() + row_bytes * static_cast<std::size_t>(r);
-    if (ir::is_block_quantized(dt)) octo::detail::quantize_row(dt, v.data(), reinterpret_cast<std::uint8_t*>(dst), k);
-    else octo::detail::from_f32(dt, v, std::span<std::byte>(dst, row_bytes));
-  }
-  std::vector<std::byte> out(row_bytes * static_cast<std::size_t>(n));
-  for (std::int64_t r = 0; r < n; ++r)
-    std::memcpy(out.data() + row_bytes * static_cast<std::size_t>(r),
-                rows.data() + row_bytes * static_cast<std::size_t>(r % distinct), row_bytes);
-  return out;
 }
 
 /// `chain` independent GEMV_TILE tasks, each over its own weight copy and output: no barriers between them.
@@ -168,7 +130,7 @@ int main(int argc, char** argv) {
     if (sizes_arg.empty())
       sizes_arg = quick ? "64x256,256x512" : "896x896,4864x896,896x4864,3584x3584,18944x3584,3584x18944,152064x3584";
     std::vector<std::pair<std::int64_t, std::int64_t>> sizes;
-    for (const auto& s : split(sizes_arg)) {
+    for (const auto& s : octo_bench::split(sizes_arg)) {
       long long n = 0, k = 0;
       char tail = 0;
       if (std::sscanf(s.c_str(), "%lldx%lld%c", &n, &k, &tail) != 2 || n <= 0 || k <= 0)
@@ -176,7 +138,7 @@ int main(int argc, char** argv) {
       sizes.emplace_back(n, k);
     }
     std::vector<ir::dtype> dtypes;
-    for (const auto& s : split(dtypes_arg)) dtypes.push_back(parse_dtype(s));
+    for (const auto& s : octo_bench::split(dtypes_arg)) dtypes.push_back(octo_bench::parse_dtype("bench_gemv_bandwidth", s));
 
     octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
     const std::string device = vm.device().name;
@@ -229,7 +191,7 @@ int main(int argc, char** argv) {
           print_json_line(line);
           continue;
         }
-        const auto w = make_weight(dt, n, k, rng);
+        const auto w = octo_bench::make_weight(dt, n, k, rng);
         std::vector<float> x(static_cast<std::size_t>(k));
         for (auto& v : x) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
         const int chain =

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/program.hpp"
@@ -42,17 +43,6 @@ constexpr model_shape known_models[] = {
     {"7b", 3584, 28, 4, 128, 18944, 152064},
     {"tiny", 64, 4, 2, 16, 128, 1000},  // --quick: lavapipe smoke test
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t p = 0; p < list.size();) {
-    auto q = list.find(',', p);
-    if (q == std::string::npos) q = list.size();
-    if (q > p) out.push_back(list.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
 
 std::string numbered(const char* stem, int i) {
   std::string s = stem;  // not stem + to_string: g++ 12 warns falsely (-Wrestrict) on that
@@ -117,13 +107,6 @@ void fill_inputs(octo::vm::vulkan_vm& vm, const ir::program& p, std::mt19937_64&
     for (auto& x : v) x = u(rng);
     vm.write(std::string_view(b.name), v);
   }
-}
-
-ir::dtype parse_dtype(const std::string& s) {
-  std::string upper = s;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-  if (auto d = ir::parse<ir::dtype>(upper)) return *d;
-  throw octo::error("bench_kernels: unknown dtype '" + s + "'");
 }
 
 std::vector<op_case> cases_for(const model_shape& m, const std::vector<std::int64_t>& kvs, std::int64_t ctx,
@@ -305,7 +288,7 @@ int main(int argc, char** argv) {
       passes = 3;
     }
     std::vector<model_shape> models;
-    for (const auto& s : split(models_arg)) {
+    for (const auto& s : octo_bench::split(models_arg)) {
       const model_shape* found = nullptr;
       for (const auto& m : known_models)
         if (s == m.name) found = &m;
@@ -313,16 +296,16 @@ int main(int argc, char** argv) {
       models.push_back(*found);
     }
     std::vector<std::int64_t> kvs;
-    for (const auto& s : split(kv_arg)) {
+    for (const auto& s : octo_bench::split(kv_arg)) {
       char* end = nullptr;
       const long long x = std::strtoll(s.c_str(), &end, 10);
       if (end == s.c_str() || *end != 0 || x <= 0) throw octo::error("bench_kernels: --kv: '" + s + "' is not a positive integer");
       kvs.push_back(x);
     }
-    const ir::dtype kv_dt = parse_dtype(dtype_arg);
+    const ir::dtype kv_dt = octo_bench::parse_dtype("bench_kernels", dtype_arg);
     if (kv_dt != ir::dtype::f32 && kv_dt != ir::dtype::f16 && kv_dt != ir::dtype::bf16)
       throw octo::error("bench_kernels: --kv-dtype must be f32, f16 or bf16");
-    const auto ops = split(ops_arg);
+    const auto ops = octo_bench::split(ops_arg);
 
     octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
     const std::string device = vm.device().name;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/enums.hpp"
@@ -50,13 +51,6 @@ constexpr const char* usage =
 using clock_type = std::chrono::steady_clock;
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-std::int64_t positive(const std::string& opt, const char* v) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  if (end == v || *end != 0 || x <= 0) throw octo::error("bench_stream: " + opt + " needs a positive integer, not '" + v + "'");
-  return x;
 }
 
 /// Pinned host -> device bandwidth: `bytes` from one pinned block into a region, repeated, on the
@@ -134,22 +128,22 @@ int main(int argc, char** argv) {
         tier = value();
         if (tier != "ram" && tier != "disk") throw octo::error("bench_stream: --tier must be ram or disk");
       } else if (a == "--ring") {
-        ring = positive(a, value());
+        ring = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--resident-layers") {
         const std::string v = value();
-        resident_layers = v == "0" ? 0 : positive(a, v.c_str());
+        resident_layers = v == "0" ? 0 : octo_bench::positive("bench_stream", a, v.c_str());
       } else if (a == "--prompt-tokens") {
-        prompt_tokens = positive(a, value());
+        prompt_tokens = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--decode-tokens") {
-        decode_tokens = positive(a, value());
+        decode_tokens = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--ctx") {
-        ctx = positive(a, value());
+        ctx = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--repeat") {
-        repeat = positive(a, value());
+        repeat = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--no-baseline") {
         baseline = false;
       } else if (a == "--bandwidth-mib") {
-        bw_mib = positive(a, value());
+        bw_mib = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--name") {
         label = value();
       } else if (a == "--device") {
