@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       } else if (a == "--quick") {
         quick = true;
       } else if (a == "--passes") {
-        passes = std::max(1, std::atoi(value().c_str()));
+        passes = static_cast<int>(std::min<std::int64_t>(octo_bench::positive("bench_gemm", a, value()), 1000000));
       } else if (a == "--models") {
         models_arg = value();
       } else if (a == "--tokens") {

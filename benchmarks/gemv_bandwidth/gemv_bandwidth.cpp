@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       } else if (a == "--quick") {
         quick = true;
       } else if (a == "--passes") {
-        passes = std::max(1, std::atoi(value().c_str()));
+        passes = static_cast<int>(std::min<std::int64_t>(octo_bench::positive("bench_gemv_bandwidth", a, value()), 1000000));
       } else if (a == "--bandwidth-gbs") {
         bound_gbs = std::atof(value().c_str());
         if (!(bound_gbs > 0)) throw octo::error("bench_gemv_bandwidth: --bandwidth-gbs must be > 0");
