@@ -14,6 +14,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,7 +39,7 @@ namespace {
 struct options {
   std::string model, prompt, dump_logits, device;
   std::vector<std::int32_t> then_ids;
-  bool chat = false, json = false, ignore_eos = false, verbose = false;
+  bool chat = false, json = false, ignore_eos = false, verbose = false, stats = false;
   std::int64_t n_predict = 128, ctx = 0, prefill_chunk = 0;  // 0: the engine's default
   octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   octo::vm::matmul_precision precision = octo::vm::matmul_precision::fast;
@@ -214,6 +215,9 @@ options parse(int argc, char** argv) {
         "aborted (default 300)",
         [&](const std::string& v) { o.stage_timeout_s = parse_int("--stage-timeout", v, 1, 1 << 24); });
   app.add_flag("--json", o.json, "one JSON object per generated token, then a summary object");
+  app.add_flag("--stats", o.stats,
+               "per-layer activation statistics (RMS, max |x|, NaN/Inf) of every pass, summed up per\n"
+               "layer at the end (stderr); with --json also in each token's object");
   app.add_flag("--verbose", o.verbose, "also print the model's config and the decode program's dispatch counts (stderr)");
   app.footer("A directory model, or any of --vram-budget, --ram-budget, --ring, prints the residency plan and\n"
              "the streaming counters on stderr. Every bad option or file gives one line and exit 1.");
@@ -258,6 +262,28 @@ void print_json_line(const nlohmann::ordered_json& j) {
   std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n" << std::flush;
 }
 
+/// One layer's statistics over the passes that produced the generated tokens (--stats, --json).
+struct layer_summary {
+  std::uint64_t passes = 0, non_finite = 0;
+  double rms_sum = 0.0;
+  float rms_min = 0.0f, rms_max = 0.0f, max_abs = 0.0f;
+  void add(const octo::vm::layer_stats& l) {
+    rms_min = passes == 0 ? l.rms : std::min(rms_min, l.rms);
+    rms_max = passes == 0 ? l.rms : std::max(rms_max, l.rms);
+    max_abs = std::max(max_abs, l.max_abs);
+    rms_sum += l.rms;
+    non_finite += l.non_finite;
+    ++passes;
+  }
+};
+
+nlohmann::ordered_json layers_json(const std::vector<octo::vm::layer_stats>& pass) {
+  auto a = nlohmann::ordered_json::array();
+  for (const auto& l : pass)
+    a.push_back({{"layer", l.layer}, {"rms", l.rms}, {"max_abs", l.max_abs}, {"non_finite", l.non_finite}});
+  return a;
+}
+
 std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
@@ -283,14 +309,23 @@ int run_with(const options& o, octo::runtime::engine& e) {
 
   octo::model_file::token_stream stream(tok);
   std::int64_t emitted = 0;
+  // Per layer over the passes that produced the tokens (the first token's: the prompt's last pass).
+  std::map<std::int32_t, layer_summary> layers;
   const auto on_token = [&](std::int32_t id) {
     const bool end = !o.ignore_eos && tok.is_end_of_generation(id);
     if (end) return false;
     ++emitted;
+    const auto pass = e.layer_statistics();
+    for (const auto& l : pass) layers[l.layer].add(l);
     const std::string text = stream.push(id);
     if (!o.speaks) return true;
-    if (o.json) print_json_line({{"id", id}, {"text", text}});
-    else std::cout << text << std::flush;
+    if (o.json) {
+      nlohmann::ordered_json j = {{"id", id}, {"text", text}};
+      if (o.stats) j["layers"] = layers_json(pass);
+      print_json_line(j);
+    } else {
+      std::cout << text << std::flush;
+    }
     return true;
   };
   std::vector<float> prompt_logits;
@@ -315,6 +350,12 @@ int run_with(const options& o, octo::runtime::engine& e) {
                        {"decode_tok_s", decode_tps},
                        {"ms_per_token", ms_per_token},
                        {"device", e.device_name()}}}};
+    if (!layers.empty()) {
+      auto& a = summary["summary"]["layers"] = nlohmann::ordered_json::array();
+      for (const auto& [l, m] : layers)
+        a.push_back({{"layer", l}, {"passes", m.passes}, {"rms_mean", m.rms_sum / double(m.passes)}, {"rms_min", m.rms_min},
+                     {"rms_max", m.rms_max}, {"max_abs", m.max_abs}, {"non_finite", m.non_finite}});
+    }
     if (o.streaming) {  // where the streamed layers' bytes came from
       const auto& s = e.stats();
       const auto tier = e.tier_state();
@@ -347,6 +388,20 @@ int run_with(const options& o, octo::runtime::engine& e) {
               << octo::runtime::format_bytes(e.tier_state().bytes) << ": " << s.ram_hits << " hits / " << s.ram_misses
               << " misses (hit rate " << std::lround(100.0 * ram_hit_rate(s)) << "%), "
               << octo::runtime::format_bytes(s.bytes_from_source) << " read from the model\n";
+  }
+  if (o.stats) {
+    if (layers.empty()) {
+      std::cerr << "layer statistics: none (no token generated, or OCTO_LAYER_STATS=0)\n";
+    } else {
+      std::cerr << "layer statistics over the passes of " << layers.begin()->second.passes
+                << " tokens (each layer's output):\nlayer   rms mean    rms min    rms max     max |x|  NaN/Inf\n";
+      for (const auto& [l, m] : layers) {
+        char row[128];
+        std::snprintf(row, sizeof row, "%5d %10.4g %10.4g %10.4g %11.4g %8llu\n", l, m.rms_sum / double(m.passes),
+                      double(m.rms_min), double(m.rms_max), double(m.max_abs), static_cast<unsigned long long>(m.non_finite));
+        std::cerr << row;
+      }
+    }
   }
   if (o.verbose) {
     const auto& c = e.model().config();

@@ -74,6 +74,7 @@ struct engine::impl {
   std::set<std::string, std::less<>> weights_written;
   std::optional<program_set> decode_set, prefill_set;
   const program_set* last_ran = nullptr;  // whose profile() is the last pass's
+  std::vector<vm::layer_stats> pass_stats;  // the last pass's layer statistics (engine::layer_statistics)
 
   // ---- the streaming pipeline -------------------------------------------------------------------------
   struct host_buffer {
@@ -676,37 +677,69 @@ struct engine::impl {
         vm->run(first);
         st.compute_wait_ms += ms_since(t0);
         ++st.passes;
-        return first;
+      } else {
+        run_chain(s);
       }
-      if (part.embed) vm->submit(first, 0);
-      std::uint64_t done = 0;
-      for (std::int64_t l = part.first_layer; l < part.end_layer; ++l) {
-        const auto prog = s.programs[std::size_t(lead() + l - part.first_layer)];
-        const auto slot = slot_of[std::size_t(l)];
-        if (slot < 0) {
-          done = vm->submit(prog, 0);
-          continue;
-        }
-        const std::uint64_t u = ensure_uploaded();
-        done = slot_compute[std::size_t(slot)] = vm->submit(prog, u);
-        slot_pending[std::size_t(slot)] = false;
-        ++next_compute;
-        pump();
-      }
-      if (part.head) done = vm->submit(s.head(), 0);
-      if (!streamed.empty()) pump();  // the next pass's first layers upload while the head computes
-      const auto t0 = clock_type::now();
-      vm->wait_compute(done);
-      st.compute_wait_ms += ms_since(t0);
-      ++st.passes;
-      st.source_ms = double(source_ns.load()) / 1e6;
-      st.bytes_from_source = source_bytes.load();
-      if (tier) st.ram_evictions = tier->stats().evictions - evictions_before;
-      return s.head();
     } catch (...) {
       broken = true;
       throw;
     }
+    // Outside the try: a non-finite activation leaves the engine usable (the position has not moved).
+    observe_pass(s, start, s.T, s.T == 1 && !ids.empty() ? ids[0] : -1);
+    return s.whole() ? s.programs.front() : s.head();
+  }
+
+  /// A chain pass: embed, every layer (streamed ones after their upload), head, in submission order;
+  /// waits for the last.
+  void run_chain(const program_set& s) {
+    const auto first = s.programs.front();
+    if (part.embed) vm->submit(first, 0);
+    std::uint64_t done = 0;
+    for (std::int64_t l = part.first_layer; l < part.end_layer; ++l) {
+      const auto prog = s.programs[std::size_t(lead() + l - part.first_layer)];
+      const auto slot = slot_of[std::size_t(l)];
+      if (slot < 0) {
+        done = vm->submit(prog, 0);
+        continue;
+      }
+      const std::uint64_t u = ensure_uploaded();
+      done = slot_compute[std::size_t(slot)] = vm->submit(prog, u);
+      slot_pending[std::size_t(slot)] = false;
+      ++next_compute;
+      pump();
+    }
+    if (part.head) done = vm->submit(s.head(), 0);
+    if (!streamed.empty()) pump();  // the next pass's first layers upload while the head computes
+    const auto t0 = clock_type::now();
+    vm->wait_compute(done);
+    st.compute_wait_ms += ms_since(t0);
+    ++st.passes;
+    st.source_ms = double(source_ns.load()) / 1e6;
+    st.bytes_from_source = source_bytes.load();
+    if (tier) st.ram_evictions = tier->stats().evictions - evictions_before;
+  }
+
+  /// Reads the layer statistics of the pass that ran at `start` (every program of the set) into
+  /// pass_stats. A NaN or infinity in a layer's output is an error naming the first such layer and the
+  /// pass, so nothing computed from it (logits, a token) reaches the caller.
+  void observe_pass(const program_set& s, std::int64_t start, std::int64_t tokens, std::int32_t input_token) {
+    pass_stats.clear();
+    for (const auto prog : s.programs) {
+      auto v = vm->layer_statistics(prog, start);
+      pass_stats.insert(pass_stats.end(), v.begin(), v.end());
+    }
+    std::stable_sort(pass_stats.begin(), pass_stats.end(),
+                     [](const vm::layer_stats& a, const vm::layer_stats& b) { return a.layer < b.layer; });
+    for (const auto& l : pass_stats)
+      if (l.non_finite > 0) {
+        const std::string where =
+            tokens == 1 ? "the decode step at position " + std::to_string(start) +
+                              (input_token >= 0 ? " (input token " + std::to_string(input_token) + ")" : "")
+                        : "the prompt pass over positions " + std::to_string(start) + "-" + std::to_string(start + tokens - 1);
+        throw octo::error("octo: non-finite activations: the output of layer " + std::to_string(l.layer) + " holds " +
+                          std::to_string(l.non_finite) + " NaN or infinite values of " + std::to_string(l.values) +
+                          " in " + where + " (the model's weights or activations overflow float32); stopped");
+      }
   }
 
   /// The prefill programs for a prompt of n tokens (built, uploaded and recorded here, outside a timed
@@ -788,6 +821,12 @@ struct engine::impl {
         const std::int32_t t = vm->token_step_result(prog, in_flight.front());
         st.compute_wait_ms += ms_since(t0);
         in_flight.pop_front();
+        try {
+          observe_pass(*decode_set, pos, 1, out.back());
+        } catch (const octo::error&) {  // the steps behind it computed from the bad activations: dropped
+          drop_in_flight();
+          throw;
+        }
         ++read;
         ++pos;  // the step consumed its input token: its KV row is written
         ++st.passes;
@@ -1370,6 +1409,12 @@ vm::vulkan_stats engine::decode_stats() const {
     first = false;
   }
   return sum;
+}
+
+std::vector<vm::layer_stats> engine::layer_statistics() const {
+  std::vector<vm::layer_stats> out;
+  for (const auto* part : impl_->parts()) out.insert(out.end(), part->pass_stats.begin(), part->pass_stats.end());
+  return out;
 }
 
 std::vector<vm::task_profile> engine::profile() const {

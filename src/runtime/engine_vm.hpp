@@ -69,6 +69,9 @@ class engine_vm {
   virtual vm::vulkan_stats stats(std::uint32_t prog) const = 0;
   /// Per-task GPU times of the program's last run (profiling on; empty on the CPU).
   virtual std::vector<vm::task_profile> profile(std::uint32_t prog) const = 0;
+  /// The layer statistics of the program's finished run at `position` (vm::vulkan_vm::layer_statistics;
+  /// the reference VM computes them on the host from the same buffers).
+  virtual std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const = 0;
 };
 
 /// The CPU reference VM, one per program, with regions, placements, shared weights / KV caches and

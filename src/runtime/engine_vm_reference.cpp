@@ -1,5 +1,7 @@
 // The engine's VM seam emulated over CPU reference VMs (one per program): regions and pinned memory are
 // host arrays, placed and shared buffers are copied in before a program runs and out after it.
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -55,6 +57,8 @@ struct program_state {
   std::unique_ptr<vm::reference_vm> vm;
   std::vector<placed> placements;
   std::vector<shared_use> shared;
+  std::vector<ir::layer_output> layers;                          // observed after every run
+  std::map<std::uint32_t, std::vector<vm::layer_stats>> stats;   // by position % vm::layer_stats_slots
   std::uint32_t ring_slots = 0;                                  // token loop: 0 when not enabled
   std::deque<std::pair<std::uint64_t, std::int32_t>> unread;     // token loop: (compute value, token)
 };
@@ -73,6 +77,7 @@ class reference_engine_vm final : public engine_vm {
     program_state s;
     s.vm = std::make_unique<vm::reference_vm>(p);
     const auto& prog = s.vm->program();
+    s.layers = ir::layer_outputs(prog);
     std::vector<bool> is_written(prog.buffers.size(), false);
     for (const auto& t : prog.tasks)
       for (auto o : t.outputs) is_written[std::size_t(o)] = true;
@@ -233,6 +238,7 @@ class reference_engine_vm final : public engine_vm {
     }
     s.vm->set_position(pos_);
     s.vm->run();
+    observe(s);
     for (auto& u : s.shared)
       if (u.written) {
         auto& sh = shared_.at(u.name);
@@ -260,6 +266,12 @@ class reference_engine_vm final : public engine_vm {
   std::uint64_t validation_messages() const override { return 0; }
   vm::vulkan_stats stats(std::uint32_t) const override { return {}; }
   std::vector<vm::task_profile> profile(std::uint32_t) const override { return {}; }
+  std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const override {
+    if (prog >= programs_.size() || !programs_[prog].vm) throw octo::error("octo: no program " + std::to_string(prog));
+    const auto& st = programs_[prog].stats;
+    const auto it = st.find(static_cast<std::uint32_t>(position % vm::layer_stats_slots));
+    return it == st.end() ? std::vector<vm::layer_stats>{} : it->second;
+  }
   std::uint64_t memory_budget() const override { return 0; }  // host memory: the context stays as asked
   std::uint64_t memory_in_use() const override {
     std::uint64_t n = 0;
@@ -272,6 +284,29 @@ class reference_engine_vm final : public engine_vm {
   program_state& at(std::uint32_t prog) {
     if (prog >= programs_.size() || !programs_[prog].vm) throw octo::error("octo: no program " + std::to_string(prog));
     return programs_[prog];
+  }
+  // The Vulkan VM's observer (shaders/vm_observe.comp) on the host, in double: each layer output's RMS
+  // and max |x| over its finite values, and the count of the others.
+  void observe(program_state& s) {
+    if (s.layers.empty()) return;
+    std::vector<vm::layer_stats> out;
+    for (const auto& lo : s.layers) {
+      const auto v = s.vm->read_f32(lo.buffer);
+      double sum = 0.0, mx = 0.0;
+      std::uint32_t bad = 0;
+      for (float x : v) {
+        if (!std::isfinite(x)) {
+          ++bad;
+          continue;
+        }
+        sum += double(x) * x;
+        mx = std::max(mx, double(std::fabs(x)));
+      }
+      const std::size_t finite = v.size() - bad;
+      out.push_back({lo.layer, finite ? float(std::sqrt(sum / double(finite))) : 0.0f, float(mx), bad,
+                     static_cast<std::uint32_t>(v.size())});
+    }
+    s.stats[static_cast<std::uint32_t>(pos_ % vm::layer_stats_slots)] = std::move(out);
   }
   static void check_size(std::string_view name, std::uint64_t want, std::uint64_t got) {
     if (want != got)

@@ -54,6 +54,9 @@ class vulkan_engine_vm final : public engine_vm {
   std::uint64_t validation_messages() const override { return vm_.stats().validation_messages; }
   vm::vulkan_stats stats(std::uint32_t prog) const override { return vm_.stats(prog); }
   std::vector<vm::task_profile> profile(std::uint32_t prog) const override { return vm_.profile(prog); }
+  std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const override {
+    return vm_.layer_statistics(prog, static_cast<std::uint32_t>(position));
+  }
 
  private:
   vm::vulkan_vm vm_;

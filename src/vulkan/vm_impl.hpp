@@ -101,6 +101,10 @@ struct program_state {
   std::vector<profile_slot> slots;
   bool profiled_run = false;  // submitted since it was recorded
   std::uint64_t dispatches = 0, task_dispatches = 0, barriers = 0, submits = 0;
+  // Layer statistics (shaders/vm_observe.comp): the observed layers in record order, the table the
+  // observer reads ({address, values, layer} each) and the readback ring it writes.
+  std::vector<std::int32_t> observed_layers;
+  allocation observe_table, observe_ring;
 };
 
 /// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs.
@@ -301,6 +305,7 @@ struct vulkan_vm::impl {
   void execute(program_id id);
 
   std::vector<task_profile> profile(program_id id);
+  std::vector<layer_stats> observed_stats(program_id id, std::uint32_t position);
 
   // ---- the greedy token loop (vm_token_loop.cpp) -----------------------------------------------------
   void enable_token_loop(program_id id, std::uint32_t ring_slots);

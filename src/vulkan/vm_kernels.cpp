@@ -47,6 +47,16 @@ kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::ui
   return l;
 }
 
+kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint32_t records,
+                              std::uint32_t slots, const device_facts& d) {
+  kernel_launch l;
+  l.shader = "vm_observe";
+  l.spec_constants = {std::min<std::uint32_t>(256, std::bit_floor(std::max<std::uint32_t>(d.max_workgroup_size_x, 1)))};
+  l.groups = {records, 1, 1};
+  l.push_constants = push_builder().addr(table).addr(ring).addr(globals).u32(records).u32(slots).take();
+  return l;
+}
+
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,
                                  std::uint64_t globals, std::uint64_t ring, std::uint32_t ring_slots) {
   kernel_launch l;

@@ -16,6 +16,10 @@ kernel_launch plan_vm_regulator(std::uint64_t outbox, std::uint64_t metrics, std
                                 const device_facts& d);
 kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::uint64_t control, std::uint32_t n,
                               std::uint32_t receiver);
+/// The layer observer (shaders/vm_observe.comp): one workgroup per record of `table` ({address lo, hi,
+/// values, layer}) writes {rms, max |x|, non-finite, values} into ring slot globals.pos % slots.
+kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint32_t records,
+                              std::uint32_t slots, const device_facts& d);
 /// The token loop's tail (shaders/vm_token_loop.comp): next_token -> tokens, pos and globals.pos + 1, the
 /// token into ring slot globals.pos % ring_slots. One invocation.
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,

@@ -129,6 +129,10 @@ void vulkan_vm::impl::release_program(program_state& ps) {
     memory->free(ps.loop->ring);
     ps.loop.reset();
   }
+  if (ps.observe_table) memory->free(ps.observe_table);
+  if (ps.observe_ring) memory->free(ps.observe_ring);
+  ps.observe_table = ps.observe_ring = {};
+  ps.observed_layers.clear();
   for (auto& is : ps.instances) release_instance(is);
   ps.instances.clear();
 }

@@ -139,6 +139,32 @@ void vulkan_vm::impl::record(program_state& ps) {
                  "the message from instance " + std::to_string(i));
       }
     }
+    // Layer statistics: every layer output of every instance, observed once the last task is done.
+    if (options.observe_layers) {
+      std::vector<std::uint32_t> table;
+      for (std::uint32_t i = 0; i < n_inst; ++i) {
+        const auto& is = ps.instances[i];
+        for (const auto& lo : ir::layer_outputs(is.program)) {
+          const auto& b = is.program.buffers[static_cast<std::size_t>(lo.buffer)];
+          const std::uint64_t address = is.buffers[static_cast<std::size_t>(lo.buffer)].address;
+          table.insert(table.end(), {static_cast<std::uint32_t>(address), static_cast<std::uint32_t>(address >> 32),
+                                     static_cast<std::uint32_t>(b.numel()), static_cast<std::uint32_t>(lo.layer)});
+          ps.observed_layers.push_back(lo.layer);
+        }
+      }
+      if (!ps.observed_layers.empty()) {
+        const auto records = static_cast<std::uint32_t>(ps.observed_layers.size());
+        ps.observe_table = memory->allocate("layer statistics table", table.size() * 4, memory_class::host_visible);
+        std::memcpy(ps.observe_table.mapped, table.data(), table.size() * 4);
+        const std::uint64_t ring_bytes = std::uint64_t{layer_stats_slots} * records * 16;
+        ps.observe_ring = memory->allocate("layer statistics ring", ring_bytes, memory_class::readback);
+        std::memset(ps.observe_ring.mapped, 0, ring_bytes);
+        barrier();
+        dispatch(plan_vm_observe(ps.observe_table.address, ps.observe_ring.address, globals.address, records,
+                                 layer_stats_slots, facts),
+                 "the layer observer");
+      }
+    }
     // Kernels -> host reads of host-visible memory, later transfers and the next program's kernels.
     vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite | vk::AccessFlagBits::eShaderRead,
                          vk::AccessFlagBits::eHostRead | vk::AccessFlagBits::eTransferRead |
@@ -213,6 +239,25 @@ void vulkan_vm::impl::execute(program_id id) {
   last_run = id;
   wait(fence, "execute");
   pending = false;
+}
+
+std::vector<layer_stats> vulkan_vm::impl::observed_stats(program_id id, std::uint32_t position) {
+  const auto& ps = program(id, "layer_statistics");
+  std::vector<layer_stats> out;
+  if (ps.observed_layers.empty()) return out;
+  const std::size_t records = ps.observed_layers.size();
+  const std::byte* slot = ps.observe_ring.mapped + (position % layer_stats_slots) * records * 16;
+  out.resize(records);
+  for (std::size_t r = 0; r < records; ++r) {
+    std::uint32_t w[4];
+    std::memcpy(w, slot + r * 16, 16);
+    out[r].layer = ps.observed_layers[r];
+    std::memcpy(&out[r].rms, &w[0], 4);
+    std::memcpy(&out[r].max_abs, &w[1], 4);
+    out[r].non_finite = w[2];
+    out[r].values = w[3];
+  }
+  return out;
 }
 
 std::vector<task_profile> vulkan_vm::impl::profile(program_id id) {

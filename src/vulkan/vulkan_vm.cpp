@@ -128,6 +128,7 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
   dev = std::make_unique<vulkan::device>(device_options{options.device, options.validation});
   profiling = options.profile || env_profile();
   options.precision = env_precision(options.precision);
+  if (const char* v = std::getenv("OCTO_LAYER_STATS"); v && *v) options.observe_layers = std::string_view(v) != "0";
   if (profiling) {
     auto families = dev->physical().getQueueFamilyProperties();
     std::uint32_t bits = families[dev->compute_family()].timestampValidBits;
@@ -281,6 +282,11 @@ vulkan_stats vulkan_vm::stats(program_id id) const {
 std::vector<task_profile> vulkan_vm::profile(program_id id) const {
   if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::profile before boot");
   return impl_->profile(id);
+}
+
+std::vector<layer_stats> vulkan_vm::layer_statistics(program_id id, std::uint32_t position) const {
+  if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::layer_statistics before boot");
+  return impl_->observed_stats(id, position);
 }
 
 void vulkan_vm::create_region(std::string_view name, std::uint64_t bytes) {

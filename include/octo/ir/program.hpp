@@ -85,4 +85,32 @@ struct program {
   friend constexpr bool operator==(const program&, const program&) = default;
 };
 
+/// Where a layer of a program ends: `buffer` is the first output of the last task tagged with the
+/// layer (param `layer`) -- in a decoder, the residual stream after the layer's feed-forward.
+struct layer_output {
+  std::int32_t layer = 0;
+  std::int32_t buffer = 0;
+};
+
+/// The program's layer outputs in layer order (only F32 ones: activations). The VMs observe them after
+/// every run (vulkan_options::observe_layers): each layer output is its own buffer, alive to the pass's end.
+constexpr std::vector<layer_output> layer_outputs(const program& p) {
+  std::vector<layer_output> out;
+  for (const auto& t : p.tasks) {
+    const std::int64_t l = t.params.get(param_key::layer, -1);
+    if (l < 0 || t.outputs.empty()) continue;
+    const auto b = t.outputs[0];
+    if (b < 0 || static_cast<std::size_t>(b) >= p.buffers.size() ||
+        p.buffers[static_cast<std::size_t>(b)].dtype != dtype::f32)
+      continue;
+    auto it = out.begin();
+    while (it != out.end() && it->layer < l) ++it;
+    if (it != out.end() && it->layer == l)
+      it->buffer = b;  // a later task of the same layer: the layer ends there
+    else
+      out.insert(it, layer_output{static_cast<std::int32_t>(l), b});
+  }
+  return out;
+}
+
 }  // namespace octo::ir

@@ -219,6 +219,12 @@ class engine {
   /// Per-task GPU times of the last pass the engine ran (a decode step, or the last prefill chunk), when
   /// engine_options::vulkan.profile (or OCTO_PROFILE=1) is on; empty otherwise and on the reference VM.
   std::vector<vm::task_profile> profile() const;
+  /// Every layer's output statistics (RMS, max |x|, NaN / Inf count) in the last pass the engine read:
+  /// the last decode step (with steps in flight, the one whose token was delivered last) or the last
+  /// prefill chunk; one entry per layer this process runs, in layer order. Observed on the device after
+  /// every pass (vm::vulkan_options::observe_layers; empty when that is off). A non-finite value stops
+  /// the pass with octo::error naming the layer and the position, before its logits or token are used.
+  std::vector<vm::layer_stats> layer_statistics() const;
 
  private:
   struct impl;

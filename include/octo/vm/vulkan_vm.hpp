@@ -44,6 +44,9 @@ struct vulkan_options {
   /// are then serialized (a barrier before each), so each time is the kernel's own. Off: no cost at all.
   bool profile = false;
   matmul_precision precision = matmul_precision::fast;  // see matmul_precision (also OCTO_PRECISION=fast|accurate)
+  /// Observe every layer's output at the end of each run of a program whose tasks carry layer indices
+  /// (layer_statistics(id, position)): one extra dispatch per run. OCTO_LAYER_STATS=0 turns it off.
+  bool observe_layers = true;
 };
 
 /// One task's GPU time in the last execute (vulkan_options::profile).
@@ -89,6 +92,20 @@ struct layer_metrics {
   std::uint32_t status_flags = 0;  // bit 0 anomaly, bit 1 NaN seen, bit 2 Inf seen
   bool has_nan = false, has_inf = false;
 };
+
+/// One layer's output in one pass (its residual stream, every row of the pass), observed on the device
+/// after the pass's last task (vulkan_options::observe_layers; docs/vulkan.md "Layer statistics").
+struct layer_stats {
+  std::int32_t layer = 0;
+  float rms = 0;                 // root mean square of the finite values
+  float max_abs = 0;             // largest |x| of the finite values
+  std::uint32_t non_finite = 0;  // NaN and infinite values
+  std::uint32_t values = 0;      // values observed (rows x width)
+};
+
+/// Passes whose layer statistics a program keeps (slot = position % this): the statistics of a position
+/// are readable until this many later positions have run.
+inline constexpr std::uint32_t layer_stats_slots = 256;
 
 using program_id = std::uint32_t;
 
@@ -169,6 +186,12 @@ class vulkan_vm {
   vulkan_stats stats(program_id id) const;
   /// Per-task GPU times of that program's last run (profiling on).
   std::vector<task_profile> profile(program_id id) const;
+  /// The layer statistics of the program's finished run at `position` (the pass's first position:
+  /// set_position's, or a token-loop step's), one entry per layer the program holds, in layer order;
+  /// empty when the program has no layer-tagged tasks or layer statistics are off. The caller makes sure
+  /// that run finished (execute returned, token_step_result read it) and that fewer than
+  /// layer_stats_slots runs followed it.
+  std::vector<layer_stats> layer_statistics(program_id id, std::uint32_t position) const;
 
   // ---- streaming: regions, pinned host memory, asynchronous uploads and submits --------------------
   /// Device-local memory the caller lays out itself (streamed layer slots, hidden-state ping-pong).
