@@ -86,7 +86,9 @@ kernel_launch plan_attention(const task_context& c) {
     std::uint32_t rb = nrows;
     while (rb > 1 && shared_for(rb) > c.device.max_shared_memory) rb /= 2;
     const std::uint64_t shared = shared_for(rb);
-    if (shared <= c.device.max_shared_memory) {
+    // An indirect dispatch's count is one dimension (at most 65535 workgroups, the least devices give):
+    // more KV heads than that holds take the split-key kernel.
+    if (shared <= c.device.max_shared_memory && std::uint64_t{nkv} * max_chunks <= 65535) {
       const std::uint64_t scratch_floats =
           nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
       kernel_launch l;
@@ -97,7 +99,6 @@ kernel_launch plan_attention(const task_context& c) {
       // with end0 the pass's end at position 0, chunks = clamp(ceil(keys / kDecodeKeys), 1, max_chunks).
       // groups.x is the most it can be (nkv x max_chunks), which a direct dispatch launches; the kernel takes
       // its chunk count from the dispatch (gl_NumWorkGroups), so it is right for any count the rule gives.
-      require(c, std::uint64_t{nkv} * max_chunks <= 65535, "n_kv_heads x chunks exceeds 65535 workgroups");
       const std::int64_t end0 = causal ? std::min<std::int64_t>(std::int64_t{kv_start} + kv_len, std::int64_t{q_pos} + 1)
                                        : std::int64_t{kv_start} + kv_len;
       indirect_groups rule;
