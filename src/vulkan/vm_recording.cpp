@@ -79,7 +79,8 @@ void vulkan_vm::impl::record(program_state& ps) {
     std::string who;
     std::int32_t slot = -1;  // index among the indirect launches
   };
-  std::vector<std::vector<planned>> plans(ps.instances.size());  // per instance, per plan_barriers step
+  std::vector<std::vector<barrier_step>> steps(ps.instances.size());  // per instance: plan_barriers
+  std::vector<std::vector<planned>> plans(ps.instances.size());       // per instance, one per step
   std::vector<std::uint32_t> rules;  // indirect_rule_words per indirect launch
   const std::uint32_t n_inst = static_cast<std::uint32_t>(ps.instances.size());
   for (std::uint32_t i = 0; i < n_inst; ++i) {
@@ -87,7 +88,8 @@ void vulkan_vm::impl::record(program_state& ps) {
     const auto& p = is.program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
-    for (const auto& step : plan_barriers(p)) {
+    steps[i] = plan_barriers(p);
+    for (const auto& step : steps[i]) {
       const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       planned pl;
       pl.who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
@@ -168,10 +170,10 @@ void vulkan_vm::impl::record(program_state& ps) {
       auto& is = ps.instances[i];
       const auto& p = is.program;
       if (i > 0) barrier();  // R31 was written by the message kernel
-      std::size_t k = 0;
-      for (const auto& step : plan_barriers(p)) {
+      for (std::size_t k = 0; k < steps[i].size(); ++k) {
+        const barrier_step& step = steps[i][k];
         const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
-        const planned& pl = plans[i][k++];
+        const planned& pl = plans[i][k];
         if (step.barrier_before) barrier();
         if (t.op == ir::opcode::nop) continue;
         const kernel_launch& launch = pl.launch;
