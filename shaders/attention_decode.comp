@@ -17,7 +17,8 @@
 // - The key lanes' sums merge by subgroup shuffles (the lanes holding the same unit), then across
 //   subgroups (or key lanes, where a row's units span subgroups) through shared memory.
 // - Chunks: as many as the keys need at CK keys each (at most MAX_CHUNKS; past that a chunk loops over
-//   several passes with an online softmax), so a short context wakes few workgroups. A one-chunk step
+//   several passes with an online softmax). The VM dispatches that many per KV head, computed on the
+//   device from the position (an indirect dispatch), so a short context wakes few workgroups. A one-chunk step
 //   writes the output directly. Otherwise each workgroup writes its (acc, m, l) to the scratch buffer
 //   and increments its KV head's arrival counter; the last to arrive (it never waits on the others: no
 //   forward-progress assumption) merges every chunk, all its invocations loading partials at once, and
@@ -93,7 +94,11 @@ void main() {
   if (pc.causal != 0u) end = min(end, pc.q_pos + gpos + 1u);
   end = min(end, pc.slots);  // never read past the cache, whatever globals.pos says
   uint n_keys = end > start ? end - start : 0u;
-  uint n_chunks = min(MAX_CHUNKS, (n_keys + CK - 1u) / CK);
+  // The chunks are the workgroups dispatched per KV head (the VM sizes the dispatch from the position,
+  // kernels/attention.cpp), capped by the keys; fewer dispatched than the keys would fill make longer
+  // chunks, never missing keys. The scratch layout keeps MAX_CHUNKS slots a head.
+  uint dispatched = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z / nkv;
+  uint n_chunks = min(min(MAX_CHUNKS, dispatched), (n_keys + CK - 1u) / CK);
   uint clen = n_chunks == 0u ? CK : ((n_keys + n_chunks - 1u) / n_chunks + CK - 1u) / CK * CK;
   uint n_active = (n_keys + clen - 1u) / clen;
   if (n_keys == 0u) {  // no visible key: the output is 0 (written by the first chunk's workgroup)

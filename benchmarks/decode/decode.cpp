@@ -3,6 +3,12 @@
 // bytes read per decoded token, and the achieved GB/s as a fraction of a bandwidth bound (--bandwidth-gbs).
 //
 //   bench_decode --model FILE.gguf [--prompt-tokens 512] [--decode-tokens 128] [--bandwidth-gbs 3071]
+//   --at-positions P1,P2,... times decode steps at those positions instead: for each, a prompt of P
+//   tokens is prefilled and --decode-tokens greedy steps follow (positions P..P+N), all through the one
+//   decode program recorded at load; one JSON line per position ("decode_at"). The attention of a step
+//   reads the keys up to its position, so this shows how a step's cost follows the context actually used
+//   (OCTO_ATTENTION=flash: the flash-decoding kernel, whose workgroups follow the position by an indirect
+//   dispatch; OCTO_INDIRECT=0: the same kernel dispatched for the whole cache, the comparison).
 //   --profile adds where a decode step's time goes: after the timed runs (unprofiled, so their numbers
 //   stand), a second engine with GPU timestamps decodes a few tokens and prefills once; JSON lines give
 //   the top opcodes and tasks by GPU time of one decode step and one prefill pass, and a table on stderr
@@ -16,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +52,9 @@ constexpr const char* usage =
     "  --in-flight N        greedy steps kept submitted ahead of the host, the next token fed on the\n"
     "                       device (default: the engine's, 4)\n"
     "  --host-loop          each token read back and written as the next step's input (--in-flight 0)\n"
+    "  --at-positions LIST  comma-separated positions: decode steps timed at each (a prompt of that\n"
+    "                       length prefilled first, --decode-tokens steps after it; default ctx: the\n"
+    "                       largest + decode tokens); one JSON line per position\n"
     "  --profile            then, on a second engine with GPU timestamps per task (tasks serialized):\n"
     "                       the top opcodes and tasks of one decode step and of one prefill pass, and a\n"
     "                       table (stderr) of where the unprofiled ms/token goes\n";
@@ -126,6 +136,7 @@ int main(int argc, char** argv) {
   std::string precision = "fast";
   octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;
+  std::vector<std::int64_t> at_positions;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -161,6 +172,10 @@ int main(int argc, char** argv) {
         in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(octo_bench::positive("bench_decode", a, value()), 256));
       } else if (a == "--host-loop") {
         in_flight = 0;
+      } else if (a == "--at-positions") {
+        for (const auto& p : octo_bench::split(value())) at_positions.push_back(octo_bench::positive("bench_decode", a, p));
+        if (at_positions.empty()) throw octo::error("bench_decode: --at-positions needs at least one position");
+        std::sort(at_positions.begin(), at_positions.end());
       } else if (a == "--profile") {
         profile = true;
       } else if (a == "--precision") {
@@ -173,7 +188,11 @@ int main(int argc, char** argv) {
     }
     if (model.empty()) throw octo::error("bench_decode: --model FILE.gguf is required (see --help)");
     if (!std::filesystem::exists(model)) throw octo::error("bench_decode: --model: no such file '" + model + "'");
+    if (!at_positions.empty()) prompt_tokens = std::max(prompt_tokens, at_positions.back());
     if (ctx == 0) ctx = (prompt_tokens + decode_tokens + 255) / 256 * 256;
+    if (!at_positions.empty() && at_positions.back() + decode_tokens > ctx)
+      throw octo::error("bench_decode: --at-positions " + std::to_string(at_positions.back()) + " + --decode-tokens " +
+                        std::to_string(decode_tokens) + " exceeds --ctx " + std::to_string(ctx));
 
     octo::runtime::engine_options eo;
     eo.ctx = ctx;
@@ -202,6 +221,44 @@ int main(int argc, char** argv) {
 
     octo::runtime::sampling_params greedy;
     const auto keep_going = [](std::int32_t) { return true; };  // random weights: ignore end-of-generation
+    if (!at_positions.empty()) {
+      // Each position: reset, prefill P tokens (not timed here), decode N greedy steps; the best of
+      // --repeat runs after a warm-up one. The decode program is the one recorded at load throughout
+      // (each prompt length records its own prefill program); only the position differs.
+      const std::span<const std::int32_t> all(prompt);
+      for (std::size_t k = 0; k < at_positions.size(); ++k) {
+        const std::int64_t P = at_positions[k];
+        double best = 0;
+        std::int64_t decoded_at = 0;
+        for (std::int64_t r = 0; r <= repeat; ++r) {
+          e.reset();
+          e.generate(all.first(static_cast<std::size_t>(P)), decode_tokens, greedy, keep_going);
+          const auto& t = e.last_timing();
+          if (r == 0) continue;
+          if (best == 0 || t.decode_ms < best) best = t.decode_ms;
+          decoded_at = t.decode_tokens;
+        }
+        const auto s = e.decode_stats();
+        const double ms = decoded_at > 0 ? best / double(decoded_at) : 0.0;
+        const char* attention = std::getenv("OCTO_ATTENTION");
+        const char* indirect = std::getenv("OCTO_INDIRECT");
+        print_json_line({{"name", "decode_at"},
+                         {"model", std::filesystem::path(model).filename().string()},
+                         {"label", label},
+                         {"device", e.device_name()},
+                         {"position", P},
+                         {"ctx", ctx},
+                         {"decode_tokens", decoded_at},
+                         {"ms_per_token", ms},
+                         {"decode_tok_s", ms > 0 ? 1000.0 / ms : 0.0},
+                         {"task_dispatches", s.task_dispatches},
+                         {"indirect_dispatches", s.indirect_dispatches},
+                         {"attention", attention ? attention : "default"},
+                         {"indirect", indirect ? indirect : "1"},
+                         {"kv_type", std::string(octo::ir::name(kv_type))}});
+      }
+      return 0;
+    }
     double best_prefill_ms = 0, best_decode_ms = 0;
     std::int64_t decoded = 0;
     std::uint32_t most_in_flight = 0;

@@ -1402,6 +1402,7 @@ vm::vulkan_stats engine::decode_stats() const {
     else {
       sum.dispatches += s.dispatches;
       sum.task_dispatches += s.task_dispatches;
+      sum.indirect_dispatches += s.indirect_dispatches;
       sum.barriers += s.barriers;
       sum.recordings += s.recordings;
       sum.submits += s.submits;

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,37 @@ struct task_context {
   std::uint64_t scratch_address = 0;
 };
 
+/// A workgroup count along x computed on the device when the command buffer runs, from the pass's
+/// globals record, so that one recording serves every position and a kernel whose work grows with the
+/// context (attention over the keys written so far) wakes only the workgroups the position needs:
+///
+///   n        = clamp(globals.pos + (tokens ? globals.n_tokens : 0) + add, 0, limit)   -- items, e.g. keys
+///   groups.x = mul * clamp(ceil(n / div), min, max)
+///
+/// The VM evaluates every such rule of a program in one small kernel at the start of its command buffer
+/// (shaders/vm_dispatch_size.comp, which mirrors groups_at below) and records the task with
+/// vkCmdDispatchIndirect. kernel_launch::groups[0] must be the largest count, mul * max (the VM
+/// dispatches that directly where indirect dispatch is off, OCTO_INDIRECT=0), and the kernel must be
+/// correct for any count in [mul * min, mul * max]: the rule only saves the workgroups past the work.
+struct indirect_groups {
+  std::int32_t add = 0;
+  std::uint32_t limit = 0xffffffffu;
+  std::uint32_t div = 1;  // > 0
+  std::uint32_t min = 1, max = 1;
+  std::uint32_t mul = 1;
+  bool tokens = false;  // count globals.n_tokens too
+  friend bool operator==(const indirect_groups&, const indirect_groups&) = default;
+
+  /// groups.x at position `pos` with `n_tokens` tokens (what the device computes).
+  std::uint32_t groups_at(std::uint32_t pos, std::uint32_t n_tokens) const {
+    std::int64_t n = std::int64_t{pos} + (tokens ? std::int64_t{n_tokens} : 0) + add;
+    n = n < 0 ? 0 : (n > std::int64_t{limit} ? std::int64_t{limit} : n);
+    std::int64_t g = (n + div - 1) / div;
+    g = g < min ? min : (g > max ? max : g);
+    return static_cast<std::uint32_t>(g) * mul;
+  }
+};
+
 /// One dispatch.
 struct kernel_launch {
   std::string_view shader;                    // name of a compiled module, e.g. "gemv_f16" (shaders/gemv.comp variant)
@@ -111,6 +143,8 @@ struct kernel_launch {
   std::array<std::uint32_t, 3> groups{1, 1, 1};
   push_block push_constants;                  // at most device.max_push_constants bytes
   std::uint64_t scratch_bytes = 0;            // device scratch the kernel needs (task_context::scratch_address)
+  /// groups[0] follows the position on the device (see indirect_groups); groups[1], groups[2] stay fixed.
+  std::optional<indirect_groups> indirect;
 };
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.

@@ -100,7 +100,7 @@ struct program_state {
   vk::raii::QueryPool queries{nullptr};
   std::vector<profile_slot> slots;
   bool profiled_run = false;  // submitted since it was recorded
-  std::uint64_t dispatches = 0, task_dispatches = 0, barriers = 0, submits = 0;
+  std::uint64_t dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, barriers = 0, submits = 0;
   // Layer statistics (shaders/vm_observe.comp): the observed layers in record order, the table the
   // observer reads ({address, values, layer} each) and the readback ring it writes.
   std::vector<std::int32_t> observed_layers;
@@ -134,6 +134,15 @@ struct upload_slot {
 inline bool env_profile() {
   const char* v = std::getenv("OCTO_PROFILE");
   return v && *v && std::string_view(v) != "0";
+}
+
+// OCTO_INDIRECT=0 records launches with a device-computed group count (kernel_launch::indirect) as
+// direct dispatches of their largest count: the comparison for benchmarks and tests.
+inline bool env_indirect() {
+  const char* v = std::getenv("OCTO_INDIRECT");
+  if (!v || !*v || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  throw octo::error("octo: OCTO_INDIRECT must be 0 or 1, not '" + std::string(v) + "'");
 }
 
 // OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).

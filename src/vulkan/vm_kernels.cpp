@@ -67,4 +67,20 @@ kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens,
   return l;
 }
 
+kernel_launch plan_vm_dispatch_size(std::uint64_t rules, std::uint64_t args, std::uint64_t globals,
+                                    std::uint32_t count) {
+  kernel_launch l;
+  l.shader = "vm_dispatch_size";
+  l.spec_constants = {64};
+  l.groups = {(count + 63) / 64, 1, 1};
+  l.push_constants = push_builder().addr(rules).addr(args).addr(globals).u32(count).take();
+  return l;
+}
+
+std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indirect_groups& r,
+                                                                    const std::array<std::uint32_t, 3>& groups) {
+  return {static_cast<std::uint32_t>(r.add), r.limit, r.div, r.min, r.max, r.mul, r.tokens ? 1u : 0u,
+          groups[1], groups[2], 0, 0, 0};
+}
+
 }  // namespace octo::vm::vulkan

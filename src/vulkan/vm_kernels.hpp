@@ -1,5 +1,5 @@
-// The VM's own kernels (shaders/vm_*.comp): the regulator, message passing between chained instances and
-// the greedy token loop's step tail.
+// The VM's own kernels (shaders/vm_*.comp): the regulator, message passing between chained instances,
+// the greedy token loop's step tail, and the workgroup counts of indirect launches.
 // Every opcode's kernel is planned by src/vulkan/kernels/ (kernel_for).
 #pragma once
 
@@ -24,5 +24,15 @@ kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint
 /// token into ring slot globals.pos % ring_slots. One invocation.
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,
                                  std::uint64_t globals, std::uint64_t ring, std::uint32_t ring_slots);
+
+/// The workgroup counts of a program's indirect launches (shaders/vm_dispatch_size.comp): one invocation
+/// per launch turns its rule (`rules`, indirect_rule_words uints each, from indirect_rule_record) and the
+/// globals record into a VkDispatchIndirectCommand at `args` + 12 x its index.
+kernel_launch plan_vm_dispatch_size(std::uint64_t rules, std::uint64_t args, std::uint64_t globals,
+                                    std::uint32_t count);
+inline constexpr std::size_t indirect_rule_words = 12;
+/// One launch's rule as vm_dispatch_size reads it: add, limit, div, min, max, mul, tokens, groups y, z.
+std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indirect_groups& r,
+                                                                    const std::array<std::uint32_t, 3>& groups);
 
 }  // namespace octo::vm::vulkan

@@ -8,7 +8,8 @@ using namespace octo::vm::vulkan;
 
 void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
-  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0;
+  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
+  const bool indirect_on = env_indirect();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
   try {
@@ -27,7 +28,9 @@ void vulkan_vm::impl::record(program_state& ps) {
     ++barriers;
     dirty = false;
   };
-  auto dispatch = [&](const kernel_launch& l, const std::string& who) {
+  allocation indirect_args;  // VkDispatchIndirectCommand per indirect launch, written by vm_dispatch_size
+  // `slot`: the launch's index among the program's indirect launches (-1: a direct dispatch).
+  auto dispatch = [&](const kernel_launch& l, const std::string& who, std::int32_t slot = -1) {
     if (l.shader.empty() || l.groups[0] == 0 || l.groups[1] == 0 || l.groups[2] == 0) return false;
     if (l.push_constants.bytes.size() > pipes->push_constant_bytes())
       throw octo::error("octo: " + who + ": " + std::to_string(l.push_constants.bytes.size()) +
@@ -43,7 +46,12 @@ void vulkan_vm::impl::record(program_state& ps) {
       pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
       cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
     }
-    cb.dispatch(l.groups[0], l.groups[1], l.groups[2]);
+    if (slot >= 0) {
+      cb.dispatchIndirect(indirect_args.buffer, indirect_args.offset + 12 * static_cast<std::uint64_t>(slot));
+      ++indirect_dispatches;
+    } else {
+      cb.dispatch(l.groups[0], l.groups[1], l.groups[2]);
+    }
     ++dispatches;
     dirty = true;
     return true;
@@ -64,44 +72,112 @@ void vulkan_vm::impl::record(program_state& ps) {
     }
   }
 
+  // Every task is planned before anything is recorded: the indirect launches' rules must be known
+  // before the kernel that sizes them, which runs first.
+  struct planned {
+    kernel_launch launch;
+    std::string who;
+    std::int32_t slot = -1;  // index among the indirect launches
+  };
+  std::vector<std::vector<barrier_step>> steps(ps.instances.size());  // per instance: plan_barriers
+  std::vector<std::vector<planned>> plans(ps.instances.size());       // per instance, one per step
+  std::vector<std::uint32_t> rules;  // indirect_rule_words per indirect launch
+  const std::uint32_t n_inst = static_cast<std::uint32_t>(ps.instances.size());
+  for (std::uint32_t i = 0; i < n_inst; ++i) {
+    auto& is = ps.instances[i];
+    const auto& p = is.program;
+    std::vector<std::uint64_t> addresses(p.buffers.size());
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
+    steps[i] = plan_barriers(p);
+    for (const auto& step : steps[i]) {
+      const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
+      planned pl;
+      pl.who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
+      if (n_inst > 1) pl.who = "instance " + std::to_string(i) + " " + pl.who;
+      if (t.op != ir::opcode::nop) {
+        const kernel_row& kernel = kernel_for(t.op);
+        if (!kernel.planner)
+          throw octo::error("octo: " + pl.who + ": no Vulkan kernel: " + std::string(kernel.no_kernel));
+        const kernel_planner planner = kernel.planner;
+        task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
+        pl.launch = planner(ctx);
+        if (pl.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
+          auto a = memory->allocate(pl.who + " scratch", pl.launch.scratch_bytes, memory_class::device_local);
+          is.owned.push_back(a);
+          scratch.push_back(a);
+          ctx.scratch_address = a.address;
+          pl.launch = planner(ctx);
+        }
+        if (const auto& r = pl.launch.indirect; r && !pl.launch.shader.empty()) {
+          // A planner's mistake here would dispatch past the work or miss some: refuse it by name.
+          if (r->div == 0 || r->min > r->max || r->mul == 0 ||
+              std::uint64_t{r->mul} * r->max != pl.launch.groups[0] || pl.launch.groups[0] > 65535)
+            throw octo::error("octo: " + pl.who + ": an indirect group count needs div > 0, min <= max and groups.x = "
+                              "mul x max <= 65535 (div " + std::to_string(r->div) + ", min " + std::to_string(r->min) +
+                              ", max " + std::to_string(r->max) + ", mul " + std::to_string(r->mul) + ", groups.x " +
+                              std::to_string(pl.launch.groups[0]) + ")");
+          if (indirect_on) {
+            pl.slot = static_cast<std::int32_t>(rules.size() / indirect_rule_words);
+            const auto words = indirect_rule_record(*r, pl.launch.groups);
+            rules.insert(rules.end(), words.begin(), words.end());
+          }
+        }
+      }
+      plans[i].push_back(std::move(pl));
+    }
+  }
+  const auto n_indirect = static_cast<std::uint32_t>(rules.size() / indirect_rule_words);
+  allocation indirect_rules;
+  if (n_indirect > 0) {  // freed with the program (instance 0's allocations)
+    indirect_rules = memory->allocate("indirect dispatch rules", rules.size() * 4, memory_class::host_visible);
+    ps.instances.front().owned.push_back(indirect_rules);
+    std::memcpy(indirect_rules.mapped, rules.data(), rules.size() * 4);
+    indirect_args = memory->allocate("indirect dispatch arguments", std::uint64_t{n_indirect} * 12,
+                                     memory_class::device_local);
+    ps.instances.front().owned.push_back(indirect_args);
+  }
+
   try {
     // Simultaneous use: submit() may queue the same program again before its last run finished.
     cb.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eSimultaneousUse));
     if (profiling) cb.resetQueryPool(*ps.queries, 0, query_capacity);
-    // Host writes (IO, globals record, control), transfers and earlier programs' kernels -> kernels.
+    // Host writes (IO, globals record, control), transfers and earlier programs' kernels -> kernels. With
+    // indirect launches also the last run's reads of the arguments -> this run's vm_dispatch_size writes.
     {
       vk::MemoryBarrier mb(
           vk::AccessFlagBits::eHostWrite | vk::AccessFlagBits::eTransferWrite | vk::AccessFlagBits::eShaderWrite,
           vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
-      cb.pipelineBarrier(vk::PipelineStageFlagBits::eHost | vk::PipelineStageFlagBits::eTransfer |
-                             vk::PipelineStageFlagBits::eComputeShader,
-                         vk::PipelineStageFlagBits::eComputeShader, {}, mb, {}, {});
+      auto src = vk::PipelineStageFlagBits::eHost | vk::PipelineStageFlagBits::eTransfer |
+                 vk::PipelineStageFlagBits::eComputeShader;
+      if (n_indirect > 0) src |= vk::PipelineStageFlagBits::eDrawIndirect;
+      cb.pipelineBarrier(src, vk::PipelineStageFlagBits::eComputeShader, {}, mb, {}, {});
     }
-    std::uint32_t n_inst = static_cast<std::uint32_t>(ps.instances.size());
+    if (n_indirect > 0) {
+      // The group counts of this position, then one barrier that makes them visible to every indirect
+      // dispatch below (their command reads are in its second scope, whichever barriers come between).
+      dispatch(plan_vm_dispatch_size(indirect_rules.address, indirect_args.address, globals.address, n_indirect),
+               "the indirect dispatch sizes");
+      vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite, vk::AccessFlagBits::eIndirectCommandRead |
+                                                                 vk::AccessFlagBits::eShaderRead |
+                                                                 vk::AccessFlagBits::eShaderWrite);
+      cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader,
+                         vk::PipelineStageFlagBits::eDrawIndirect | vk::PipelineStageFlagBits::eComputeShader, {}, mb,
+                         {}, {});
+      ++barriers;
+      dirty = false;
+    }
     for (std::uint32_t i = 0; i < n_inst; ++i) {
       auto& is = ps.instances[i];
       const auto& p = is.program;
       if (i > 0) barrier();  // R31 was written by the message kernel
-      std::vector<std::uint64_t> addresses(p.buffers.size());
-      for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
-      for (const auto& step : plan_barriers(p)) {
+      for (std::size_t k = 0; k < steps[i].size(); ++k) {
+        const barrier_step& step = steps[i][k];
         const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
+        const planned& pl = plans[i][k];
         if (step.barrier_before) barrier();
-        std::string who = "task " + std::to_string(t.id) + " (" + std::string(ir::name(t.op)) + ")";
-        if (n_inst > 1) who = "instance " + std::to_string(i) + " " + who;
         if (t.op == ir::opcode::nop) continue;
-        const kernel_row& kernel = kernel_for(t.op);
-        if (!kernel.planner) throw octo::error("octo: " + who + ": no Vulkan kernel: " + std::string(kernel.no_kernel));
-        const kernel_planner planner = kernel.planner;
-        task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
-        kernel_launch launch = planner(ctx);
-        if (launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
-          auto a = memory->allocate(who + " scratch", launch.scratch_bytes, memory_class::device_local);
-          is.owned.push_back(a);
-          scratch.push_back(a);
-          ctx.scratch_address = a.address;
-          launch = planner(ctx);
-        }
+        const kernel_launch& launch = pl.launch;
+        const std::string& who = pl.who;
         if (profiling && !launch.shader.empty()) {
           // Serialized: the barrier makes the first stamp the end of everything before this task.
           barrier();
@@ -112,7 +188,7 @@ void vulkan_vm::impl::record(program_state& ps) {
           if (!t.outputs.empty()) slot.output = p.buffers[static_cast<std::size_t>(t.outputs.front())].name.str();
           slot.query = static_cast<std::uint32_t>(ps.slots.size());
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query);
-          const bool dispatched = dispatch(launch, who);
+          const bool dispatched = dispatch(launch, who, pl.slot);
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query + 1);
           if (dispatched) {
             ++task_dispatches;
@@ -120,7 +196,7 @@ void vulkan_vm::impl::record(program_state& ps) {
           }
           continue;
         }
-        if (dispatch(launch, who)) ++task_dispatches;
+        if (dispatch(launch, who, pl.slot)) ++task_dispatches;
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");
@@ -181,6 +257,7 @@ void vulkan_vm::impl::record(program_state& ps) {
   ps.barriers = barriers;
   ps.dispatches = dispatches;
   ps.task_dispatches = task_dispatches;
+  ps.indirect_dispatches = indirect_dispatches;
   ++st.recordings;
 }
 

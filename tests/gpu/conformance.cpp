@@ -617,6 +617,80 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
     }
 }
 
+TEST_CASE("conformance: flash decode attention sized on the device (one recording, indirect dispatch)") {
+  // The flash-decoding kernel's workgroups follow the keys visible at the position: vm_dispatch_size
+  // computes them at the start of each run, the task dispatches indirectly. One program, loaded once,
+  // runs at positions around the 256-key chunk boundaries, mid-cache, the full cache and back to one key;
+  // each matches the reference VM. Then the same with OCTO_INDIRECT=0 (the whole cache's workgroups,
+  // dispatched directly) as the comparison, and the stats tell the two recordings apart.
+  ::setenv("OCTO_ATTENTION", "flash", 1);
+  struct unset_on_exit {
+    ~unset_on_exit() {
+      ::unsetenv("OCTO_ATTENTION");
+      ::unsetenv("OCTO_INDIRECT");
+    }
+  } unset_env;
+  std::mt19937_64 rng(seed() ^ 0x1d1ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  const std::int64_t heads = 14, kv_heads = 2, hd = 64, S = 1100, kvw = kv_heads * hd;
+  for (const char* indirect : {"1", "0"}) {
+    CAPTURE(indirect);
+    ::setenv("OCTO_INDIRECT", indirect, 1);
+    case_builder c;
+    auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {1, heads * hd});
+    auto kn = c.buf("k_new", buffer_kind::io_input, dtype::f32, {1, kvw});
+    auto vn = c.buf("v_new", buffer_kind::io_input, dtype::f32, {1, kvw});
+    auto k = c.buf("k_cache", buffer_kind::kv_cache, dtype::f16, {S, kvw});
+    auto v = c.buf("v_cache", buffer_kind::kv_cache, dtype::f16, {S, kvw});
+    auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {1, heads * hd});
+    auto ck = c.task(opcode::kv_append, {kn, k}, {k}, params({{param_key::pos, 0}}));
+    auto cv = c.task(opcode::kv_append, {vn, v}, {v}, params({{param_key::pos, 0}}));
+    c.task(opcode::attention_tile, {q, k, v}, {o},
+           params({{param_key::head_dim, hd}, {param_key::kv_start, 0}, {param_key::kv_len, 1},
+                   {param_key::scale, 0.125}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
+                   {param_key::causal, 1}, {param_key::q_pos, 0}}),
+           {{ck, 1}, {cv, 1}});
+    octo::vm::reference_vm ref(c.p);
+    auto& vm = gpu();
+    vm.load(c.p);
+    const auto s = vm.stats();
+    CHECK(s.task_dispatches == 3);
+    CHECK(s.indirect_dispatches == (indirect[0] == '1' ? 1u : 0u));
+    // vm_dispatch_size is one more dispatch (not a task's) where there is an indirect launch.
+    CHECK(s.dispatches == s.task_dispatches + s.indirect_dispatches);
+    for (auto id : {k, v}) {
+      const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
+      ref.write_bytes(id, bytes);
+      vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
+    }
+    for (std::int64_t pos : {std::int64_t{1}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
+                             std::int64_t{700}, S - 1, std::int64_t{0}}) {
+      CAPTURE(pos);
+      for (auto id : {q, kn, vn}) {
+        const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
+        ref.write_bytes(id, bytes);
+        vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
+      }
+      ref.set_position(pos);
+      vm.set_position(static_cast<std::uint32_t>(pos));
+      ref.run();
+      vm.execute();
+      const auto want = ref.read_f32(o);
+      const auto got = vm.read_f32("o");
+      REQUIRE(got.size() == want.size());
+      int bad = 0;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (!(std::abs(double(got[i]) - double(want[i])) <= 2e-5 + 1e-4 * std::abs(double(want[i])))) {
+          if (++bad <= 3) CHECK_MESSAGE(false, "o[" << i << "]: gpu " << got[i] << ", reference " << want[i]);
+        }
+      CHECK(bad == 0);
+    }
+    CHECK(vm.stats().recordings == s.recordings);  // every position ran the one recording
+    vm.set_position(0);
+    octo_test::check_clean(vm);
+  }
+}
+
 TEST_CASE("kernels refuse what they cannot run with one error naming the task") {
   auto expect_error = [](case_builder& c, const std::string& part) {
     std::string what;

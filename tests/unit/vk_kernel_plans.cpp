@@ -318,8 +318,64 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
   p.check(vm::vulkan::plan_vm_token_loop(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 4), "vm_token_loop");
   p.check(vm::vulkan::plan_vm_observe(0x1000, 0x2000, 0x3000, 24, 256, device(true)), "vm_observe");
+  p.check(vm::vulkan::plan_vm_dispatch_size(0x1000, 0x2000, 0x3000, 3), "vm_dispatch_size");
 
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())
     CHECK_MESSAGE(p.reached.count(name) == 1, "compiled module '" << std::string(name) << "' is reached by no planned task");
+}
+
+TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatch_size.comp computes)") {
+  vm::vulkan::indirect_groups r;
+  r.add = 1;
+  r.limit = 1000;
+  r.div = 256;
+  r.min = 1;
+  r.max = 4;
+  r.mul = 2;
+  CHECK(r.groups_at(0, 1) == 2);      // one key: one chunk a head
+  CHECK(r.groups_at(254, 1) == 2);    // 255 keys
+  CHECK(r.groups_at(255, 1) == 2);    // 256 keys: still one chunk
+  CHECK(r.groups_at(256, 1) == 4);    // 257: two
+  CHECK(r.groups_at(767, 1) == 6);    // 768: three
+  CHECK(r.groups_at(768, 1) == 8);    // 769: four, the cap
+  CHECK(r.groups_at(999, 1) == 8);    // limit 1000 keys: four
+  CHECK(r.groups_at(0xfffffff0u, 1) == 8);  // past the limit: clamped before the division
+  r.add = -10;  // the keys start past the pass's end at position 0: none until position 10
+  CHECK(r.groups_at(0, 1) == 2);      // min 1 chunk (the kernel writes zeros)
+  CHECK(r.groups_at(266, 1) == 2);    // 256 keys
+  CHECK(r.groups_at(267, 1) == 4);
+  r.add = 0;
+  r.tokens = true;  // pos + n_tokens
+  CHECK(r.groups_at(250, 6) == 2);
+  CHECK(r.groups_at(250, 7) == 4);
+}
+
+TEST_CASE("flash decode attention sizes its chunks from the position (an indirect launch)") {
+  clear_kernel_environment();
+  ::setenv("OCTO_ATTENTION", "flash", 1);
+  // kv_len 1 at position 0, causal with q_pos 0: keys = pos + 1 of the 4500-slot cache; 2 KV heads.
+  ir::param_list p;
+  p.set(param_key::head_dim, 64).set(param_key::kv_start, 0).set(param_key::kv_len, 1).set_real(param_key::scale, 0.125);
+  p.set(param_key::n_heads, 14).set(param_key::n_kv_heads, 2).set(param_key::causal, 1).set(param_key::q_pos, 0);
+  const auto prog = single_task(opcode::attention_tile,
+                                {{"q", {1, 14 * 64}}, {"k", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache},
+                                 {"v", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
+                                {"o", {1, 14 * 64}}, p);
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  const auto d = device(true);
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
+  const auto l = vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+  ::unsetenv("OCTO_ATTENTION");
+  CHECK(l.shader == "attention_decode");
+  REQUIRE(l.indirect.has_value());
+  const auto& r = *l.indirect;
+  CHECK(l.groups[0] == 2 * 18);                   // ceil(4500 / 256) = 18 chunks a head at most
+  CHECK(r.mul * r.max == l.groups[0]);
+  CHECK(r.groups_at(0, 1) == 2);                  // one key
+  CHECK(r.groups_at(255, 1) == 2);                // 256 keys: one chunk
+  CHECK(r.groups_at(256, 1) == 4);                // 257
+  CHECK(r.groups_at(4499, 1) == 36);              // the full cache
+  CHECK(r.groups_at(100000, 1) == 36);            // never past the cache
 }

@@ -57,7 +57,8 @@ kernel_launch plan_attention(const task_context& c) {
   // 4k-32k keys on the 0.5B shape and 1.6-2.8x on the 1.5B one, but no faster at 512-1k keys, slower
   // inside a decode step (0.5B 739 against 790 tok/s, 1.5B 380 against 482), and 4-6x slower on the 7B
   // shape (GQA 7 x head_dim 128: more registers than the SM gives); the split-key kernel below stays the
-  // default. F32 and Q8_0 caches, head_dims that are not 8 x a power of two up to 128 and GQA groups
+  // default. Its workgroup count follows the position (an indirect dispatch, below), so a short context
+  // wakes only the chunks its keys fill whatever the cache's size. F32 and Q8_0 caches, head_dims that are not 8 x a power of two up to 128 and GQA groups
   // above 8 take the split-key kernel.
   const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
@@ -85,13 +86,30 @@ kernel_launch plan_attention(const task_context& c) {
     std::uint32_t rb = nrows;
     while (rb > 1 && shared_for(rb) > c.device.max_shared_memory) rb /= 2;
     const std::uint64_t shared = shared_for(rb);
-    if (shared <= c.device.max_shared_memory) {
+    // An indirect dispatch's count is one dimension (at most 65535 workgroups, the least devices give):
+    // more KV heads than that holds take the split-key kernel.
+    if (shared <= c.device.max_shared_memory && std::uint64_t{nkv} * max_chunks <= 65535) {
       const std::uint64_t scratch_floats =
           nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
       kernel_launch l;
       l.shader = "attention_decode";
       l.spec_constants = {wg, hd, lanes_sg, dt_code(k), dt_code(v), group, max_chunks, rb};
-      l.groups = grid(std::uint64_t{nkv} * max_chunks);
+      // One workgroup per KV head and chunk the keys visible at this position need, computed on the device
+      // (kernel_registry.hpp, indirect_groups): keys = clamp(pos + end0 - kv_start, 0, slots - kv_start)
+      // with end0 the pass's end at position 0, chunks = clamp(ceil(keys / kDecodeKeys), 1, max_chunks).
+      // groups.x is the most it can be (nkv x max_chunks), which a direct dispatch launches; the kernel takes
+      // its chunk count from the dispatch (gl_NumWorkGroups), so it is right for any count the rule gives.
+      const std::int64_t end0 = causal ? std::min<std::int64_t>(std::int64_t{kv_start} + kv_len, std::int64_t{q_pos} + 1)
+                                       : std::int64_t{kv_start} + kv_len;
+      indirect_groups rule;
+      rule.add = static_cast<std::int32_t>(std::clamp<std::int64_t>(end0 - kv_start, INT32_MIN, INT32_MAX));
+      rule.limit = static_cast<std::uint32_t>(max_keys);
+      rule.div = kDecodeKeys;
+      rule.min = 1;
+      rule.max = max_chunks;
+      rule.mul = nkv;
+      l.groups = {nkv * max_chunks, 1, 1};
+      l.indirect = rule;
       l.scratch_bytes = 4 * scratch_floats;
       l.push_constants = push_builder{}
                              .addr(q.address).addr(k.address).addr(v.address).addr(o.address)
