@@ -1,15 +1,20 @@
 #version 460
 // The workgroup counts of a program's indirect launches (kernel_registry.hpp, indirect_groups), computed
 // from the globals record at the start of each run of its command buffer: one invocation per launch
-// reads its rule and writes its VkDispatchIndirectCommand {x, y, z}. The same arithmetic as
+// reads its rule and writes its VkDispatchIndirectCommand {x, y, z}. A gated launch (control words,
+// vm_kernels.hpp dispatch_gate) gets x = 0 unless its layer's skip word and its instance's precision_mode
+// word let it run. The same arithmetic as
 // indirect_groups::groups_at on the host, without 64-bit integers (the clamp to limit comes before the
 // division, so nothing overflows).
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_u32 rules;  // 12 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 3 unused
+  vm_u32 rules;  // 12 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
+                 // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8
   vm_u32 args;   // 3 uints per launch
   vm_globals globals;
+  vm_f32 control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
+  vm_u32 layer_control;  // one word per layer: 0 active, 1 skipped
   uint count;
 } pc;
 
@@ -28,6 +33,13 @@ void main() {
   uint n = add >= 0 ? min(sat_add(base, uint(add)), limit) : (base > uint(-add) ? min(base - uint(-add), limit) : 0u);
   uint g = n / div + (n % div != 0u ? 1u : 0u);
   g = clamp(g, lo, hi);
+  uint layer = pc.rules.v[r + 9u];
+  if (layer != 0u && (pc.layer_control.v[layer - 1u] != 0u) != (pc.rules.v[r + 10u] != 0u)) g = 0u;
+  uint prec = pc.rules.v[r + 11u];
+  if ((prec & 0xffu) != 0u) {
+    bool accurate = pc.control.v[(prec >> 8) * 4u + 2u] != 0.0;  // precision_mode: 0 fast, 1 accurate
+    if (accurate != ((prec & 0xffu) == 2u)) g = 0u;
+  }
   pc.args.v[i * 3u] = g * mul;
   pc.args.v[i * 3u + 1u] = pc.rules.v[r + 7u];
   pc.args.v[i * 3u + 2u] = pc.rules.v[r + 8u];

@@ -123,6 +123,8 @@ struct engine::impl {
     src = model_source::open(path, options.ctx, options.kv_type);
     cfg = src->config();
     if (part.end_layer < 0) part.end_layer = cfg.layers;
+    check_layers(options.skip_layers, "skip_layers");
+    if (!options.skip_layers.empty()) options.vulkan.control_words = true;
     if (options.link || options.stages > 1 || options.devices.size() > 1 || options.split.size() > 1) {
       make_pipeline(path);
       return;
@@ -194,6 +196,7 @@ struct engine::impl {
     decode_set = add_set(1, whole ? whole_decode : decode_programs);
     // The token loop's tail is recorded (and its pipeline built) here, outside any timed pass.
     if (whole && options.decode_in_flight > 0) vm->enable_token_loop(decode_set->head(), options.decode_in_flight);
+    if (!options.skip_layers.empty()) skip(options.skip_layers);
     if (options.prefill_chunk == 0 && !may_stream && options.vm == backend::vulkan) chunk = auto_chunk();
     say("ready: " + std::to_string(plan.resident_layers) + " resident layers, " + std::to_string(streamed.size()) +
         " streamed through " + std::to_string(plan.ring_depth) + " slots; device " + vm->device_name());
@@ -717,6 +720,23 @@ struct engine::impl {
     st.source_ms = double(source_ns.load()) / 1e6;
     st.bytes_from_source = source_bytes.load();
     if (tier) st.ram_evictions = tier->stats().evictions - evictions_before;
+  }
+
+  void check_layers(std::span<const std::int64_t> layers, const char* what) const {
+    for (const auto l : layers)
+      if (l < 0 || l >= cfg.layers)
+        throw octo::error(std::string("octo: ") + what + ": layer " + std::to_string(l) +
+                          " is not a layer of the model (it has " + std::to_string(cfg.layers) + ": 0-" +
+                          std::to_string(cfg.layers - 1) + ")");
+  }
+
+  /// Control words: exactly `layers` skipped among this part's (the VM gates every program's kernels).
+  void skip(std::span<const std::int64_t> layers) {
+    if (options.vm == backend::vulkan && !options.vulkan.control_words)
+      throw octo::error("octo: skipping layers needs the control words recorded (engine_options::skip_layers at "
+                        "construction, or vulkan.control_words)");
+    for (std::int64_t l = part.first_layer; l < part.end_layer; ++l)
+      vm->set_layer_skipped(static_cast<std::int32_t>(l), std::find(layers.begin(), layers.end(), l) != layers.end());
   }
 
   /// Reads the layer statistics of the pass that ran at `start` (every program of the set) into
@@ -1410,6 +1430,22 @@ vm::vulkan_stats engine::decode_stats() const {
     first = false;
   }
   return sum;
+}
+
+void engine::set_skipped_layers(std::span<const std::int64_t> layers) {
+  impl_->check_layers(layers, "set_skipped_layers");
+  for (auto* part : impl_->parts()) part->skip(layers);
+  impl_->options.skip_layers.assign(layers.begin(), layers.end());
+}
+
+std::vector<std::int64_t> engine::skipped_layers() const { return impl_->options.skip_layers; }
+
+void engine::set_precision(vm::matmul_precision p) {
+  for (auto* part : impl_->parts()) {
+    if (part->options.vm == backend::vulkan && !part->options.vulkan.control_words)
+      throw octo::error("octo: set_precision needs the control words recorded (vulkan.control_words)");
+    part->vm->set_precision(p);
+  }
 }
 
 std::vector<vm::layer_stats> engine::layer_statistics() const {

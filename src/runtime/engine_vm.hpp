@@ -72,6 +72,10 @@ class engine_vm {
   /// The layer statistics of the program's finished run at `position` (vm::vulkan_vm::layer_statistics;
   /// the reference VM computes them on the host from the same buffers).
   virtual std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const = 0;
+  /// Control words (vm::vulkan_vm::set_layer_skipped / set_precision): in every program, present and
+  /// future. The reference VM skips on the host (reference_vm::set_layer_skipped) and has one precision.
+  virtual void set_layer_skipped(std::int32_t layer, bool skipped) = 0;
+  virtual void set_precision(vm::matmul_precision p) = 0;
 };
 
 /// The CPU reference VM, one per program, with regions, placements, shared weights / KV caches and

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <new>
+#include <set>
 
 #include "octo/error.hpp"
 #include "octo/vm/reference_vm.hpp"
@@ -78,6 +79,7 @@ class reference_engine_vm final : public engine_vm {
     s.vm = std::make_unique<vm::reference_vm>(p);
     const auto& prog = s.vm->program();
     s.layers = ir::layer_outputs(prog);
+    for (const auto l : skipped_) skip_in(s, l, true);
     std::vector<bool> is_written(prog.buffers.size(), false);
     for (const auto& t : prog.tasks)
       for (auto o : t.outputs) is_written[std::size_t(o)] = true;
@@ -266,6 +268,13 @@ class reference_engine_vm final : public engine_vm {
   std::uint64_t validation_messages() const override { return 0; }
   vm::vulkan_stats stats(std::uint32_t) const override { return {}; }
   std::vector<vm::task_profile> profile(std::uint32_t) const override { return {}; }
+  void set_layer_skipped(std::int32_t layer, bool skipped) override {
+    for (auto& s : programs_)
+      if (s.vm) skip_in(s, layer, skipped);
+    if (skipped) skipped_.insert(layer);
+    else skipped_.erase(layer);
+  }
+  void set_precision(vm::matmul_precision) override {}  // f32 throughout: both precisions are `accurate` here
   std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const override {
     if (prog >= programs_.size() || !programs_[prog].vm) throw octo::error("octo: no program " + std::to_string(prog));
     const auto& st = programs_[prog].stats;
@@ -308,6 +317,11 @@ class reference_engine_vm final : public engine_vm {
     }
     s.stats[static_cast<std::uint32_t>(pos_ % vm::layer_stats_slots)] = std::move(out);
   }
+  // A program holding the layer skips it (the programs of a chain hold one layer each, or none).
+  static void skip_in(program_state& s, std::int32_t layer, bool skipped) {
+    for (const auto& lo : s.layers)
+      if (lo.layer == layer) s.vm->set_layer_skipped(layer, skipped);
+  }
   static void check_size(std::string_view name, std::uint64_t want, std::uint64_t got) {
     if (want != got)
       throw octo::error("octo: buffer '" + std::string(name) + "' holds " + std::to_string(want) + " bytes, got " +
@@ -320,6 +334,7 @@ class reference_engine_vm final : public engine_vm {
   std::vector<std::unique_ptr<aligned_bytes>> pinned_;
   std::uint64_t compute_ = 0, upload_ = 0;
   std::int64_t pos_ = 0;
+  std::set<std::int32_t> skipped_;  // layers skipped in every program, present and future
 };
 
 }  // namespace

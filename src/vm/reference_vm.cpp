@@ -242,6 +242,19 @@ int reference_vm::set_param_all(ir::param_key key, std::int64_t value) {
   return n;
 }
 
+void reference_vm::set_layer_skipped(std::int32_t layer, bool skipped) {
+  if (layers_.empty()) layers_ = ir::layer_spans(program_);
+  std::size_t k = 0;
+  while (k < layers_.size() && layers_[k].layer != layer) ++k;
+  if (k == layers_.size()) throw octo::error("reference_vm: the program has no layer " + std::to_string(layer));
+  const auto& span = layers_[k];
+  if (span.input < 0)
+    throw octo::error("reference_vm: layer " + std::to_string(layer) +
+                      " cannot be skipped: its first task does not read an activation of its output's size");
+  if (skip_.empty()) skip_.assign(program_.tasks.size(), -1);
+  for (const auto id : span.tasks) skip_[static_cast<std::size_t>(id)] = skipped ? static_cast<std::int32_t>(k) : -1;
+}
+
 void reference_vm::set_position(std::int64_t position) {
   for (const auto& t : program_.tasks)
     for (auto key : {param_key::pos, param_key::q_pos, param_key::kv_len}) {
@@ -264,7 +277,14 @@ void reference_vm::run(const run_options& options) {
   };
   auto fire = [&](const ir::task& t) {
     try {
-      execute(t);
+      const auto skipped = skip_.empty() ? -1 : skip_[static_cast<std::size_t>(t.id)];
+      if (skipped < 0) {
+        execute(t);
+      } else if (const auto& span = layers_[static_cast<std::size_t>(skipped)]; span.tasks.back() == t.id) {
+        std::vector<float> scratch;
+        const auto in = view_f32(span.input, scratch);
+        store_f32(span.output, std::vector<float>(in.begin(), in.end()));
+      }
     } catch (const octo::error& e) {
       throw octo::error("reference_vm: " + task_name(t) + ": " + e.what());
     }

@@ -105,6 +105,8 @@ struct program_state {
   // observer reads ({address, values, layer} each) and the readback ring it writes.
   std::vector<std::int32_t> observed_layers;
   allocation observe_table, observe_ring;
+  // Control words: the layers recorded with gates, and whether each can be bypassed (ir::layer_spans).
+  std::vector<std::pair<std::int32_t, bool>> gated_layers;
 };
 
 /// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs.
@@ -204,6 +206,7 @@ struct vulkan_vm::impl {
   std::vector<upload_slot> upload_slots;
 
   allocation registers, metrics, control, globals, staging;
+  allocation layer_control;  // the layers' skip words (vm_kernels.hpp layer_control_words), host-visible
   std::vector<std::unique_ptr<program_state>> programs;  // by program_id; null once removed
   std::map<std::string, shared_buffer, std::less<>> shared;
   std::map<std::string, region_state, std::less<>> regions;
@@ -277,6 +280,8 @@ struct vulkan_vm::impl {
   void boot(const vulkan_options& o);
 
   void reset_control();
+  void set_layer_skipped(std::int32_t layer, bool skipped);
+  void set_precision(matmul_precision p);
 
   // ---- placing a program's buffers (vm_placement.cpp) -----------------------------------------------
   // `share`: WEIGHT / CONST / KV_CACHE buffers come from (or go into) the shared map. `fresh` collects

@@ -68,19 +68,36 @@ kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens,
 }
 
 kernel_launch plan_vm_dispatch_size(std::uint64_t rules, std::uint64_t args, std::uint64_t globals,
-                                    std::uint32_t count) {
+                                    std::uint64_t control, std::uint64_t layer_control, std::uint32_t count) {
   kernel_launch l;
   l.shader = "vm_dispatch_size";
   l.spec_constants = {64};
   l.groups = {(count + 63) / 64, 1, 1};
-  l.push_constants = push_builder().addr(rules).addr(args).addr(globals).u32(count).take();
+  l.push_constants =
+      push_builder().addr(rules).addr(args).addr(globals).addr(control).addr(layer_control).u32(count).take();
   return l;
 }
 
 std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indirect_groups& r,
-                                                                    const std::array<std::uint32_t, 3>& groups) {
+                                                                    const std::array<std::uint32_t, 3>& groups,
+                                                                    const dispatch_gate& gate) {
   return {static_cast<std::uint32_t>(r.add), r.limit, r.div, r.min, r.max, r.mul, r.tokens ? 1u : 0u,
-          groups[1], groups[2], 0, 0, 0};
+          groups[1], groups[2], gate.layer >= 0 ? static_cast<std::uint32_t>(gate.layer) + 1 : 0u,
+          gate.when_skipped ? 1u : 0u, gate.precision | gate.instance << 8};
+}
+
+kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t words) {
+  kernel_launch l;
+  l.shader = "vm_copy";
+  l.spec_constants = {256};
+  l.groups = stride_groups(static_cast<std::int64_t>(words), 256);
+  l.push_constants = push_builder().addr(src).addr(dst).u32(static_cast<std::uint32_t>(words)).take();
+  return l;
+}
+
+bool same_launch(const kernel_launch& a, const kernel_launch& b) {
+  return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
+         a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect;
 }
 
 }  // namespace octo::vm::vulkan

@@ -25,14 +25,34 @@ kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,
                                  std::uint64_t globals, std::uint64_t ring, std::uint32_t ring_slots);
 
+/// What lets an indirect launch run (control words, vulkan_options::control_words): with a layer, its
+/// group count is zero unless that layer's skip word says active (when_skipped: says skipped); with a
+/// precision gate, zero unless instance `instance`'s precision_mode word selects that precision.
+inline constexpr std::uint32_t precision_gate_fast = 1, precision_gate_accurate = 2;
+struct dispatch_gate {
+  std::int32_t layer = -1;
+  bool when_skipped = false;
+  std::uint32_t precision = 0;  // 0: either, precision_gate_fast, precision_gate_accurate
+  std::uint32_t instance = 0;
+};
+/// Layers the skip words cover (one uint each: 0 active, 1 skipped).
+inline constexpr std::uint32_t layer_control_words = 4096;
+
 /// The workgroup counts of a program's indirect launches (shaders/vm_dispatch_size.comp): one invocation
-/// per launch turns its rule (`rules`, indirect_rule_words uints each, from indirect_rule_record) and the
-/// globals record into a VkDispatchIndirectCommand at `args` + 12 x its index.
+/// per launch turns its rule (`rules`, indirect_rule_words uints each, from indirect_rule_record), the
+/// globals record and the control words (`control`: 4 floats per instance; `layer_control`: the skip
+/// words) into a VkDispatchIndirectCommand at `args` + 12 x its index.
 kernel_launch plan_vm_dispatch_size(std::uint64_t rules, std::uint64_t args, std::uint64_t globals,
-                                    std::uint32_t count);
+                                    std::uint64_t control, std::uint64_t layer_control, std::uint32_t count);
 inline constexpr std::size_t indirect_rule_words = 12;
-/// One launch's rule as vm_dispatch_size reads it: add, limit, div, min, max, mul, tokens, groups y, z.
+/// One launch's rule as vm_dispatch_size reads it: add, limit, div, min, max, mul, tokens, groups y, z,
+/// then the gate: 1 + layer (0: none), 1 when it runs while the layer is skipped, precision | instance << 8.
 std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indirect_groups& r,
-                                                                    const std::array<std::uint32_t, 3>& groups);
+                                                                    const std::array<std::uint32_t, 3>& groups,
+                                                                    const dispatch_gate& gate = {});
+/// A copy of `words` 32-bit words (shaders/vm_copy.comp): a skipped layer's input to its output.
+kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t words);
+/// The same kernel with the same arguments (the precision switch records a second launch only if not).
+bool same_launch(const kernel_launch& a, const kernel_launch& b);
 
 }  // namespace octo::vm::vulkan

@@ -73,22 +73,68 @@ void vulkan_vm::impl::record(program_state& ps) {
   }
 
   // Every task is planned before anything is recorded: the indirect launches' rules must be known
-  // before the kernel that sizes them, which runs first.
-  struct planned {
+  // before the kernel that sizes them, which runs first. With control words (vulkan_options::
+  // control_words) a task may record several launches: every launch of a layer's task is gated by the
+  // layer's skip word, a GEMM whose kernel depends on the precision is recorded for both precisions,
+  // each gated by the precision word, and a layer that can be bypassed gets a copy of its input to its
+  // output, run only while it is skipped (recorded beside its first task: the input is ready there, and
+  // the next layer reads the output only after the layer's last task).
+  struct planned_launch {
     kernel_launch launch;
-    std::string who;
     std::int32_t slot = -1;  // index among the indirect launches
+    bool vm_own = false;     // the VM's bypass copy, not the task's kernel
+  };
+  struct planned {
+    std::vector<planned_launch> launches;
+    std::string who;
   };
   std::vector<std::vector<barrier_step>> steps(ps.instances.size());  // per instance: plan_barriers
   std::vector<std::vector<planned>> plans(ps.instances.size());       // per instance, one per step
   std::vector<std::uint32_t> rules;  // indirect_rule_words per indirect launch
   const std::uint32_t n_inst = static_cast<std::uint32_t>(ps.instances.size());
+  const bool gated = options.control_words;
+  // A launch that needs its group count from the device: its rule (a fixed count if it has none) with `gate`.
+  const auto make_indirect = [&](planned_launch& pl, const dispatch_gate& gate, const std::string& who) {
+    kernel_launch& l = pl.launch;
+    if (l.shader.empty() || l.groups[0] == 0 || l.groups[1] == 0 || l.groups[2] == 0) return;
+    if (const auto& r = l.indirect) {
+      // A planner's mistake here would dispatch past the work or miss some: refuse it by name.
+      if (r->div == 0 || r->min > r->max || r->mul == 0 || std::uint64_t{r->mul} * r->max != l.groups[0] ||
+          l.groups[0] > 65535)
+        throw octo::error("octo: " + who + ": an indirect group count needs div > 0, min <= max and groups.x = "
+                          "mul x max <= 65535 (div " + std::to_string(r->div) + ", min " + std::to_string(r->min) +
+                          ", max " + std::to_string(r->max) + ", mul " + std::to_string(r->mul) + ", groups.x " +
+                          std::to_string(l.groups[0]) + ")");
+    }
+    const bool has_gate = gate.layer >= 0 || gate.precision != 0;
+    if (!has_gate && (!l.indirect || !indirect_on)) return;  // a direct dispatch (of the largest count)
+    // The planner's rule, or (none, or OCTO_INDIRECT=0) the fixed largest count: clamp(ceil(n), g, g) = g.
+    indirect_groups r;
+    if (l.indirect && indirect_on) r = *l.indirect;
+    else r.min = r.max = l.groups[0];
+    pl.slot = static_cast<std::int32_t>(rules.size() / indirect_rule_words);
+    const auto words = indirect_rule_record(r, l.groups, gate);
+    rules.insert(rules.end(), words.begin(), words.end());
+  };
   for (std::uint32_t i = 0; i < n_inst; ++i) {
     auto& is = ps.instances[i];
     const auto& p = is.program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
     steps[i] = plan_barriers(p);
+    // Control words: each task's layer span, and the spans' first tasks (where a bypass copy goes).
+    std::vector<std::int32_t> span_of(p.tasks.size(), -1);
+    std::vector<ir::layer_span> spans;
+    if (gated) {
+      spans = ir::layer_spans(p);
+      for (std::size_t s = 0; s < spans.size(); ++s) {
+        if (spans[s].layer >= static_cast<std::int32_t>(layer_control_words))
+          throw octo::error("octo: control words: layer " + std::to_string(spans[s].layer) + " is past the " +
+                            std::to_string(layer_control_words) + " layers they gate");
+        for (const auto id : spans[s].tasks) span_of[static_cast<std::size_t>(id)] = static_cast<std::int32_t>(s);
+        ps.gated_layers.emplace_back(spans[s].layer, spans[s].input >= 0);
+      }
+    }
     for (const auto& step : steps[i]) {
       const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       planned pl;
@@ -99,28 +145,52 @@ void vulkan_vm::impl::record(program_state& ps) {
         if (!kernel.planner)
           throw octo::error("octo: " + pl.who + ": no Vulkan kernel: " + std::string(kernel.no_kernel));
         const kernel_planner planner = kernel.planner;
-        task_context ctx{p, t, addresses, globals.address, facts, options.precision == matmul_precision::fast};
-        pl.launch = planner(ctx);
-        if (pl.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
-          auto a = memory->allocate(pl.who + " scratch", pl.launch.scratch_bytes, memory_class::device_local);
+        const bool fast = options.precision == matmul_precision::fast;
+        task_context ctx{p, t, addresses, globals.address, facts, fast};
+        planned_launch main;
+        main.launch = planner(ctx);
+        if (main.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
+          auto a = memory->allocate(pl.who + " scratch", main.launch.scratch_bytes, memory_class::device_local);
           is.owned.push_back(a);
           scratch.push_back(a);
           ctx.scratch_address = a.address;
-          pl.launch = planner(ctx);
+          main.launch = planner(ctx);
         }
-        if (const auto& r = pl.launch.indirect; r && !pl.launch.shader.empty()) {
-          // A planner's mistake here would dispatch past the work or miss some: refuse it by name.
-          if (r->div == 0 || r->min > r->max || r->mul == 0 ||
-              std::uint64_t{r->mul} * r->max != pl.launch.groups[0] || pl.launch.groups[0] > 65535)
-            throw octo::error("octo: " + pl.who + ": an indirect group count needs div > 0, min <= max and groups.x = "
-                              "mul x max <= 65535 (div " + std::to_string(r->div) + ", min " + std::to_string(r->min) +
-                              ", max " + std::to_string(r->max) + ", mul " + std::to_string(r->mul) + ", groups.x " +
-                              std::to_string(pl.launch.groups[0]) + ")");
-          if (indirect_on) {
-            pl.slot = static_cast<std::int32_t>(rules.size() / indirect_rule_words);
-            const auto words = indirect_rule_record(*r, pl.launch.groups);
-            rules.insert(rules.end(), words.begin(), words.end());
-          }
+        const std::int32_t s = span_of[static_cast<std::size_t>(t.id)];
+        dispatch_gate gate;
+        gate.layer = s >= 0 ? spans[static_cast<std::size_t>(s)].layer : -1;
+        gate.instance = i;
+        std::optional<planned_launch> other;  // the other precision's kernel, where it differs
+        if (gated && main.launch.scratch_bytes == 0 && !main.launch.shader.empty()) {
+          task_context octx = ctx;
+          octx.f16_matmul = !fast;
+          planned_launch o;
+          o.launch = planner(octx);
+          if (o.launch.scratch_bytes == 0 && !same_launch(o.launch, main.launch)) other = std::move(o);
+        }
+        dispatch_gate main_gate = gate;
+        if (other) main_gate.precision = fast ? precision_gate_fast : precision_gate_accurate;
+        make_indirect(main, main_gate, pl.who);
+        pl.launches.push_back(std::move(main));
+        if (other) {
+          dispatch_gate g = gate;
+          g.precision = fast ? precision_gate_accurate : precision_gate_fast;
+          make_indirect(*other, g, pl.who + " (the other precision)");
+          pl.launches.push_back(std::move(*other));
+        }
+        if (s >= 0 && spans[static_cast<std::size_t>(s)].tasks.front() == t.id &&
+            spans[static_cast<std::size_t>(s)].input >= 0) {
+          const auto& span = spans[static_cast<std::size_t>(s)];
+          const auto& ob = p.buffers[static_cast<std::size_t>(span.output)];
+          planned_launch copy;
+          copy.vm_own = true;
+          copy.launch = plan_vm_copy(is.buffers[static_cast<std::size_t>(span.input)].address,
+                                     is.buffers[static_cast<std::size_t>(span.output)].address,
+                                     static_cast<std::uint64_t>(ob.numel()));
+          dispatch_gate g = gate;
+          g.when_skipped = true;
+          make_indirect(copy, g, "the bypass of layer " + std::to_string(span.layer));
+          pl.launches.push_back(std::move(copy));
         }
       }
       plans[i].push_back(std::move(pl));
@@ -155,7 +225,8 @@ void vulkan_vm::impl::record(program_state& ps) {
     if (n_indirect > 0) {
       // The group counts of this position, then one barrier that makes them visible to every indirect
       // dispatch below (their command reads are in its second scope, whichever barriers come between).
-      dispatch(plan_vm_dispatch_size(indirect_rules.address, indirect_args.address, globals.address, n_indirect),
+      dispatch(plan_vm_dispatch_size(indirect_rules.address, indirect_args.address, globals.address, control.address,
+                                   layer_control.address, n_indirect),
                "the indirect dispatch sizes");
       vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite, vk::AccessFlagBits::eIndirectCommandRead |
                                                                  vk::AccessFlagBits::eShaderRead |
@@ -176,9 +247,10 @@ void vulkan_vm::impl::record(program_state& ps) {
         const planned& pl = plans[i][k];
         if (step.barrier_before) barrier();
         if (t.op == ir::opcode::nop) continue;
-        const kernel_launch& launch = pl.launch;
         const std::string& who = pl.who;
-        if (profiling && !launch.shader.empty()) {
+        const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
+                                     [](const planned_launch& l) { return !l.launch.shader.empty(); });
+        if (profiling && any) {
           // Serialized: the barrier makes the first stamp the end of everything before this task.
           barrier();
           profile_slot slot;
@@ -188,15 +260,18 @@ void vulkan_vm::impl::record(program_state& ps) {
           if (!t.outputs.empty()) slot.output = p.buffers[static_cast<std::size_t>(t.outputs.front())].name.str();
           slot.query = static_cast<std::uint32_t>(ps.slots.size());
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query);
-          const bool dispatched = dispatch(launch, who, pl.slot);
+          bool dispatched = false;
+          for (const auto& l : pl.launches)
+            if (dispatch(l.launch, who, l.slot) && !l.vm_own) {
+              ++task_dispatches;
+              dispatched = true;
+            }
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query + 1);
-          if (dispatched) {
-            ++task_dispatches;
-            ps.slots.push_back(std::move(slot));
-          }
+          if (dispatched) ps.slots.push_back(std::move(slot));
           continue;
         }
-        if (dispatch(launch, who, pl.slot)) ++task_dispatches;
+        for (const auto& l : pl.launches)
+          if (dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");

@@ -167,6 +167,8 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
   metrics = memory->allocate("metrics", n * metrics_floats * 4, memory_class::host_visible);
   control = memory->allocate("control", n * control_floats * 4, memory_class::host_visible);
   globals = memory->allocate("globals", sizeof(globals_record), memory_class::host_visible);
+  layer_control = memory->allocate("layer skip words", layer_control_words * 4, memory_class::host_visible);
+  std::memset(layer_control.mapped, 0, layer_control_words * 4);
   std::memset(metrics.mapped, 0, n * metrics_floats * 4);
   reset_control();
   globals_record g;
@@ -180,9 +182,35 @@ void vulkan_vm::impl::reset_control() {
   for (std::uint32_t i = 0; i < options.instances; ++i) {
     c[i * control_floats + 0] = 1.0f;  // scale_factor
     c[i * control_floats + 1] = 0.0f;  // eviction_priority
-    c[i * control_floats + 2] = 0.0f;  // precision_mode
+    c[i * control_floats + 2] = options.precision == matmul_precision::accurate ? 1.0f : 0.0f;  // precision_mode
     c[i * control_floats + 3] = 1.0f;  // active
   }
+}
+
+void vulkan_vm::impl::set_layer_skipped(std::int32_t layer, bool skipped) {
+  const std::string what = "octo: vulkan_vm::set_layer_skipped(" + std::to_string(layer) + "): ";
+  if (!options.control_words)
+    throw octo::error(what + "the VM records no control words (vulkan_options::control_words)");
+  if (layer < 0 || static_cast<std::uint32_t>(layer) >= layer_control_words)
+    throw octo::error(what + "not a layer (0.." + std::to_string(layer_control_words - 1) + ")");
+  for (const auto& ps : programs)
+    if (ps)
+      for (const auto& [l, bypassable] : ps->gated_layers)
+        if (l == layer && !bypassable && skipped)
+          throw octo::error(what + "the layer's first task does not read an activation of its output's size, so "
+                                   "nothing would carry the residual stream past it");
+  finish_pending();  // a pass in flight reads the words
+  reinterpret_cast<std::uint32_t*>(layer_control.mapped)[layer] = skipped ? 1u : 0u;
+}
+
+void vulkan_vm::impl::set_precision(matmul_precision p) {
+  if (!options.control_words)
+    throw octo::error("octo: vulkan_vm::set_precision: the VM records no control words (vulkan_options::control_words)");
+  finish_pending();
+  options.precision = p;
+  auto* c = reinterpret_cast<float*>(control.mapped);
+  for (std::uint32_t i = 0; i < options.instances; ++i)
+    c[i * control_floats + 2] = p == matmul_precision::accurate ? 1.0f : 0.0f;
 }
 
 // ---- the public face -----------------------------------------------------------------------------
@@ -282,6 +310,16 @@ vulkan_stats vulkan_vm::stats(program_id id) const {
 std::vector<task_profile> vulkan_vm::profile(program_id id) const {
   if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::profile before boot");
   return impl_->profile(id);
+}
+
+void vulkan_vm::set_layer_skipped(std::int32_t layer, bool skipped) {
+  if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::set_layer_skipped before boot");
+  impl_->set_layer_skipped(layer, skipped);
+}
+
+void vulkan_vm::set_precision(matmul_precision p) {
+  if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::set_precision before boot");
+  impl_->set_precision(p);
 }
 
 std::vector<layer_stats> vulkan_vm::layer_statistics(program_id id, std::uint32_t position) const {

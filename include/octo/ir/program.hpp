@@ -113,4 +113,40 @@ constexpr std::vector<layer_output> layer_outputs(const program& p) {
   return out;
 }
 
+/// A layer as a unit that can be bypassed: its tasks (in program order), the residual stream coming in
+/// (`input`: the first input of its first task) and going out (`output`, as layer_outputs). `input` is -1
+/// where the layer's first task does not read an F32 activation of the output's size (such a layer
+/// cannot be skipped: nothing would carry the stream past it).
+struct layer_span {
+  std::int32_t layer = 0;
+  std::int32_t input = -1;
+  std::int32_t output = 0;
+  std::vector<std::int32_t> tasks;
+};
+
+/// The program's layers in layer order (those layer_outputs finds).
+constexpr std::vector<layer_span> layer_spans(const program& p) {
+  std::vector<layer_span> out;
+  for (const auto& lo : layer_outputs(p)) {
+    layer_span s;
+    s.layer = lo.layer;
+    s.output = lo.buffer;
+    for (const auto& t : p.tasks)
+      if (t.params.get(param_key::layer, -1) == lo.layer) s.tasks.push_back(t.id);
+    const auto& first = p.tasks[static_cast<std::size_t>(s.tasks.front())];
+    if (!first.inputs.empty()) {
+      const auto in = first.inputs[0];
+      const auto& ob = p.buffers[static_cast<std::size_t>(lo.buffer)];
+      if (in >= 0 && static_cast<std::size_t>(in) < p.buffers.size() && in != lo.buffer) {
+        const auto& ib = p.buffers[static_cast<std::size_t>(in)];
+        if (ib.dtype == dtype::f32 && ib.numel() == ob.numel() && ib.kind != buffer_kind::weight &&
+            ib.kind != buffer_kind::constant && ib.kind != buffer_kind::kv_cache)
+          s.input = in;
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace octo::ir

@@ -80,6 +80,11 @@ struct engine_options {
   /// Tokens are the same either way; sampling with a temperature always samples on the host.
   std::uint32_t decode_in_flight = 4;
   vm::vulkan_options vulkan;         // device choice, memory budget, timeouts, validation, profiling
+  /// Layers to skip: each passes its input to its output unchanged and its kernels read no weights
+  /// (control words, docs/vulkan.md "Control words"; a non-empty list turns vulkan.control_words on).
+  /// engine::set_skipped_layers changes the set between passes. The effect on a model's output is
+  /// measured in docs/vulkan.md.
+  std::vector<std::int64_t> skip_layers;
   // ---- a pipeline (docs/multi-gpu.md): the layers split into contiguous ranges, one VM per stage; the
   // first stage also runs the embedding, the last the head; vram_budget, ram_budget and ring_depth apply
   // to each stage. Prefill runs in micro-batches of prefill_chunk tokens (0: 256) that flow through the
@@ -225,6 +230,16 @@ class engine {
   /// every pass (vm::vulkan_options::observe_layers; empty when that is off). A non-finite value stops
   /// the pass with octo::error naming the layer and the position, before its logits or token are used.
   std::vector<vm::layer_stats> layer_statistics() const;
+
+  /// Skips exactly `layers` from the next pass on (empty: none), without recording anything again. On
+  /// the Vulkan VM this needs the control words (engine_options::skip_layers given at construction, or
+  /// vulkan.control_words). A skipped layer writes no KV rows: change the set between sequences (after
+  /// reset()) for a consistent model. octo::error for a layer the model does not have.
+  void set_skipped_layers(std::span<const std::int64_t> layers);
+  std::vector<std::int64_t> skipped_layers() const;
+  /// The prefill GEMMs' precision (vm::matmul_precision) from the next pass on, without recording again
+  /// (Vulkan: needs vulkan.control_words; the reference VM computes in f32 either way).
+  void set_precision(vm::matmul_precision p);
 
  private:
   struct impl;

@@ -77,6 +77,12 @@ class reference_vm {
   /// describing the pass at position 0 drives a whole decode loop on both VMs.
   void set_position(std::int64_t position);
 
+  /// Layer skipping (the Vulkan VM's control words, docs/vulkan.md "Control words"): the tasks of a
+  /// skipped layer do nothing but count, except its last, which copies the layer's input (the residual
+  /// stream coming in) to its output, so the next layer reads what this one read. octo::error when the
+  /// program has no such layer or the layer cannot be bypassed (ir::layer_spans).
+  void set_layer_skipped(std::int32_t layer, bool skipped);
+
   /// One pass: counters reset to their init values, then every task whose waits are all satisfied
   /// fires, each completion adding 1 to its out_counter, until none is ready. Throws octo::error
   /// naming the task if some task never became ready (stuck) or if a task's inputs are out of range.
@@ -105,6 +111,8 @@ class reference_vm {
   mutable std::vector<std::vector<float>> weight_cache_;  // float copies of WEIGHT / CONST buffers
   mutable std::vector<bool> weight_cached_;
   std::vector<std::int64_t> counters_;
+  std::vector<ir::layer_span> layers_;     // ir::layer_spans, for set_layer_skipped
+  std::vector<std::int32_t> skip_;         // per task: -1 runs, else the layer span it belongs to (skipped)
   std::vector<std::int32_t> order_;
   std::int64_t runs_ = 0;
 };

@@ -47,6 +47,12 @@ struct vulkan_options {
   /// Observe every layer's output at the end of each run of a program whose tasks carry layer indices
   /// (layer_statistics(id, position)): one extra dispatch per run. OCTO_LAYER_STATS=0 turns it off.
   bool observe_layers = true;
+  /// Record the gates the control words drive (docs/vulkan.md "Control words"): every layer task as an
+  /// indirect dispatch whose group count is zero while its layer is skipped (set_layer_skipped), plus a
+  /// copy that carries the layer's input to its output meanwhile; GEMMs whose kernel depends on the
+  /// precision recorded for both, one running per the precision word (set_precision). Both act between
+  /// runs without recording again. Off (the default): none of it is recorded, and those calls refuse.
+  bool control_words = false;
 };
 
 /// One task's GPU time in the last execute (vulkan_options::profile).
@@ -246,6 +252,14 @@ class vulkan_vm {
   void execute();
   /// Changes the timeout execute() and transfers wait (milliseconds).
   void set_timeout(std::uint32_t ms);
+
+  /// Control words (vulkan_options::control_words): skip a layer in every program (its kernels get zero
+  /// workgroups and read no weights; its input passes to its output) or run it again. Waits for submitted
+  /// passes. A layer that nothing could carry the residual stream past is refused, as is a VM without
+  /// control words.
+  void set_layer_skipped(std::int32_t layer, bool skipped);
+  /// Control words: the precision of the GEMMs whose kernel depends on it, from the next run on.
+  void set_precision(matmul_precision p);
 
   layer_metrics metrics(std::uint32_t instance) const;
   float scale_factor(std::uint32_t instance) const;

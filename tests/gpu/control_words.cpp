@@ -1,0 +1,152 @@
+// Control words that act (issue 18 item 3): layer skipping and the GEMM precision switch, recorded once
+// as indirect dispatches gated by the control words (vulkan_options::control_words). Nothing skipped is
+// bit-exact with the ungated recording; a skipped layer passes its input through (its output equals its
+// input) and gives the reference VM's tokens with the same layer skipped; switching at run time needs no
+// new recording and gives what a recording made for that setting gives.
+#include <doctest/doctest.h>
+
+#include "../support/token_loop_checks.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <octo/error.hpp>
+#include <octo/runtime/engine.hpp>
+#include <octo/runtime/model_source.hpp>
+
+using namespace octo;
+namespace tl = octo::test::token_loop;
+
+namespace {
+
+constexpr auto vulkan = runtime::backend::vulkan;
+constexpr auto reference = runtime::backend::reference;
+
+runtime::engine_options opts(runtime::backend b, bool control, std::vector<std::int64_t> skip = {}) {
+  auto o = tl::options(b, 128, 4);
+  o.vulkan.control_words = control;
+  o.skip_layers = std::move(skip);
+  return o;
+}
+
+struct run_result {
+  std::vector<std::int32_t> tokens;
+  std::vector<float> prompt_logits;
+  std::vector<std::vector<vm::layer_stats>> stats;
+};
+
+run_result generate(runtime::engine& e, std::span<const std::int32_t> prompt, std::int64_t n) {
+  run_result r;
+  e.reset();
+  r.tokens = e.generate(
+      prompt, n, runtime::sampling_params{},
+      [&](std::int32_t) {
+        r.stats.push_back(e.layer_statistics());
+        return true;
+      },
+      &r.prompt_logits);
+  return r;
+}
+
+double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+std::vector<std::int32_t> prompt_of(const std::filesystem::path& model, const char* text) {
+  return runtime::model_source::open(model)->tokenizer().encode(text, true);
+}
+
+}  // namespace
+
+TEST_CASE("control words: recorded but nothing skipped, generation is bit-identical to the ungated recording") {
+  const auto prompt = prompt_of(tl::tiny_qwen(), "Once upon a time");
+  runtime::engine plain(tl::tiny_qwen(), opts(vulkan, false));
+  runtime::engine gated(tl::tiny_qwen(), opts(vulkan, true));
+  const auto a = generate(plain, prompt, 12);
+  const auto b = generate(gated, prompt, 12);
+  CHECK(b.tokens == a.tokens);
+  CHECK(b.prompt_logits == a.prompt_logits);  // bitwise
+  REQUIRE(b.stats.size() == a.stats.size());
+  for (std::size_t p = 0; p < a.stats.size(); ++p)
+    for (std::size_t l = 0; l < a.stats[p].size(); ++l) {
+      CHECK(b.stats[p][l].rms == a.stats[p][l].rms);
+      CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
+    }
+  // Every layer task of the gated decode step is an indirect dispatch; none of the plain one is.
+  CHECK(plain.decode_stats().indirect_dispatches == 0);
+  CHECK(gated.decode_stats().indirect_dispatches >= gated.decode_stats().task_dispatches - 4);
+}
+
+TEST_CASE("control words: a skipped layer passes its input through, as on the reference VM") {
+  const auto prompt = prompt_of(tl::tiny_qwen(), "Once upon a time");
+  for (const std::vector<std::int64_t>& skip : {std::vector<std::int64_t>{1}, std::vector<std::int64_t>{3, 4}}) {
+    CAPTURE(skip.front());
+    runtime::engine gpu(tl::tiny_qwen(), opts(vulkan, true, skip));
+    runtime::engine cpu(tl::tiny_qwen(), opts(reference, false, skip));
+    const auto g = generate(gpu, prompt, 10);
+    const auto c = generate(cpu, prompt, 10);
+    CHECK(g.tokens == c.tokens);
+    CHECK(rel_l2(g.prompt_logits, c.prompt_logits) < 1e-3);
+    runtime::engine full(tl::tiny_qwen(), opts(vulkan, false));
+    CHECK(rel_l2(g.prompt_logits, generate(full, prompt, 1).prompt_logits) > 1e-2);  // skipping changes the model
+    // The skipped layer's output is its input: the previous layer's output, bit for bit.
+    for (const auto& pass : g.stats)
+      for (auto l : skip) {
+        REQUIRE(pass.size() == 6);
+        CHECK(pass[std::size_t(l)].rms == pass[std::size_t(l - 1)].rms);
+        CHECK(pass[std::size_t(l)].max_abs == pass[std::size_t(l - 1)].max_abs);
+      }
+  }
+}
+
+TEST_CASE("control words: layers skipped and restored at run time without recording again") {
+  const auto prompt = prompt_of(tl::tiny_qwen(), "12+30=");
+  runtime::engine e(tl::tiny_qwen(), opts(vulkan, true));
+  const auto full = generate(e, prompt, 8);
+  const auto recordings = e.decode_stats().recordings;
+  e.set_skipped_layers(std::vector<std::int64_t>{2});
+  const auto skipped = generate(e, prompt, 8);
+  runtime::engine fresh(tl::tiny_qwen(), opts(vulkan, true, {2}));
+  CHECK(skipped.tokens == generate(fresh, prompt, 8).tokens);
+  CHECK(skipped.prompt_logits != full.prompt_logits);
+  e.set_skipped_layers({});
+  const auto back = generate(e, prompt, 8);
+  CHECK(back.tokens == full.tokens);
+  CHECK(back.prompt_logits == full.prompt_logits);
+  CHECK(e.decode_stats().recordings == recordings);
+}
+
+TEST_CASE("control words: the precision switch gives what a recording made for that precision gives") {
+  const auto prompt = prompt_of(tl::tiny_qwen(), "Once upon a time, there was a little");
+  runtime::engine e(tl::tiny_qwen(), opts(vulkan, true));
+  auto fo = opts(vulkan, false);
+  fo.vulkan.precision = vm::matmul_precision::fast;
+  auto ao = opts(vulkan, false);
+  ao.vulkan.precision = vm::matmul_precision::accurate;
+  runtime::engine fast(tl::tiny_qwen(), fo), accurate(tl::tiny_qwen(), ao);
+  for (auto p : {vm::matmul_precision::accurate, vm::matmul_precision::fast, vm::matmul_precision::accurate}) {
+    e.set_precision(p);
+    const auto got = generate(e, prompt, 4);
+    const auto want = generate(p == vm::matmul_precision::fast ? fast : accurate, prompt, 4);
+    CHECK(got.prompt_logits == want.prompt_logits);  // bitwise: the same kernels ran
+    CHECK(got.tokens == want.tokens);
+  }
+}
+
+TEST_CASE("control words: misuse is one clear error") {
+  runtime::engine plain(tl::tiny_qwen(), opts(vulkan, false));
+  CHECK_THROWS_WITH_AS(plain.set_skipped_layers(std::vector<std::int64_t>{1}), doctest::Contains("control words"),
+                       octo::error);
+  CHECK_THROWS_WITH_AS(plain.set_precision(vm::matmul_precision::accurate), doctest::Contains("control words"),
+                       octo::error);
+  runtime::engine e(tl::tiny_qwen(), opts(vulkan, true));
+  CHECK_THROWS_WITH_AS(e.set_skipped_layers(std::vector<std::int64_t>{6}), doctest::Contains("layer 6"), octo::error);
+  CHECK_THROWS_WITH_AS(runtime::engine(tl::tiny_qwen(), opts(vulkan, true, {-1})), doctest::Contains("layer -1"),
+                       octo::error);
+}
