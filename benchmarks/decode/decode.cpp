@@ -55,6 +55,9 @@ constexpr const char* usage =
     "  --at-positions LIST  comma-separated positions: decode steps timed at each (a prompt of that\n"
     "                       length prefilled first, --decode-tokens steps after it; default ctx: the\n"
     "                       largest + decode tokens); one JSON line per position\n"
+    "  --control-words      record the control words' gates (every layer task an indirect dispatch;\n"
+    "                       docs/vulkan.md \"Control words\"): their cost with nothing skipped\n"
+    "  --skip-layers LIST   comma-separated layers to skip (turns the control words on)\n"
     "  --profile            then, on a second engine with GPU timestamps per task (tasks serialized):\n"
     "                       the top opcodes and tasks of one decode step and of one prefill pass, and a\n"
     "                       table (stderr) of where the unprofiled ms/token goes\n";
@@ -132,7 +135,8 @@ int main(int argc, char** argv) {
   std::string model, label, device;
   std::int64_t prompt_tokens = 512, decode_tokens = 128, chunk = 0, ctx = 0, repeat = 2;
   double bound_gbs = 3071.0;
-  bool profile = false;
+  bool profile = false, control_words = false;
+  std::vector<std::int64_t> skip_layers;
   std::string precision = "fast";
   octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;
@@ -178,6 +182,14 @@ int main(int argc, char** argv) {
         std::sort(at_positions.begin(), at_positions.end());
       } else if (a == "--profile") {
         profile = true;
+      } else if (a == "--control-words") {
+        control_words = true;
+      } else if (a == "--skip-layers") {
+        for (const auto& l : octo_bench::split(value())) {
+          if (l.find_first_not_of("0123456789") != std::string::npos || l.size() > 9)
+            throw octo::error("bench_decode: --skip-layers: '" + l + "' is not a layer index");
+          skip_layers.push_back(std::stoll(l));
+        }
       } else if (a == "--precision") {
         precision = value();
         if (precision != "fast" && precision != "accurate")
@@ -200,6 +212,8 @@ int main(int argc, char** argv) {
     eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
     eo.vulkan.device = device;
     eo.decode_in_flight = in_flight;
+    eo.vulkan.control_words = control_words;
+    eo.skip_layers = skip_layers;
     eo.vulkan.precision = precision == "accurate" ? octo::vm::matmul_precision::accurate : octo::vm::matmul_precision::fast;
     std::optional<octo::runtime::engine> timed(std::in_place, model, eo);
     auto& e = *timed;
@@ -310,7 +324,11 @@ int main(int argc, char** argv) {
                      {"token_loop", loop_on_device ? "device" : "host"},
                      {"in_flight", most_in_flight},
                      {"precision", precision},
-                     {"kv_type", std::string(octo::ir::name(kv_type))}});
+                     {"kv_type", std::string(octo::ir::name(kv_type))},
+                     {"indirect_dispatches", s.indirect_dispatches},
+                     {"control_words", eo.vulkan.control_words || !skip_layers.empty()},
+                     {"skipped_layers", skip_layers},
+                     {"layer_stats", std::getenv("OCTO_LAYER_STATS") ? std::getenv("OCTO_LAYER_STATS") : "1"}});
     if (profile) {
       // A second engine with timestamps (the first freed before: both need the weights' memory). Its
       // decode steps run one at a time, each task after a barrier: per-kernel times, not the step's.

@@ -54,6 +54,7 @@ struct options {
   // a pipeline (docs/multi-gpu.md)
   std::vector<std::string> devices;
   std::vector<std::int64_t> split;
+  std::vector<std::int64_t> skip_layers;
   std::uint32_t stages = 0;
   bool mpi = false;
   std::int64_t stage_timeout_s = 300;
@@ -205,6 +206,13 @@ options parse(int argc, char** argv) {
     o.split.clear();
     for (const auto& n : comma_list("--split", v)) o.split.push_back(parse_int("--split", n, 0, 1 << 20));
   });
+  value("--skip-layers", "I,J,...",
+        "layers to skip: each passes its input on unchanged and reads no weights\n"
+        "(control words, docs/vulkan.md; changes the model's output: measured there)",
+        [&](const std::string& v) {
+          o.skip_layers.clear();
+          for (const auto& n : comma_list("--skip-layers", v)) o.skip_layers.push_back(parse_int("--skip-layers", n, 0, 1 << 20));
+        });
   value("--stages", "N", "a pipeline of N stages on --device (or --devices): N VM instances (tests)",
         [&](const std::string& v) { o.stages = static_cast<std::uint32_t>(parse_int("--stages", v, 1, 1024)); });
   app.add_flag("--mpi", o.mpi,
@@ -451,6 +459,7 @@ int run(const options& o, const std::shared_ptr<octo::runtime::stage_link>& link
   eo.decode_in_flight = o.in_flight;
   eo.devices = o.devices;
   eo.split = o.split;
+  eo.skip_layers = o.skip_layers;
   eo.stages = o.stages;
   eo.link = link;
   // The plan and the load progress where streaming or a pipeline was asked for; the context chosen
