@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The self-regulating VM's costs on the GPU machine (issue 18; docs/vulkan.md "Layer statistics",
+# "Control words", "Indirect dispatch"): random Qwen2.5-shaped models (tools/make_bench_models.sh, Q8_0),
+# then bench_decode
+#   stats:    layer statistics on (the default) against OCTO_LAYER_STATS=0, alternating, 3 rounds each
+#   control:  the plain recording, --control-words (nothing skipped) and --skip-layers (the middle layer)
+#   at:       decode steps at positions 128 .. 32000 of one recording: the split-key attention (default),
+#             flash-decoding with indirect dispatch, and flash with OCTO_INDIRECT=0 (the whole cache)
+# and the GPU tests that need a device with cooperative matrices to mean everything (gpu_control_words:
+# the precision switch runs two kernels only there; gpu_layer_stats).
+#
+#   OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at
+# BIN holds bench_decode, octo, gpu_control_words, gpu_layer_stats, qwen_generate (tools/build_for_device.sh).
+# The GPU tests read models/tiny-qwen and ../shared/data/stories260K by the paths they were built with;
+# link them there first (the GPU machine has neither path).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$root/build/regulation-bench}
+BIN=${BIN:-$root/.carry/bin}
+TOKENIZER=${TOKENIZER:-$root/.carry/qwen2-tokenizer}
+SCRATCH=${SCRATCH:-/tmp/octo-regulation}
+mkdir -p "$OUT" "$SCRATCH"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(models tests stats control at)
+log="$OUT/log.txt"
+say() { echo "[$(date +%T)] $*" | tee -a "$log" >&2; }
+
+m05="$SCRATCH/qwen2.5-0.5b-q8_0.gguf"
+m15="$SCRATCH/qwen2.5-1.5b-q8_0.gguf"
+bench() { "$BIN/bench_decode" "$@" 2>>"$log"; }
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    models)
+      say "models"
+      bash "$root/tools/make_bench_models.sh" --tokenizer "$TOKENIZER" --shapes 0.5b,1.5b --types q8_0 \
+        --scratch "$SCRATCH" --bin "$BIN" --keep --no-bench >>"$log" 2>&1 || say "models failed"
+      ls -la "$SCRATCH" >>"$log"
+      ;;
+    tests)
+      for t in gpu_layer_stats gpu_control_words; do
+        say "test $t"
+        "$BIN/$t" >"$OUT/$t.txt" 2>&1
+        echo "rc=$?" >>"$OUT/$t.txt"
+        tail -4 "$OUT/$t.txt" >&2
+      done
+      ;;
+    stats)
+      for m in "$m05" "$m15"; do
+        for round in 1 2 3; do
+          say "stats $(basename "$m") round $round"
+          bench --model "$m" --name "stats-on" >>"$OUT/stats.jsonl"
+          OCTO_LAYER_STATS=0 bench --model "$m" --name "stats-off" >>"$OUT/stats.jsonl"
+        done
+      done
+      ;;
+    control)
+      for m in "$m05" "$m15"; do
+        for round in 1 2; do
+          say "control $(basename "$m") round $round"
+          bench --model "$m" --name "plain" >>"$OUT/control.jsonl"
+          bench --model "$m" --name "control-words" --control-words >>"$OUT/control.jsonl"
+          bench --model "$m" --name "skip-layer-12" --skip-layers 12 >>"$OUT/control.jsonl"
+        done
+      done
+      ;;
+    at)
+      A=(--ctx 32768 --at-positions 128,512,1024,2048,4096,8192,16384,32000 --decode-tokens 32 --repeat 1)
+      for m in "$m05" "$m15"; do
+        say "at $(basename "$m")"
+        bench --model "$m" "${A[@]}" --name split-key >>"$OUT/at.jsonl"
+        OCTO_ATTENTION=flash bench --model "$m" "${A[@]}" --name flash-indirect >>"$OUT/at.jsonl"
+        OCTO_ATTENTION=flash OCTO_INDIRECT=0 bench --model "$m" "${A[@]}" --name flash-direct >>"$OUT/at.jsonl"
+      done
+      ;;
+    *) say "unknown step $step" ;;
+  esac
+done
+say "done"
