@@ -9,7 +9,7 @@
 # and the GPU tests that need a device with cooperative matrices to mean everything (gpu_control_words:
 # the precision switch runs two kernels only there; gpu_layer_stats).
 #
-#   OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at
+#   [ROUNDS=3] [POSITIONS=128,...,32000] OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at
 # BIN holds bench_decode, octo, gpu_control_words, gpu_layer_stats, qwen_generate (tools/build_for_device.sh).
 # The GPU tests read models/tiny-qwen and ../shared/data/stories260K by the paths they were built with;
 # link them there first (the GPU machine has neither path).
@@ -19,6 +19,8 @@ OUT=${OUT:-$root/build/regulation-bench}
 BIN=${BIN:-$root/.carry/bin}
 TOKENIZER=${TOKENIZER:-$root/.carry/qwen2-tokenizer}
 SCRATCH=${SCRATCH:-/tmp/octo-regulation}
+ROUNDS=${ROUNDS:-3}        # alternating rounds of the stats and control comparisons
+POSITIONS=${POSITIONS:-128,512,1024,2048,4096,8192,16384,32000}
 mkdir -p "$OUT" "$SCRATCH"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(models tests stats control at)
@@ -47,7 +49,7 @@ for step in "${steps[@]}"; do
       ;;
     stats)
       for m in "$m05" "$m15"; do
-        for round in 1 2 3; do
+        for round in $(seq "$ROUNDS"); do
           say "stats $(basename "$m") round $round"
           bench --model "$m" --name "stats-on" >>"$OUT/stats.jsonl"
           OCTO_LAYER_STATS=0 bench --model "$m" --name "stats-off" >>"$OUT/stats.jsonl"
@@ -56,7 +58,7 @@ for step in "${steps[@]}"; do
       ;;
     control)
       for m in "$m05" "$m15"; do
-        for round in 1 2; do
+        for round in $(seq "$ROUNDS"); do
           say "control $(basename "$m") round $round"
           bench --model "$m" --name "plain" >>"$OUT/control.jsonl"
           bench --model "$m" --name "control-words" --control-words >>"$OUT/control.jsonl"
@@ -65,7 +67,7 @@ for step in "${steps[@]}"; do
       done
       ;;
     at)
-      A=(--ctx 32768 --at-positions 128,512,1024,2048,4096,8192,16384,32000 --decode-tokens 32 --repeat 1)
+      A=(--ctx 32768 --at-positions "$POSITIONS" --decode-tokens 32 --repeat 1)
       for m in "$m05" "$m15"; do
         say "at $(basename "$m")"
         bench --model "$m" "${A[@]}" --name split-key >>"$OUT/at.jsonl"
