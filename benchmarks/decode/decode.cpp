@@ -209,7 +209,9 @@ int main(int argc, char** argv) {
     octo::runtime::engine_options eo;
     eo.ctx = ctx;
     eo.kv_type = kv_type;
-    eo.prefill_chunk = chunk > 0 ? chunk : prompt_tokens;
+    // --at-positions prompts (up to the whole context) go in passes of 4096: one pass of 32k tokens
+    // would need tens of GB of activations.
+    eo.prefill_chunk = chunk > 0 ? chunk : at_positions.empty() ? prompt_tokens : std::min<std::int64_t>(prompt_tokens, 4096);
     eo.vulkan.device = device;
     eo.decode_in_flight = in_flight;
     eo.vulkan.control_words = control_words;
