@@ -9,8 +9,9 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_u32 rules;  // 12 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
-                 // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8
+  vm_u32 rules;  // 16 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
+                 // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8,
+                 // n_min, n_max (runs only while n_min <= n <= n_max), 1 unused
   vm_u32 args;   // 3 uints per launch
   vm_globals globals;
   vm_f32 control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
@@ -23,7 +24,7 @@ uint sat_add(uint a, uint b) { return a + b < a ? 0xffffffffu : a + b; }
 void main() {
   uint i = gl_GlobalInvocationID.x;
   if (i >= pc.count) return;
-  uint r = i * 12u;
+  uint r = i * 16u;
   int add = int(pc.rules.v[r]);
   uint limit = pc.rules.v[r + 1u], div = pc.rules.v[r + 2u];
   uint lo = pc.rules.v[r + 3u], hi = pc.rules.v[r + 4u], mul = pc.rules.v[r + 5u];
@@ -33,6 +34,7 @@ void main() {
   uint n = add >= 0 ? min(sat_add(base, uint(add)), limit) : (base > uint(-add) ? min(base - uint(-add), limit) : 0u);
   uint g = n / div + (n % div != 0u ? 1u : 0u);
   g = clamp(g, lo, hi);
+  if (n < pc.rules.v[r + 12u] || n > pc.rules.v[r + 13u]) g = 0u;
   uint layer = pc.rules.v[r + 9u];
   if (layer != 0u && (pc.layer_control.v[layer - 1u] != 0u) != (pc.rules.v[r + 10u] != 0u)) g = 0u;
   uint prec = pc.rules.v[r + 11u];

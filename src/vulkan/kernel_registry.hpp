@@ -124,12 +124,17 @@ struct indirect_groups {
   std::uint32_t min = 1, max = 1;
   std::uint32_t mul = 1;
   bool tokens = false;  // count globals.n_tokens too
+  /// The launch runs only while n_min <= n <= n_max (else no workgroups): two kernels recorded for one
+  /// task, each for its own range of n, are a choice made on the device at every run (decode attention:
+  /// kernel_launch::alternatives).
+  std::uint32_t n_min = 0, n_max = 0xffffffffu;
   friend bool operator==(const indirect_groups&, const indirect_groups&) = default;
 
   /// groups.x at position `pos` with `n_tokens` tokens (what the device computes).
   std::uint32_t groups_at(std::uint32_t pos, std::uint32_t n_tokens) const {
     std::int64_t n = std::int64_t{pos} + (tokens ? std::int64_t{n_tokens} : 0) + add;
     n = n < 0 ? 0 : (n > std::int64_t{limit} ? std::int64_t{limit} : n);
+    if (n < std::int64_t{n_min} || n > std::int64_t{n_max}) return 0;
     std::int64_t g = (n + div - 1) / div;
     g = g < min ? min : (g > max ? max : g);
     return static_cast<std::uint32_t>(g) * mul;
@@ -145,6 +150,10 @@ struct kernel_launch {
   std::uint64_t scratch_bytes = 0;            // device scratch the kernel needs (task_context::scratch_address)
   /// groups[0] follows the position on the device (see indirect_groups); groups[1], groups[2] stay fixed.
   std::optional<indirect_groups> indirect;
+  /// Other kernels recorded beside this one for the same task, each with an indirect rule whose n range
+  /// (indirect_groups::n_min / n_max) excludes the others', so exactly one runs at any position. Where
+  /// indirect dispatch is off (OCTO_INDIRECT=0) only this launch is recorded.
+  std::vector<kernel_launch> alternatives;
 };
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.

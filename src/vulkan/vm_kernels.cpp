@@ -83,7 +83,7 @@ std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indire
                                                                     const dispatch_gate& gate) {
   return {static_cast<std::uint32_t>(r.add), r.limit, r.div, r.min, r.max, r.mul, r.tokens ? 1u : 0u,
           groups[1], groups[2], gate.layer >= 0 ? static_cast<std::uint32_t>(gate.layer) + 1 : 0u,
-          gate.when_skipped ? 1u : 0u, gate.precision | gate.instance << 8};
+          gate.when_skipped ? 1u : 0u, gate.precision | gate.instance << 8, r.n_min, r.n_max, 0};
 }
 
 kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t words) {
@@ -97,7 +97,8 @@ kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t w
 
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
-         a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect;
+         a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&
+         a.alternatives.size() == b.alternatives.size();
 }
 
 }  // namespace octo::vm::vulkan

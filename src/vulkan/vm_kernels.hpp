@@ -44,9 +44,10 @@ inline constexpr std::uint32_t layer_control_words = 4096;
 /// words) into a VkDispatchIndirectCommand at `args` + 12 x its index.
 kernel_launch plan_vm_dispatch_size(std::uint64_t rules, std::uint64_t args, std::uint64_t globals,
                                     std::uint64_t control, std::uint64_t layer_control, std::uint32_t count);
-inline constexpr std::size_t indirect_rule_words = 12;
+inline constexpr std::size_t indirect_rule_words = 16;
 /// One launch's rule as vm_dispatch_size reads it: add, limit, div, min, max, mul, tokens, groups y, z,
-/// then the gate: 1 + layer (0: none), 1 when it runs while the layer is skipped, precision | instance << 8.
+/// then the gate: 1 + layer (0: none), 1 when it runs while the layer is skipped, precision | instance << 8,
+/// then n_min, n_max, and one unused word.
 std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indirect_groups& r,
                                                                     const std::array<std::uint32_t, 3>& groups,
                                                                     const dispatch_gate& gate = {});

@@ -170,8 +170,18 @@ void vulkan_vm::impl::record(program_state& ps) {
         }
         dispatch_gate main_gate = gate;
         if (other) main_gate.precision = fast ? precision_gate_fast : precision_gate_accurate;
+        auto alternatives = std::move(main.launch.alternatives);
         make_indirect(main, main_gate, pl.who);
         pl.launches.push_back(std::move(main));
+        if (indirect_on)  // the planner's other kernels for the task, each for its own range of positions
+          for (auto& alt : alternatives) {
+            planned_launch a;
+            a.launch = std::move(alt);
+            if (!a.launch.indirect)
+              throw octo::error("octo: " + pl.who + ": an alternative kernel needs an indirect rule (its positions)");
+            make_indirect(a, main_gate, pl.who + " (alternative " + std::string(a.launch.shader) + ")");
+            pl.launches.push_back(std::move(a));
+          }
         if (other) {
           dispatch_gate g = gate;
           g.precision = fast ? precision_gate_accurate : precision_gate_fast;

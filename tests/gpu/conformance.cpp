@@ -623,19 +623,24 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
   // runs at positions around the 256-key chunk boundaries, mid-cache, the full cache and back to one key;
   // each matches the reference VM. Then the same with OCTO_INDIRECT=0 (the whole cache's workgroups,
   // dispatched directly) as the comparison, and the stats tell the two recordings apart.
-  ::setenv("OCTO_ATTENTION", "flash", 1);
+  // Last, the default choice (OCTO_ATTENTION=auto) with its switch moved to 300 keys: the split-key and
+  // the flash kernel both recorded, the device running the one its range of keys names at every step.
   struct unset_on_exit {
     ~unset_on_exit() {
       ::unsetenv("OCTO_ATTENTION");
       ::unsetenv("OCTO_INDIRECT");
+      ::unsetenv("OCTO_ATTENTION_SWITCH");
     }
   } unset_env;
   std::mt19937_64 rng(seed() ^ 0x1d1ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   const std::int64_t heads = 14, kv_heads = 2, hd = 64, S = 1100, kvw = kv_heads * hd;
-  for (const char* indirect : {"1", "0"}) {
+  for (const char* indirect : {"1", "0", "auto"}) {
     CAPTURE(indirect);
-    ::setenv("OCTO_INDIRECT", indirect, 1);
+    const bool adaptive = indirect[0] == 'a';
+    ::setenv("OCTO_ATTENTION", adaptive ? "auto" : "flash", 1);
+    ::setenv("OCTO_ATTENTION_SWITCH", "300", 1);
+    ::setenv("OCTO_INDIRECT", adaptive ? "1" : indirect, 1);
     case_builder c;
     auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {1, heads * hd});
     auto kn = c.buf("k_new", buffer_kind::io_input, dtype::f32, {1, kvw});
@@ -654,17 +659,18 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
     auto& vm = gpu();
     vm.load(c.p);
     const auto s = vm.stats();
-    CHECK(s.task_dispatches == 3);
-    CHECK(s.indirect_dispatches == (indirect[0] == '1' ? 1u : 0u));
+    CHECK(s.task_dispatches == (adaptive ? 4u : 3u));  // the adaptive attention task: two kernels
+    CHECK(s.indirect_dispatches == (adaptive ? 2u : indirect[0] == '1' ? 1u : 0u));
     // vm_dispatch_size is one more dispatch (not a task's) where there is an indirect launch.
-    CHECK(s.dispatches == s.task_dispatches + s.indirect_dispatches);
+    CHECK(s.dispatches == s.task_dispatches + (s.indirect_dispatches > 0 ? 1u : 0u));
     for (auto id : {k, v}) {
       const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
       ref.write_bytes(id, bytes);
       vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
     }
     for (std::int64_t pos : {std::int64_t{1}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
-                             std::int64_t{700}, S - 1, std::int64_t{0}}) {
+                             std::int64_t{298}, std::int64_t{299}, std::int64_t{300}, std::int64_t{700}, S - 1,
+                             std::int64_t{0}, std::int64_t{299}}) {
       CAPTURE(pos);
       for (auto id : {q, kn, vn}) {
         const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);

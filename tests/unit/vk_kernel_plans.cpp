@@ -142,7 +142,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS",
-                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS"})
+                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH"})
     ::unsetenv(v);
 }
 
@@ -350,6 +350,50 @@ TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatc
   r.tokens = true;  // pos + n_tokens
   CHECK(r.groups_at(250, 6) == 2);
   CHECK(r.groups_at(250, 7) == 4);
+}
+
+TEST_CASE("decode attention by default: split-key up to the switch, flash-decoding past it, both recorded") {
+  clear_kernel_environment();
+  ir::param_list p;
+  p.set(param_key::head_dim, 64).set(param_key::kv_start, 0).set(param_key::kv_len, 1).set_real(param_key::scale, 0.125);
+  p.set(param_key::n_heads, 14).set(param_key::n_kv_heads, 2).set(param_key::causal, 1).set(param_key::q_pos, 0);
+  const auto prog = single_task(opcode::attention_tile,
+                                {{"q", {1, 14 * 64}}, {"k", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache},
+                                 {"v", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
+                                {"o", {1, 14 * 64}}, p);
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  const auto d = device(true);
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
+  const auto l = vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+  CHECK(l.shader == "attention_decode");
+  REQUIRE(l.indirect.has_value());
+  REQUIRE(l.alternatives.size() == 1);
+  const auto& split = l.alternatives[0];
+  CHECK(split.shader == "attention");
+  REQUIRE(split.indirect.has_value());
+  // keys = pos + 1: exactly one of the two runs at every position, split-key up to 2048 keys.
+  for (std::uint32_t pos : {0u, 1u, 2046u, 2047u, 2048u, 4499u}) {
+    CAPTURE(pos);
+    const bool short_context = pos + 1 <= 2048;
+    CHECK((l.indirect->groups_at(pos, 1) == 0) == short_context);
+    CHECK(split.indirect->groups_at(pos, 1) == (short_context ? split.groups[0] : 0u));
+  }
+  // Rows of a GQA group past 768 floats (the 7B shape, 7 x 128) keep the split-key kernel alone.
+  ir::param_list p7 = p;
+  p7.set(param_key::head_dim, 128).set(param_key::n_heads, 28).set(param_key::n_kv_heads, 4);
+  const auto prog7 = single_task(opcode::attention_tile,
+                                 {{"q", {1, 28 * 128}}, {"k", {4500, 512}, dtype::f16, ir::buffer_kind::kv_cache},
+                                  {"v", {4500, 512}, dtype::f16, ir::buffer_kind::kv_cache}},
+                                 {"o", {1, 28 * 128}}, p7);
+  vm::vulkan::task_context c7{prog7, prog7.tasks.at(0), addresses, 0xf0000, d, false};
+  const auto l7 = vm::vulkan::kernel_for(opcode::attention_tile).planner(c7);
+  CHECK(l7.shader == "attention");
+  CHECK(l7.alternatives.empty());
+  ::setenv("OCTO_ATTENTION", "bogus", 1);
+  CHECK_THROWS_WITH_AS(vm::vulkan::kernel_for(opcode::attention_tile).planner(c), doctest::Contains("OCTO_ATTENTION"),
+                       octo::error);
+  ::unsetenv("OCTO_ATTENTION");
 }
 
 TEST_CASE("flash decode attention sizes its chunks from the position (an indirect launch)") {

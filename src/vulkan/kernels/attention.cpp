@@ -7,7 +7,13 @@
 
 namespace octo::vm::vulkan::kernels {
 
-kernel_launch plan_attention(const task_context& c) {
+namespace {
+
+enum class attention_choice { split, flash, adaptive };
+
+/// `split`: the split-key (or, for prefill, the row-block) kernel; `flash`: flash-decoding where the
+/// task and the device allow it, else the same as `split`.
+kernel_launch plan_attention_as(const task_context& c, attention_choice choice_made) {
   auto q = input(c, 0);
   auto k = input(c, 1);
   auto v = input(c, 2);
@@ -52,19 +58,14 @@ kernel_launch plan_attention(const task_context& c) {
   // one workgroup per (KV head, chunk of kDecodeKeys keys) for the whole GQA group, so K/V are read once
   // per step; the chunks merge in the same dispatch through the task's scratch (partials and one
   // arrival counter per KV head). Up to kMaxChunks chunks a head (past that a chunk takes several
-  // passes), no more than the cache's slots need. Opt-in (OCTO_ATTENTION=flash): on the H100
-  // (benchmarks/results/2026-11-27-h100-attention) it is 2.5-5.7x faster than the split-key kernel at
-  // 4k-32k keys on the 0.5B shape and 1.6-2.8x on the 1.5B one, but no faster at 512-1k keys, slower
-  // inside a decode step (0.5B 739 against 790 tok/s, 1.5B 380 against 482), and 4-6x slower on the 7B
-  // shape (GQA 7 x head_dim 128: more registers than the SM gives); the split-key kernel below stays the
-  // default. Its workgroup count follows the position (an indirect dispatch, below), so a short context
-  // wakes only the chunks its keys fill whatever the cache's size. F32 and Q8_0 caches, head_dims that are not 8 x a power of two up to 128 and GQA groups
-  // above 8 take the split-key kernel.
+  // passes), no more than the cache's slots need; when it runs instead of the split-key kernel is
+  // plan_attention's choice (below). Its workgroup count follows the position (an indirect dispatch), so
+  // a short context wakes only the chunks its keys fill whatever the cache's size. F32 and Q8_0 caches,
+  // head_dims that are not 8 x a power of two up to 128 and GQA groups above 8 take the split-key kernel.
   const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
   const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
-  const char* choice = std::getenv("OCTO_ATTENTION");
-  const bool flash = choice && std::string_view(choice) == "flash";
+  const bool flash = choice_made != attention_choice::split;
   constexpr std::uint32_t kDecodeKeys = 256, kMaxChunks = 128;
   const std::uint32_t units = hd / 8;
   if (flash && sg && c.device.subgroup_shuffle && partial == 0 && T == 1 && group <= 8 && is16(k.dtype()) &&
@@ -175,6 +176,48 @@ kernel_launch plan_attention(const task_context& c) {
   l.groups = grid(rows_heads);
   l.push_constants = push();
   return l;
+}
+
+}  // namespace
+
+// Decode attention is two kernels by default, both recorded, the one to run chosen on the device at every
+// step from the keys visible (an indirect dispatch each, kernel_registry.hpp: indirect_groups n_min /
+// n_max): the split-key kernel up to kSwitchKeys keys, flash-decoding beyond. On the H100
+// (benchmarks/results/2026-11-27-h100-regulation, decode tok/s at 128 / 1k / 4k / 16k / 32k keys)
+// split-key is ahead at short contexts (0.5B Q8_0: 835 / 717 / 520 / 269 / 170; 1.5B: 481 / 435 / 303 /
+// 141 / 85) and flash at long ones (0.5B: 805 / 723 / 710 / 640 / 505; 1.5B: 424 / 391 / 387 / 355 /
+// 296); they cross between 1k and 4k keys. Flash-decoding needs more registers the larger a GQA group's
+// rows are (group x head_dim): the 7B shape (7 x 128) runs 4-6x slower than split-key, so above
+// kMaxFlashRow the split-key kernel stays alone. OCTO_ATTENTION=split|flash|auto (the default) forces one;
+// OCTO_ATTENTION_SWITCH=N moves the switch (tests cross it on small caches).
+kernel_launch plan_attention(const task_context& c) {
+  constexpr std::uint32_t kSwitchKeys = 2048, kMaxFlashRow = 768;
+  attention_choice choice = attention_choice::adaptive;
+  if (const char* e = std::getenv("OCTO_ATTENTION"); e && *e) {
+    const std::string_view v(e);
+    if (v == "split") choice = attention_choice::split;
+    else if (v == "flash") choice = attention_choice::flash;
+    else if (v != "auto") fail(c, "OCTO_ATTENTION='" + std::string(v) + "' is not split, flash or auto");
+  }
+  if (choice != attention_choice::adaptive) return plan_attention_as(c, choice);
+  kernel_launch flash = plan_attention_as(c, attention_choice::flash);
+  if (flash.shader != "attention_decode") return flash;  // not a decode row flash-decoding serves
+  const std::uint32_t group = param_u32(c, ir::param_key::n_heads, 1) / param_u32(c, ir::param_key::n_kv_heads, 1);
+  if (std::uint64_t{group} * param_u32(c, ir::param_key::head_dim, 1) > kMaxFlashRow)
+    return plan_attention_as(c, attention_choice::split);
+  std::uint32_t switch_keys = kSwitchKeys;
+  if (const char* e = std::getenv("OCTO_ATTENTION_SWITCH"); e && std::atoi(e) > 0) switch_keys = static_cast<std::uint32_t>(std::atoi(e));
+  kernel_launch split = plan_attention_as(c, attention_choice::split);
+  indirect_groups n_of = *flash.indirect;  // n: the keys visible at the position
+  flash.indirect->n_min = switch_keys + 1;
+  indirect_groups fixed;
+  fixed.add = n_of.add;
+  fixed.limit = n_of.limit;
+  fixed.min = fixed.max = split.groups[0];
+  fixed.n_max = switch_keys;
+  split.indirect = fixed;
+  flash.alternatives.push_back(std::move(split));
+  return flash;
 }
 
 kernel_launch plan_attention_combine(const task_context& c) {
