@@ -4,12 +4,14 @@
 # then bench_decode
 #   stats:    layer statistics on (the default) against OCTO_LAYER_STATS=0, alternating, 3 rounds each
 #   control:  the plain recording, --control-words (nothing skipped) and --skip-layers (the middle layer)
-#   at:       decode steps at positions 128 .. 32000 of one recording: the split-key attention (default),
-#             flash-decoding with indirect dispatch, and flash with OCTO_INDIRECT=0 (the whole cache)
+#   at:       decode steps at positions 128 .. 32000 of one recording: the default attention (split-key up
+#             to 2048 keys, flash-decoding past), split-key alone, flash alone (FLASH_DIRECT=1: also
+#             flash with OCTO_INDIRECT=0, the whole cache's workgroups)
+#   attention: the default 512-token decode bench, the default attention against split-key alone
 # and the GPU tests that need a device with cooperative matrices to mean everything (gpu_control_words:
 # the precision switch runs two kernels only there; gpu_layer_stats).
 #
-#   [ROUNDS=3] [POSITIONS=128,...,32000] OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at
+#   [ROUNDS=3] [POSITIONS=128,...,32000] OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at attention
 # BIN holds bench_decode, octo, gpu_control_words, gpu_layer_stats, qwen_generate (tools/build_for_device.sh).
 # The GPU tests read models/tiny-qwen and ../shared/data/stories260K by the paths they were built with;
 # link them there first (the GPU machine has neither path).
@@ -70,9 +72,20 @@ for step in "${steps[@]}"; do
       A=(--ctx 32768 --at-positions "$POSITIONS" --decode-tokens 32 --repeat 1)
       for m in "$m05" "$m15"; do
         say "at $(basename "$m")"
-        bench --model "$m" "${A[@]}" --name split-key >>"$OUT/at.jsonl"
+        bench --model "$m" "${A[@]}" --name auto >>"$OUT/at.jsonl"
+        OCTO_ATTENTION=split bench --model "$m" "${A[@]}" --name split-key >>"$OUT/at.jsonl"
         OCTO_ATTENTION=flash bench --model "$m" "${A[@]}" --name flash-indirect >>"$OUT/at.jsonl"
-        OCTO_ATTENTION=flash OCTO_INDIRECT=0 bench --model "$m" "${A[@]}" --name flash-direct >>"$OUT/at.jsonl"
+        [ "${FLASH_DIRECT:-0}" = 1 ] &&
+          OCTO_ATTENTION=flash OCTO_INDIRECT=0 bench --model "$m" "${A[@]}" --name flash-direct >>"$OUT/at.jsonl"
+      done
+      ;;
+    attention)  # the default decode bench (512-token prompt): the default choice against split-key alone
+      for m in "$m05" "$m15"; do
+        for round in $(seq "$ROUNDS"); do
+          say "attention $(basename "$m") round $round"
+          bench --model "$m" --name "attention-auto" >>"$OUT/attention.jsonl"
+          OCTO_ATTENTION=split bench --model "$m" --name "attention-split" >>"$OUT/attention.jsonl"
+        done
       done
       ;;
     *) say "unknown step $step" ;;
