@@ -78,7 +78,8 @@ TEST_CASE("control words: recorded but nothing skipped, generation is bit-identi
       CHECK(b.stats[p][l].rms == a.stats[p][l].rms);
       CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
     }
-  // Every layer task of the gated decode step is an indirect dispatch; none of the plain one is.
+  // Every layer task of the gated decode step is an indirect dispatch (a 128-key cache: decode attention
+  // is the split-key kernel alone, so the plain step has none).
   CHECK(plain.decode_stats().indirect_dispatches == 0);
   CHECK(gated.decode_stats().indirect_dispatches >= gated.decode_stats().task_dispatches - 4);
 }

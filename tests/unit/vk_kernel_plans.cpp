@@ -379,6 +379,16 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
     CHECK((l.indirect->groups_at(pos, 1) == 0) == short_context);
     CHECK(split.indirect->groups_at(pos, 1) == (short_context ? split.groups[0] : 0u));
   }
+  // A cache of at most 2048 slots never reaches flash-decoding's range: split-key alone, no gate.
+  const auto small = single_task(opcode::attention_tile,
+                                 {{"q", {1, 14 * 64}}, {"k", {2048, 128}, dtype::f16, ir::buffer_kind::kv_cache},
+                                  {"v", {2048, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
+                                 {"o", {1, 14 * 64}}, p);
+  vm::vulkan::task_context cs{small, small.tasks.at(0), addresses, 0xf0000, d, false};
+  const auto ls = vm::vulkan::kernel_for(opcode::attention_tile).planner(cs);
+  CHECK(ls.shader == "attention");
+  CHECK(ls.alternatives.empty());
+  CHECK_FALSE(ls.indirect.has_value());
   // Rows of a GQA group past 768 floats (the 7B shape, 7 x 128) keep the split-key kernel alone.
   ir::param_list p7 = p;
   p7.set(param_key::head_dim, 128).set(param_key::n_heads, 28).set(param_key::n_kv_heads, 4);

@@ -207,6 +207,8 @@ kernel_launch plan_attention(const task_context& c) {
     return plan_attention_as(c, attention_choice::split);
   std::uint32_t switch_keys = kSwitchKeys;
   if (const char* e = std::getenv("OCTO_ATTENTION_SWITCH"); e && std::atoi(e) > 0) switch_keys = static_cast<std::uint32_t>(std::atoi(e));
+  // A cache that never holds more keys than the switch has no use for flash-decoding (nor its gate).
+  if (flash.indirect->limit <= switch_keys) return plan_attention_as(c, attention_choice::split);
   kernel_launch split = plan_attention_as(c, attention_choice::split);
   indirect_groups n_of = *flash.indirect;  // n: the keys visible at the position
   flash.indirect->n_min = switch_keys + 1;
