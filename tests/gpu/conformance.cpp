@@ -524,6 +524,35 @@ TEST_CASE("conformance: per-token values come from globals (one recording serves
   }
 }
 
+namespace {
+
+/// One decode step of a loaded program at `pos`: fresh random `inputs` on both VMs, then output `o` of
+/// the Vulkan VM within atol + rtol |x| of the reference VM's.
+void decode_step_matches(const case_builder& c, octo::vm::reference_vm& ref, octo::vm::vulkan_vm& vm,
+                         std::mt19937_64& rng, std::int64_t pos, std::initializer_list<std::int32_t> inputs,
+                         std::int32_t o, double atol, double rtol) {
+  for (auto id : inputs) {
+    const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
+    ref.write_bytes(id, bytes);
+    vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
+  }
+  ref.set_position(pos);
+  vm.set_position(static_cast<std::uint32_t>(pos));
+  ref.run();
+  vm.execute();
+  const auto want = ref.read_f32(o);
+  const auto got = vm.read_f32(std::string_view(c.p.buffers[static_cast<std::size_t>(o)].name));
+  REQUIRE(got.size() == want.size());
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - double(want[i])) <= atol + rtol * std::abs(double(want[i])))) {
+      if (++bad <= 3) CHECK_MESSAGE(false, "o[" << i << "]: gpu " << got[i] << ", reference " << want[i]);
+    }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
 TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, arrival counters, cache types)") {
   ::setenv("OCTO_ATTENTION", "flash", 1);  // the flash-decoding kernel is opt-in (kernels/attention.cpp)
   struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION"); } } unset_attention;
@@ -591,26 +620,9 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
                                std::int64_t{2}}) {
         if (pos > last) continue;  // past the cache (the short ones)
         CAPTURE(pos);
-        for (auto id : {q, kn, vn}) {
-          const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
-          ref.write_bytes(id, bytes);
-          vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
-        }
-        ref.set_position(pos);
-        vm.set_position(static_cast<std::uint32_t>(pos));
-        ref.run();
-        vm.execute();
-        const auto want = ref.read_f32(o);
-        const auto got = vm.read_f32("o");
-        REQUIRE(got.size() == want.size());
         // Q8_0: the two VMs' appended rows may differ by one quant step at a rounding tie.
-        const double atol = kd == dtype::q8_0 ? 2e-3 : 2e-5, rtol = kd == dtype::q8_0 ? 1e-2 : 1e-4;
-        int bad = 0;
-        for (std::size_t i = 0; i < got.size(); ++i)
-          if (!(std::abs(double(got[i]) - double(want[i])) <= atol + rtol * std::abs(double(want[i])))) {
-            if (++bad <= 3) CHECK_MESSAGE(false, "o[" << i << "]: gpu " << got[i] << ", reference " << want[i]);
-          }
-        CHECK(bad == 0);
+        decode_step_matches(c, ref, vm, rng, pos, {q, kn, vn}, o, kd == dtype::q8_0 ? 2e-3 : 2e-5,
+                            kd == dtype::q8_0 ? 1e-2 : 1e-4);
       }
       vm.set_position(0);
       octo_test::check_clean(vm);
@@ -672,24 +684,7 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
                              std::int64_t{298}, std::int64_t{299}, std::int64_t{300}, std::int64_t{700}, S - 1,
                              std::int64_t{0}, std::int64_t{299}}) {
       CAPTURE(pos);
-      for (auto id : {q, kn, vn}) {
-        const auto bytes = random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f);
-        ref.write_bytes(id, bytes);
-        vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
-      }
-      ref.set_position(pos);
-      vm.set_position(static_cast<std::uint32_t>(pos));
-      ref.run();
-      vm.execute();
-      const auto want = ref.read_f32(o);
-      const auto got = vm.read_f32("o");
-      REQUIRE(got.size() == want.size());
-      int bad = 0;
-      for (std::size_t i = 0; i < got.size(); ++i)
-        if (!(std::abs(double(got[i]) - double(want[i])) <= 2e-5 + 1e-4 * std::abs(double(want[i])))) {
-          if (++bad <= 3) CHECK_MESSAGE(false, "o[" << i << "]: gpu " << got[i] << ", reference " << want[i]);
-        }
-      CHECK(bad == 0);
+      decode_step_matches(c, ref, vm, rng, pos, {q, kn, vn}, o, 2e-5, 1e-4);
     }
     CHECK(vm.stats().recordings == s.recordings);  // every position ran the one recording
     vm.set_position(0);

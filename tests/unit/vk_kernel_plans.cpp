@@ -352,20 +352,31 @@ TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatc
   CHECK(r.groups_at(250, 7) == 4);
 }
 
-TEST_CASE("decode attention by default: split-key up to the switch, flash-decoding past it, both recorded") {
-  clear_kernel_environment();
+namespace {
+
+/// The plan of one decode row of attention (kv_len 1 at position 0, causal, q_pos 0: keys = pos + 1)
+/// over F16 caches of `slots` rows, as the planner makes it on a subgroup device.
+vm::vulkan::kernel_launch plan_decode_attention(std::int64_t slots, std::int64_t heads, std::int64_t kv_heads,
+                                                std::int64_t hd) {
   ir::param_list p;
-  p.set(param_key::head_dim, 64).set(param_key::kv_start, 0).set(param_key::kv_len, 1).set_real(param_key::scale, 0.125);
-  p.set(param_key::n_heads, 14).set(param_key::n_kv_heads, 2).set(param_key::causal, 1).set(param_key::q_pos, 0);
+  p.set(param_key::head_dim, hd).set(param_key::kv_start, 0).set(param_key::kv_len, 1).set_real(param_key::scale, 0.125);
+  p.set(param_key::n_heads, heads).set(param_key::n_kv_heads, kv_heads).set(param_key::causal, 1).set(param_key::q_pos, 0);
   const auto prog = single_task(opcode::attention_tile,
-                                {{"q", {1, 14 * 64}}, {"k", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache},
-                                 {"v", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
-                                {"o", {1, 14 * 64}}, p);
+                                {{"q", {1, heads * hd}}, {"k", {slots, kv_heads * hd}, dtype::f16, ir::buffer_kind::kv_cache},
+                                 {"v", {slots, kv_heads * hd}, dtype::f16, ir::buffer_kind::kv_cache}},
+                                {"o", {1, heads * hd}}, p);
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
   const auto d = device(true);
   vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
-  const auto l = vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+  return vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+}
+
+}  // namespace
+
+TEST_CASE("decode attention by default: split-key up to the switch, flash-decoding past it, both recorded") {
+  clear_kernel_environment();
+  const auto l = plan_decode_attention(4500, 14, 2, 64);
   CHECK(l.shader == "attention_decode");
   REQUIRE(l.indirect.has_value());
   REQUIRE(l.alternatives.size() == 1);
@@ -380,48 +391,24 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
     CHECK(split.indirect->groups_at(pos, 1) == (short_context ? split.groups[0] : 0u));
   }
   // A cache of at most 2048 slots never reaches flash-decoding's range: split-key alone, no gate.
-  const auto small = single_task(opcode::attention_tile,
-                                 {{"q", {1, 14 * 64}}, {"k", {2048, 128}, dtype::f16, ir::buffer_kind::kv_cache},
-                                  {"v", {2048, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
-                                 {"o", {1, 14 * 64}}, p);
-  vm::vulkan::task_context cs{small, small.tasks.at(0), addresses, 0xf0000, d, false};
-  const auto ls = vm::vulkan::kernel_for(opcode::attention_tile).planner(cs);
+  const auto ls = plan_decode_attention(2048, 14, 2, 64);
   CHECK(ls.shader == "attention");
   CHECK(ls.alternatives.empty());
   CHECK_FALSE(ls.indirect.has_value());
   // Rows of a GQA group past 768 floats (the 7B shape, 7 x 128) keep the split-key kernel alone.
-  ir::param_list p7 = p;
-  p7.set(param_key::head_dim, 128).set(param_key::n_heads, 28).set(param_key::n_kv_heads, 4);
-  const auto prog7 = single_task(opcode::attention_tile,
-                                 {{"q", {1, 28 * 128}}, {"k", {4500, 512}, dtype::f16, ir::buffer_kind::kv_cache},
-                                  {"v", {4500, 512}, dtype::f16, ir::buffer_kind::kv_cache}},
-                                 {"o", {1, 28 * 128}}, p7);
-  vm::vulkan::task_context c7{prog7, prog7.tasks.at(0), addresses, 0xf0000, d, false};
-  const auto l7 = vm::vulkan::kernel_for(opcode::attention_tile).planner(c7);
+  const auto l7 = plan_decode_attention(4500, 28, 4, 128);
   CHECK(l7.shader == "attention");
   CHECK(l7.alternatives.empty());
   ::setenv("OCTO_ATTENTION", "bogus", 1);
-  CHECK_THROWS_WITH_AS(vm::vulkan::kernel_for(opcode::attention_tile).planner(c), doctest::Contains("OCTO_ATTENTION"),
-                       octo::error);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION"), octo::error);
   ::unsetenv("OCTO_ATTENTION");
 }
 
 TEST_CASE("flash decode attention sizes its chunks from the position (an indirect launch)") {
   clear_kernel_environment();
   ::setenv("OCTO_ATTENTION", "flash", 1);
-  // kv_len 1 at position 0, causal with q_pos 0: keys = pos + 1 of the 4500-slot cache; 2 KV heads.
-  ir::param_list p;
-  p.set(param_key::head_dim, 64).set(param_key::kv_start, 0).set(param_key::kv_len, 1).set_real(param_key::scale, 0.125);
-  p.set(param_key::n_heads, 14).set(param_key::n_kv_heads, 2).set(param_key::causal, 1).set(param_key::q_pos, 0);
-  const auto prog = single_task(opcode::attention_tile,
-                                {{"q", {1, 14 * 64}}, {"k", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache},
-                                 {"v", {4500, 128}, dtype::f16, ir::buffer_kind::kv_cache}},
-                                {"o", {1, 14 * 64}}, p);
-  std::vector<std::uint64_t> addresses(prog.buffers.size());
-  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
-  const auto d = device(true);
-  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
-  const auto l = vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+  // keys = pos + 1 of the 4500-slot cache; 2 KV heads.
+  const auto l = plan_decode_attention(4500, 14, 2, 64);
   ::unsetenv("OCTO_ATTENTION");
   CHECK(l.shader == "attention_decode");
   REQUIRE(l.indirect.has_value());
