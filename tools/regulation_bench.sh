@@ -8,10 +8,12 @@
 #             to 2048 keys, flash-decoding past), split-key alone, flash alone (FLASH_DIRECT=1: also
 #             flash with OCTO_INDIRECT=0, the whole cache's workgroups)
 #   attention: the default 512-token decode bench, the default attention against split-key alone
+#   peer:     llama.cpp's llama-bench -d (decode after a prefilled depth, -fa 0 and 1) beside octo at the
+#             same positions (PEER_PACK: the peer's source pack, tools/build_peer.sh --pack-source)
 # and the GPU tests that need a device with cooperative matrices to mean everything (gpu_control_words:
 # the precision switch runs two kernels only there; gpu_layer_stats).
 #
-#   [ROUNDS=3] [POSITIONS=128,...,32000] OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at attention
+#   [ROUNDS=3] [POSITIONS=128,...,32000] OUT=DIR BIN=DIR TOKENIZER=DIR bash tools/regulation_bench.sh [STEP...]   STEP: models tests stats control at attention peer
 # BIN holds bench_decode, octo, gpu_control_words, gpu_layer_stats, qwen_generate (tools/build_for_device.sh).
 # The GPU tests read models/tiny-qwen and ../shared/data/stories260K by the paths they were built with;
 # link them there first (the GPU machine has neither path).
@@ -86,6 +88,22 @@ for step in "${steps[@]}"; do
           bench --model "$m" --name "attention-auto" >>"$OUT/attention.jsonl"
           OCTO_ATTENTION=split bench --model "$m" --name "attention-split" >>"$OUT/attention.jsonl"
         done
+      done
+      ;;
+    peer)  # llama.cpp's decode at depth (llama-bench -d) beside octo's at the same positions, same files
+      # PEER_PACK: tools/build_peer.sh --pack-source's tar.xz, built here into /tmp/peer-bin
+      if [ ! -x /tmp/peer-bin/llama-bench ]; then
+        say "building the peer from ${PEER_PACK:-?}"
+        PEER_OUT=/tmp/peer-pack bash "$root/tools/build_peer.sh" --from-pack "$PEER_PACK" >>"$log" 2>&1 || say "peer build failed"
+        mkdir -p /tmp/peer-bin && tar -xJf /tmp/peer-pack/peer.tar.xz -C /tmp/peer-bin >>"$log" 2>&1
+        find /tmp/peer-bin -name llama-bench -exec ln -sf {} /tmp/peer-bin/llama-bench \; 2>/dev/null
+      fi
+      for m in "$m05" "$m15"; do
+        say "peer depth $(basename "$m")"
+        /tmp/peer-bin/llama-bench -m "$m" -ngl 99 -p 0 -n 32 -r 1 -fa 0,1 -d "${PEER_DEPTHS:-0,4096,16384}" -o jsonl \
+          >>"$OUT/peer-depth.jsonl" 2>>"$log"
+        bench --model "$m" --ctx 32768 --at-positions "${PEER_DEPTHS_OCTO:-128,4096,16384}" --decode-tokens 32 \
+          --repeat 1 --name octo-auto >>"$OUT/peer-depth-octo.jsonl"
       done
       ;;
     *) say "unknown step $step" ;;
