@@ -100,7 +100,7 @@ for step in "${steps[@]}"; do
       fi
       for m in "$m05" "$m15"; do
         say "peer depth $(basename "$m")"
-        /tmp/peer-bin/llama-bench -m "$m" -ngl 99 -p 0 -n 32 -r 1 -fa 0,1 -d "${PEER_DEPTHS:-0,4096,16384}" -o jsonl \
+        /tmp/peer-bin/llama-bench -m "$m" -ngl 99 -p 0 -n 32 -r "${PEER_REPEAT:-3}" -fa 0,1 -d "${PEER_DEPTHS:-0,4096,16384}" -o jsonl \
           >>"$OUT/peer-depth.jsonl" 2>>"$log"
         bench --model "$m" --ctx 32768 --at-positions "${PEER_DEPTHS_OCTO:-128,4096,16384}" --decode-tokens 32 \
           --repeat 1 --name octo-auto >>"$OUT/peer-depth-octo.jsonl"
