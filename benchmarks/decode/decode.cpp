@@ -7,8 +7,9 @@
 //   tokens is prefilled and --decode-tokens greedy steps follow (positions P..P+N), all through the one
 //   decode program recorded at load; one JSON line per position ("decode_at"). The attention of a step
 //   reads the keys up to its position, so this shows how a step's cost follows the context actually used
-//   (OCTO_ATTENTION=flash: the flash-decoding kernel, whose workgroups follow the position by an indirect
-//   dispatch; OCTO_INDIRECT=0: the same kernel dispatched for the whole cache, the comparison).
+//   (by default split-key up to 2048 keys and flash-decoding past them, chosen on the device at every
+//   step; OCTO_ATTENTION=split|flash forces one; OCTO_INDIRECT=0 dispatches flash-decoding for the whole
+//   cache, the comparison).
 //   --profile adds where a decode step's time goes: after the timed runs (unprofiled, so their numbers
 //   stand), a second engine with GPU timestamps decodes a few tokens and prefills once; JSON lines give
 //   the top opcodes and tasks by GPU time of one decode step and one prefill pass, and a table on stderr
