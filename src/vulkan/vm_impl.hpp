@@ -280,6 +280,7 @@ struct vulkan_vm::impl {
   void boot(const vulkan_options& o);
 
   void reset_control();
+  void write_precision_mode();
   void set_layer_skipped(std::int32_t layer, bool skipped);
   void set_precision(matmul_precision p);
 

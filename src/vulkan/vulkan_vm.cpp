@@ -182,9 +182,16 @@ void vulkan_vm::impl::reset_control() {
   for (std::uint32_t i = 0; i < options.instances; ++i) {
     c[i * control_floats + 0] = 1.0f;  // scale_factor
     c[i * control_floats + 1] = 0.0f;  // eviction_priority
-    c[i * control_floats + 2] = options.precision == matmul_precision::accurate ? 1.0f : 0.0f;  // precision_mode
     c[i * control_floats + 3] = 1.0f;  // active
   }
+  write_precision_mode();
+}
+
+// precision_mode (control word 2 of every instance): 0 fast, 1 accurate; vm_dispatch_size reads it.
+void vulkan_vm::impl::write_precision_mode() {
+  auto* c = reinterpret_cast<float*>(control.mapped);
+  for (std::uint32_t i = 0; i < options.instances; ++i)
+    c[i * control_floats + 2] = options.precision == matmul_precision::accurate ? 1.0f : 0.0f;
 }
 
 void vulkan_vm::impl::set_layer_skipped(std::int32_t layer, bool skipped) {
@@ -208,9 +215,7 @@ void vulkan_vm::impl::set_precision(matmul_precision p) {
     throw octo::error("octo: vulkan_vm::set_precision: the VM records no control words (vulkan_options::control_words)");
   finish_pending();
   options.precision = p;
-  auto* c = reinterpret_cast<float*>(control.mapped);
-  for (std::uint32_t i = 0; i < options.instances; ++i)
-    c[i * control_floats + 2] = p == matmul_precision::accurate ? 1.0f : 0.0f;
+  write_precision_mode();
 }
 
 // ---- the public face -----------------------------------------------------------------------------
