@@ -1,19 +1,24 @@
 #version 450
 // GEMM_TILE / GEMV_TILE over many rows (prefill) on tensor cores through GL_NV_cooperative_matrix:
 // y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias), f16 products summed in f32.
-// Four subgroups of 32 in a 2 x 2 layout; each owns FM x FN fragments of 16 x 8 (spec constants 1, 2),
-// so the workgroup tile is (32 FM) x (16 FN). Per step of BK (32 or 64) along K, x (f32, 16-byte loads) and W
-// (dequantized once per tile by WUNIT) are staged in shared memory as f16; the next step's global loads
-// are issued into registers before this step's matrix products. Results go through a per-subgroup
-// 16 x 8 f32 staging area so edge tiles, bias and the output's row stride keep GEMM_TILE's semantics.
-// Precision: with OCTO_COOP_SPLIT (the planner's default) each factor is split into f16 high and low
-// parts, v = hi + lo, and three products hi.hi + lo.hi + hi.lo keep about 22 bits of every input, close
-// to an f32 kernel; without it (gemm_coopf_*: activations and dequantized weights rounded to f16, as
-// llama.cpp does) the products cost a third but carry f16's 11 bits. Inputs beyond f16's range
-// (|v| > 65504) saturate to +-65504 in gemm_coopf and become infinite in the split kernel.
+// WM x WN subgroups of 32 (WG = 32 WM WN invocations, spec constants 0 and 4); each owns FM x FN
+// fragments of 16 x 8 (spec constants 1, 2), so the workgroup tile is (16 FM WM) x (8 FN WN). Per step
+// of BK (32 or 64) along K, x (f32) and W (dequantized by WUNIT) are staged in shared memory as f16, in
+// units of 8 halves (one 16-byte store each). The shared tiles are double-buffered: step s's global loads
+// go into registers before step s-1's matrix products and into the other buffer after them, so one
+// barrier per step orders both. Results go through a per-subgroup 16 x 8 f32 staging area so edge
+// tiles, bias and the output's row stride keep GEMM_TILE's semantics.
+// Precision: with OCTO_COOP_SPLIT each factor is split into f16 high and low parts, v = hi + lo, and
+// three products hi.hi + lo.hi + hi.lo keep about 22 bits of every input, close to an f32 kernel;
+// without it (gemm_coopf_*: activations and dequantized weights rounded to f16, as llama.cpp does) the
+// products cost a third but carry f16's 11 bits. Inputs beyond f16's range (|v| > 65504) saturate to
+// +-65504 in gemm_coopf and become infinite in the split kernel.
 // gemm_coopf is the planner's default where the VM's precision is `fast` (the default, docs/precision.md);
-// gemm_coop runs on request (OCTO_GEMM_KERNEL=coop). Both only where the device reports VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape
-// NVIDIA exposes since Turing).
+// gemm_coop runs on request (OCTO_GEMM_KERNEL=coop). Both only where the device reports
+// VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape NVIDIA exposes
+// since Turing).
+// W_RAW (gemm_coopf_f16): F16 weights are copied to shared memory as loaded (16 bytes, no conversion);
+// the other formats are dequantized to floats by WUNIT and rounded to f16 like x.
 // Needs K % BK == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -21,103 +26,123 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common/weights.glsl"
 
-layout(local_size_x = 128) in;
+layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint FM = 2u;
 layout(constant_id = 2) const uint FN = 4u;
-layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (half the barriers; K % 64 == 0)
+layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (K % 64 == 0)
+layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32 / WM along N
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
 } pc;
 
-const uint SK = BK + 8u;  // shared row stride in halves: 16 bytes of padding keeps consecutive rows on distinct banks
-const uint BM = 32u * FM, BN = 16u * FN;
-const uint XQ = BK / 4u;   // x quads a row per step
-const uint WR = BK / 8u;   // W units (8 weights) a row per step
-const uint XV = BM * XQ / 128u;  // x vec4 loads per invocation per step
-const uint WU = BN * WR / 128u;  // W units per invocation per step
-shared float16_t as_[BM * SK];  // x tile, row-major [m][k]
-shared float16_t bs_[BN * SK];  // W tile, [n][k]: B = W^T read column-major
+const uint WG = gl_WorkGroupSize.x;
+const uint NSG = WG / 32u, WN = NSG / WM;
+const uint BM = 16u * FM * WM, BN = 8u * FN * WN;
+const uint KU = BK / 8u;          // units of 8 halves a row per step
+const uint SK = KU + 1u;          // shared row stride in units: 16 bytes of padding keep consecutive rows on distinct banks
+const uint XV = BM * KU / WG;     // x units per invocation per step
+const uint WU = BN * KU / WG;     // W units per invocation per step
+shared uvec4 as_[2u * BM * SK];   // x tiles, row-major [m][k], two buffers
+shared uvec4 bs_[2u * BN * SK];   // W tiles, [n][k]: B = W^T read column-major
 #ifdef OCTO_COOP_SPLIT
-shared float16_t al_[BM * SK];  // low parts
-shared float16_t bl_[BN * SK];
+shared uvec4 al_[2u * BM * SK];   // low parts
+shared uvec4 bl_[2u * BN * SK];
 // hi keeps the top 11 significant bits by masking (exact in f16 for |v| >= 2^-14); lo = v - hi is
 // exact in f32. Masking rather than v - float(float16_t(v)): a driver may fold that round trip to v.
-#define PUT(arr, lo, o, v)                                                \
-  {                                                                       \
-    float hi_ = uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u);        \
-    arr[o] = float16_t(hi_);                                              \
-    lo[o] = float16_t((v) - hi_);                                         \
+float hi_part(float v) { return uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u); }
+uint pack_hi(float a, float b) { return packFloat2x16(f16vec2(float16_t(hi_part(a)), float16_t(hi_part(b)))); }
+uint pack_lo(float a, float b) { return packFloat2x16(f16vec2(float16_t(a - hi_part(a)), float16_t(b - hi_part(b)))); }
+#define PUT(arr, lo, o, v)                                                                          \
+  {                                                                                                 \
+    arr[o] = uvec4(pack_hi(v[0], v[1]), pack_hi(v[2], v[3]), pack_hi(v[4], v[5]), pack_hi(v[6], v[7])); \
+    lo[o] = uvec4(pack_lo(v[0], v[1]), pack_lo(v[2], v[3]), pack_lo(v[4], v[5]), pack_lo(v[6], v[7])); \
   }
 #else
 // Saturating: a finite input beyond f16's range becomes +-65504, not infinity (docs/precision.md).
-#define PUT(arr, lo, o, v) arr[o] = float16_t(clamp((v), -65504.0, 65504.0));
+uint pack_sat(float a, float b) { return packFloat2x16(f16vec2(clamp(vec2(a, b), -65504.0, 65504.0))); }
+#define PUT(arr, lo, o, v) arr[o] = uvec4(pack_sat(v[0], v[1]), pack_sat(v[2], v[3]), pack_sat(v[4], v[5]), pack_sat(v[6], v[7]));
 #endif
-shared float cs[4u * 128u];     // one 16 x 8 f32 fragment per subgroup, for the epilogue
+shared float cs[NSG * 128u];      // one 16 x 8 f32 fragment per subgroup, for the epilogue
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint sg = tid / 32u, lane = tid % 32u;
-  uint wm = sg % 2u, wn = sg / 2u;
+  uint wm = sg % WM, wn = sg / WM;
   uint n0 = octo_group_linear() * BN;
   uint m0 = gl_WorkGroupID.y * BM;
   if (n0 >= pc.n_tile || m0 >= pc.rows) return;
 
   v4_buf xb = v4_buf(pc.x);
   uint kq = pc.K >> 2;
-  // x: load p covers row tid / XQ + (128 / XQ) p, k quad tid % XQ. W: unit p covers column
-  // tid / WR + (128 / WR) p, unit tid % WR.
-  uint xr = tid / XQ, xq = tid % XQ;
-  uint wc = tid / WR, wu = tid % WR;
+  // Unit p of an invocation: row (tid + WG p) / KU of the tile, unit (tid + WG p) % KU along K; WG is a
+  // multiple of KU, so the unit is the same for every p.
+  uint ur = tid / KU, uk = tid % KU;
 
-  vec4 xv[XV];
+  float xv[XV][8];
+#ifdef W_RAW
+  uvec4 wv[WU];  // F16 weights go to shared memory as loaded: 8 halves, no conversion
+#define LOAD_W(p, n, k0) wv[p] = u4_buf(pc.w).d[(((pc.n_off + n) * pc.w_row_bytes) >> 4) + ((k0) >> 3) + uk];
+#define STORE_W(o, p) bs_[o] = wv[p];
+#else
   float wv[WU][8];
-#define LOAD_STEP(k0)                                                              \
-  [[unroll]] for (uint p = 0u; p < XV; ++p) {                                      \
-    uint r = m0 + xr + (128u / XQ) * p;                                            \
-    xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0); \
-  }                                                                                \
-  [[unroll]] for (uint p = 0u; p < WU; ++p) {                                      \
-    uint n = min(n0 + wc + (128u / WR) * p, pc.n_tile - 1u);                       \
-    WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + wu, wv[p]);         \
+#define LOAD_W(p, n, k0) WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk, wv[p]);
+#define STORE_W(o, p) PUT(bs_, bl_, o, wv[p])
+#endif
+#define LOAD_STEP(k0)                                                    \
+  [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
+    uint r = m0 + ur + (WG / KU) * p;                                    \
+    vec4 a = vec4(0.0), b = vec4(0.0);                                   \
+    if (r < pc.rows) {                                                   \
+      uint q = (pc.row0 + r) * kq + ((k0) >> 2) + 2u * uk;               \
+      a = xb.d[q];                                                       \
+      b = xb.d[q + 1u];                                                  \
+    }                                                                    \
+    xv[p][0] = a.x; xv[p][1] = a.y; xv[p][2] = a.z; xv[p][3] = a.w;      \
+    xv[p][4] = b.x; xv[p][5] = b.y; xv[p][6] = b.z; xv[p][7] = b.w;      \
+  }                                                                      \
+  [[unroll]] for (uint p = 0u; p < WU; ++p) {                            \
+    uint n = min(n0 + ur + (WG / KU) * p, pc.n_tile - 1u);               \
+    LOAD_W(p, n, k0)                                                     \
+  }
+#define STORE_STEP(buf)                                                  \
+  [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
+    uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
+    PUT(as_, al_, o, xv[p])                                              \
+  }                                                                      \
+  [[unroll]] for (uint p = 0u; p < WU; ++p) {                            \
+    uint o = (buf) * BN * SK + (ur + (WG / KU) * p) * SK + uk;           \
+    STORE_W(o, p)                                                        \
   }
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
   LOAD_STEP(0u)
-  for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
-    [[unroll]] for (uint p = 0u; p < XV; ++p) {
-      uint o = (xr + (128u / XQ) * p) * SK + 4u * xq;
-      PUT(as_, al_, o + 0u, xv[p].x)
-      PUT(as_, al_, o + 1u, xv[p].y)
-      PUT(as_, al_, o + 2u, xv[p].z)
-      PUT(as_, al_, o + 3u, xv[p].w)
+  STORE_STEP(0u)
+  barrier();
+  uint steps = pc.K / BK;
+  for (uint s = 0u; s < steps; ++s) {
+    uint cur = s & 1u;
+    bool more = s + 1u < steps;
+    if (more) {
+      LOAD_STEP((s + 1u) * BK)
     }
-    [[unroll]] for (uint p = 0u; p < WU; ++p) {
-      uint o = (wc + (128u / WR) * p) * SK + 8u * wu;
-      [[unroll]] for (uint i = 0u; i < 8u; ++i) PUT(bs_, bl_, o + i, wv[p][i])
-    }
-    barrier();
-    if (k0 + BK < pc.K) {
-      LOAD_STEP(k0 + BK)
-    }
-    [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+    uint abase = cur * BM * SK + wm * 16u * FM * SK, bbase = cur * BN * SK + wn * 8u * FN * SK;
+    [[unroll]] for (uint kk = 0u; kk < KU; kk += 2u) {  // 16 halves of K per product
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];
-      [[unroll]] for (uint i = 0u; i < FM; ++i)
-        coopMatLoadNV(a[i], as_, (wm * 16u * FM + 16u * i) * SK + kk, SK, false);
+      [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(a[i], as_, abase + 16u * i * SK + kk, SK, false);
 #ifdef OCTO_COOP_SPLIT
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> alo[FM];
-      [[unroll]] for (uint i = 0u; i < FM; ++i)
-        coopMatLoadNV(alo[i], al_, (wm * 16u * FM + 16u * i) * SK + kk, SK, false);
+      [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(alo[i], al_, abase + 16u * i * SK + kk, SK, false);
 #endif
       [[unroll]] for (uint j = 0u; j < FN; ++j) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
-        coopMatLoadNV(b, bs_, (wn * 8u * FN + 8u * j) * SK + kk, SK, true);
+        coopMatLoadNV(b, bs_, bbase + 8u * j * SK + kk, SK, true);
 #ifdef OCTO_COOP_SPLIT
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> blo;
-        coopMatLoadNV(blo, bl_, (wn * 8u * FN + 8u * j) * SK + kk, SK, true);
+        coopMatLoadNV(blo, bl_, bbase + 8u * j * SK + kk, SK, true);
         [[unroll]] for (uint i = 0u; i < FM; ++i) {
           acc[i * FN + j] = coopMatMulAddNV(alo[i], b, acc[i * FN + j]);
           acc[i * FN + j] = coopMatMulAddNV(a[i], blo, acc[i * FN + j]);
@@ -126,9 +151,15 @@ void main() {
         [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]);
       }
     }
+    if (more) {
+      STORE_STEP(cur ^ 1u)
+    }
     barrier();
   }
 #undef LOAD_STEP
+#undef STORE_STEP
+#undef LOAD_W
+#undef STORE_W
 #undef PUT
 
   // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns

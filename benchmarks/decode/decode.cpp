@@ -83,6 +83,25 @@ void print_profile(const char* phase, const std::vector<octo::vm::task_profile>&
                      {"count", ops[i].second.second},
                      {"us", ops[i].second.first},
                      {"fraction", total > 0 ? ops[i].second.first / total : 0.0}});
+  // By role: opcode and output name without its "blk.N." prefix (attn_q, ffn_down, ...), so each
+  // weight shape's total shows.
+  std::map<std::string, std::pair<double, int>> by_role;
+  for (const auto& r : prof) {
+    std::string role = r.output;
+    if (role.rfind("blk.", 0) == 0)
+      if (const auto dot = role.find('.', 4); dot != std::string::npos) role = role.substr(dot + 1);
+    auto& e = by_role[r.opcode + " " + role];
+    e.first += r.microseconds;
+    ++e.second;
+  }
+  for (const auto& [role, e] : by_role)
+    if (e.first >= 0.01 * total)
+      print_json_line({{"name", "profile_role"},
+                       {"phase", phase},
+                       {"role", role},
+                       {"count", e.second},
+                       {"us", e.first},
+                       {"fraction", total > 0 ? e.first / total : 0.0}});
   std::vector<const octo::vm::task_profile*> tasks;
   for (const auto& r : prof) tasks.push_back(&r);
   std::sort(tasks.begin(), tasks.end(), [](const auto* a, const auto* b) { return a->microseconds > b->microseconds; });

@@ -15,12 +15,13 @@
 // plan_gemv validates the task and asks plan_gemm_tiled first; it answers false when none fits (then
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
-// old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a tile of the chosen kernel;
-// OCTO_GEMM_BK=64 gives gemm_coop steps of 64 along K (where K % 64 == 0): on the H100 it made pp512
-// 19-20% slower than the default 32 (benchmarks/results/2026-11-27-h100-gemm-bk), so 32 stays.
+// old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
+// tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
+// are at pick_coop.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <span>
 #include <string_view>
@@ -77,10 +78,96 @@ tile pick_tile(std::span<const tile> all, std::uint32_t rows, std::uint32_t n, s
   return tiles.back();
 }
 
-}  // namespace
+/// One gemm_coop configuration (shaders/gemm_coop.comp's spec constants): wg invocations as wm x
+/// (wg / 32 / wm) subgroups, each owning fm x fn fragments of 16 x 8; the tile is bm x bn.
+struct coop_config {
+  std::uint32_t bm, bn, wg, wm, fm, fn;
+};
+constexpr std::uint32_t coop_bm(std::uint32_t wm, std::uint32_t fm) { return 16 * fm * wm; }
+constexpr std::uint32_t coop_bn(std::uint32_t wg, std::uint32_t wm, std::uint32_t fn) { return 8 * fn * (wg / 32 / wm); }
+#define OCTO_COOP(wg, wm, fm, fn) {coop_bm(wm, fm), coop_bn(wg, wm, fn), wg, wm, fm, fn}
+// Largest first; OCTO_GEMM_TILE=MxN names the first of a tile that fits.
+constexpr coop_config coop_configs[] = {
+    OCTO_COOP(256, 2, 4, 4),  // 128 x 128: subgroups of 64 x 32
+    OCTO_COOP(256, 4, 2, 4),  // 128 x 64: subgroups of 32 x 32
+    OCTO_COOP(256, 2, 2, 4),  // 64 x 128
+    OCTO_COOP(256, 2, 2, 2),  // 64 x 64: 8 subgroups of 32 x 16
+    OCTO_COOP(128, 2, 2, 4),  // 64 x 64: 4 subgroups of 32 x 32 (devices with 128-invocation workgroups)
+};
+#undef OCTO_COOP
+static_assert(coop_configs[0].bm == 128 && coop_configs[0].bn == 128 && coop_configs[2].bn == 128 &&
+              coop_configs[3].bm == 64 && coop_configs[3].bn == 64 && coop_configs[4].bn == 64);
 
-/// gemm_coop's K per step (spec constant BK); OCTO_GEMM_BK=64 asks for 64 where K % 64 == 0.
-constexpr std::uint32_t kCoopStepK = 32;
+/// gemm_coop's shared memory: two f16 buffers of the x and W tiles in rows of bk + 8 halves (twice that
+/// with the split), plus one 16 x 8 f32 staging fragment per subgroup.
+std::uint32_t coop_shared_bytes(const coop_config& c, std::uint32_t bk, bool split) {
+  return 2 * (c.bm + c.bn) * (bk + 8) * 2 * (split ? 2 : 1) + c.wg / 32 * 512;
+}
+
+/// A gemm_coop launch: its configuration and K per step.
+struct coop_choice {
+  coop_config cfg;
+  std::uint32_t bk;
+};
+
+/// The configuration for a rows x n x K GEMM. Measured on the H100 at 512 rows
+/// (benchmarks/results/2026-11-27-h100-gemm-coop, per weight shape of Qwen2.5-0.5B / 1.5B):
+///  - wide outputs (N >= 4K: gate/up) run fastest on the largest tile whose grid still fills the GPU
+///    (128 x 128 had 10-15% over 64 x 64 where its grid has a wave of workgroups);
+///  - the others on 64 x 64 (128 x 64, 64 x 128 and 128 x 128 were 5-90% slower), with 8 subgroups of
+///    32 x 16 (up to 30% faster than 4 of 32 x 32: more loads in flight for the same tile);
+///  - a grid under one wave is bound by each step's load latency, not by throughput: there K steps of
+///    64 (half the steps; K % 64 == 0) were 15-25% faster, and 10-50% slower where the grid is larger
+///    (more registers, fewer workgroups per multiprocessor).
+/// "A wave" is min_groups = 132 workgroups (the H100's multiprocessors; OCTO_GEMM_MIN_GROUPS).
+/// Tuning: OCTO_GEMM_COOP=wg,wm,fm,fn and OCTO_GEMM_TILE=MxN force a configuration, OCTO_GEMM_BK=32|64
+/// the K step, where they fit. None when no configuration fits the device.
+std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::uint32_t K, bool split,
+                                     const device_facts& d) {
+  const auto fits = [&](const coop_config& c, std::uint32_t bk) {
+    return K % bk == 0 && coop_shared_bytes(c, bk, split) <= d.max_shared_memory && c.wg <= d.max_workgroup_size_x &&
+           c.wg / 32 % c.wm == 0 && c.bm * (bk / 8) % c.wg == 0 && c.bn * (bk / 8) % c.wg == 0;
+  };
+  const auto groups = [&](const coop_config& c) {
+    return std::uint64_t{(rows + c.bm - 1) / c.bm} * ((n + c.bn - 1) / c.bn);
+  };
+  std::uint64_t min_groups = 132;
+  if (const std::string g = env("OCTO_GEMM_MIN_GROUPS"); !g.empty()) min_groups = std::strtoull(g.c_str(), nullptr, 10);
+  const std::string bk_env = env("OCTO_GEMM_BK");
+  // The K step: forced, or 64 where the grid is under a wave and it fits, else 32.
+  const auto step_for = [&](const coop_config& c) -> std::uint32_t {
+    if ((bk_env == "64" || bk_env == "32") && fits(c, bk_env == "64" ? 64 : 32)) return bk_env == "64" ? 64 : 32;
+    return groups(c) < min_groups && fits(c, 64) ? 64 : 32;
+  };
+
+  unsigned wg = 0, wm = 0, fm = 0, fn = 0;
+  if (std::sscanf(env("OCTO_GEMM_COOP").c_str(), "%u,%u,%u,%u", &wg, &wm, &fm, &fn) == 4 && wg % 32 == 0 && wm > 0 &&
+      wg / 32 % wm == 0) {
+    const coop_config c{coop_bm(wm, fm), coop_bn(wg, wm, fn), wg, wm, fm, fn};
+    if (fits(c, step_for(c))) return coop_choice{c, step_for(c)};
+  }
+  std::vector<coop_config> all;
+  for (const coop_config& c : coop_configs)
+    if (fits(c, 32)) all.push_back(c);
+  if (all.empty()) return std::nullopt;
+  unsigned tm = 0, tn = 0;
+  if (std::sscanf(env("OCTO_GEMM_TILE").c_str(), "%ux%u", &tm, &tn) == 2)
+    for (const coop_config& c : all)
+      if (c.bm == tm && c.bn == tn) return coop_choice{c, step_for(c)};
+  if (std::uint64_t{n} >= 4ull * K) {
+    // Wide: the largest tile with a wave of workgroups, 64 x 128 before 128 x 64.
+    std::vector<coop_config> wide = all;
+    if (wide.size() >= 3 && wide[1].bm == 128 && wide[2].bn == 128) std::swap(wide[1], wide[2]);
+    for (const coop_config& c : wide)
+      if (groups(c) >= min_groups) return coop_choice{c, step_for(c)};
+  }
+  // The first 64 x 64 configuration that fits (all holds at least the last one).
+  for (const coop_config& c : all)
+    if (c.bm == 64 && c.bn == 64) return coop_choice{c, step_for(c)};
+  return coop_choice{all.back(), step_for(all.back())};
+}
+
+}  // namespace
 
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l) {
   const gemm_module* mod = nullptr;
@@ -94,9 +181,10 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
 
   const bool can_old = a.K % 32 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 20000;
   const bool can_reg = a.K % 16 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 17 * 1024;
-  const bool can_coop = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
-                        d.max_workgroup_size_x >= 128 && d.max_shared_memory >= 24 * 1024 &&
-                        a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
+  const bool coop_device = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
+                           a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
+  const std::optional<coop_choice> coop_cfg = coop_device ? pick_coop(a.rows, a.n_tile, a.K, false, d) : std::nullopt;
+  const std::optional<coop_choice> split_cfg = coop_device ? pick_coop(a.rows, a.n_tile, a.K, true, d) : std::nullopt;
 
   // gemm_reg pays off once the grid is well over one wave of a large GPU (see the header).
   const std::uint64_t big_groups = std::uint64_t{(a.rows + 127) / 128} * ((a.n_tile + 63) / 64);
@@ -106,17 +194,17 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   std::string_view kind;
   if (force == "old" && can_old) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
-  else if (force == "coopf" && can_coop) kind = "coopf";
-  else if (force == "coop" && can_coop) kind = "coop";
+  else if (force == "coopf" && coop_cfg) kind = "coopf";
+  else if (force == "coop" && split_cfg) kind = "coop";
   // The default where the VM's precision is `fast` and the device has tensor cores (docs/precision.md).
-  else if (force.empty() && c.f16_matmul && can_coop) kind = "coopf";
+  else if (force.empty() && c.f16_matmul && coop_cfg) kind = "coopf";
   else if (can_reg && (reg_first || !can_old)) kind = "reg";
   else if (can_old) kind = "old";
   else return false;
 
   tile t{64, 64};
-  // 128x128 is left out: gemm_reg spills its 64 sums per invocation there (10x slower on the H200),
-  // and gemm_coopf ran it at 2/3 of the speed of 128x64.
+  // gemm_reg: 128x128 is left out (it spills its 64 sums per invocation there, 10x slower on the
+  // H200). gemm_coop has its own list (coop_configs).
   // Wide outputs (gate/up: N >= 4K) ran 10-20% faster as 64x128, the rest as 128x64.
   static constexpr std::array<tile, 3> wide{{{64, 128}, {128, 64}, {64, 64}}};
   static constexpr std::array<tile, 3> other{{{128, 64}, {64, 128}, {64, 64}}};
@@ -133,13 +221,9 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   } else {
     const bool split = kind == "coop";
     l.shader = split ? mod->coop : mod->coopf;
-    // K steps of kCoopStepK, or 64 on request.
-    const std::string bk_env = env("OCTO_GEMM_BK");
-    const std::uint32_t bk = bk_env == "64" && a.K % 64 == 0 ? 64 : kCoopStepK;
-    // f16 tiles of (bk + 8)-half rows (two of each with the split), plus 2 KiB of epilogue staging.
-    t = pick_tile(tiles, a.rows, a.n_tile, d.max_shared_memory,
-                  [split, bk](tile x) { return (x.bm + x.bn) * (bk + 8) * 2 * (split ? 2 : 1) + 2048; });
-    l.spec_constants = {128, t.bm / 32, t.bn / 16, bk};
+    const coop_choice ch = split ? *split_cfg : *coop_cfg;
+    t = {ch.cfg.bm, ch.cfg.bn};
+    l.spec_constants = {ch.cfg.wg, ch.cfg.fm, ch.cfg.fn, ch.bk, ch.cfg.wm};
   }
   const std::uint64_t col_groups = (a.n_tile + t.bn - 1) / t.bn;
   const std::uint64_t row_groups = (a.rows + t.bm - 1) / t.bm;
