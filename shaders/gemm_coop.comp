@@ -18,7 +18,8 @@
 // VK_NV_cooperative_matrix and a subgroup size of 32 (16x8x16 f16 -> f32 is the shape NVIDIA exposes
 // since Turing).
 // W_RAW (gemm_coopf_f16): F16 weights are copied to shared memory as loaded (16 bytes, no conversion);
-// the other formats are dequantized to floats by WUNIT and rounded to f16 like x.
+// W16_Q8_0 (gemm_coopf_q8_0): Q8_0 dequantized straight to f16 pairs (w16_q8_0); the other formats are
+// dequantized to floats by WUNIT and rounded to f16 like x.
 // Needs K % BK == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -66,6 +67,26 @@ uint pack_sat(float a, float b) { return packFloat2x16(f16vec2(clamp(vec2(a, b),
 #endif
 shared float cs[NSG * 128u];      // one 16 x 8 f32 fragment per subgroup, for the epilogue
 
+#if defined(W16_Q8_0) && !defined(OCTO_COOP_SPLIT)
+// Q8_0 unit u (8 quants of block u / 4) dequantized in f16 pairs: a byte b of q + 128 under the f16
+// exponent of 1024 (bits 0x6400 | b) is 1152 + q exactly, so (that - 1152) * d is q * d rounded once
+// to f16, the value the float path rounds to, at a quarter of its instructions; then saturated.
+uint q8_pair(uint lo_hi) { return lo_hi | 0x64006400u; }
+uint q8_scale(uint bytes2, float16_t d) {
+  f16vec2 v = (unpackFloat2x16(q8_pair(bytes2)) - f16vec2(1152.0)) * d;
+  return packFloat2x16(clamp(v, f16vec2(-65504.0), f16vec2(65504.0)));
+}
+uvec4 w16_q8_0(uvec2 addr, uint row_byte, uint u) {
+  u32_buf b = u32_buf(addr);
+  uint base = row_byte + (u >> 2) * 34u;
+  float16_t d = unpackFloat2x16(load_u16(b, base)).x;
+  uvec2 q = load8_even(b, base + 2u + (u & 3u) * 8u) ^ uvec2(0x80808080u);  // q + 128 per byte
+  return uvec4(q8_scale((q.x & 0xffu) | ((q.x & 0xff00u) << 8), d), q8_scale(((q.x >> 16) & 0xffu) | ((q.x >> 8) & 0xff0000u), d),
+               q8_scale((q.y & 0xffu) | ((q.y & 0xff00u) << 8), d), q8_scale(((q.y >> 16) & 0xffu) | ((q.y >> 8) & 0xff0000u), d));
+}
+#define W16 w16_q8_0
+#endif
+
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint sg = tid / 32u, lane = tid % 32u;
@@ -81,9 +102,13 @@ void main() {
   uint ur = tid / KU, uk = tid % KU;
 
   float xv[XV][8];
+#if defined(W_RAW) || defined(W16)
+  uvec4 wv[WU];  // 8 halves per unit, stored as they are
 #ifdef W_RAW
-  uvec4 wv[WU];  // F16 weights go to shared memory as loaded: 8 halves, no conversion
 #define LOAD_W(p, n, k0) wv[p] = u4_buf(pc.w).d[(((pc.n_off + n) * pc.w_row_bytes) >> 4) + ((k0) >> 3) + uk];
+#else
+#define LOAD_W(p, n, k0) wv[p] = W16(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk);
+#endif
 #define STORE_W(o, p) bs_[o] = wv[p];
 #else
   float wv[WU][8];

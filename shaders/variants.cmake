@@ -29,6 +29,8 @@ octo_shader_variant(attention_nosg attention.comp)
 octo_shader_variant(attention_decode attention_decode.comp)
 # Prefill attention: a block of query rows per workgroup shares each K/V tile (no subgroup operations).
 octo_shader_variant(attention_rows attention_rows.comp)
+# Prefill attention on tensor cores (NV cooperative matrices, 16-bit caches, the `fast` precision).
+octo_shader_variant(attention_coop attention_coop.comp)
 # Tiled GEMM for many rows (prefill), one per weight dtype.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
@@ -43,6 +45,8 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
     octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)
     if(dt STREQUAL "f16")
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W_RAW)
+    elseif(dt STREQUAL "q8_0")
+      octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W16_Q8_0)
     else()
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
     endif()

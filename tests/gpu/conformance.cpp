@@ -459,6 +459,56 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
   }
 }
 
+TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor cores where the device has them)") {
+  // shaders/attention_coop.comp (forced here for every head_dim) runs where the device has NV cooperative
+  // matrices and the VM's precision is `fast` (16-bit caches, head_dim % 16 == 0, up to 128): Q and P rounded to f16, f32 sums
+  // (docs/precision.md). Against the reference VM (f32) within 5e-3: with q, k in [-1, 1] a score moves
+  // by about 1e-3 from Q's rounding and a probability by 5e-4 relative from P's. Rows per workgroup 32
+  // and 64 (OCTO_ATTENTION_ROWS), partial blocks of rows and of key tiles, GQA 1/2/7, windows from
+  // kv_start, positions from globals, rows that see no key (output 0), non-causal rows. Elsewhere (lavapipe)
+  // the same cases run attention_rows at its f32 precision.
+  struct shape {
+    std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
+    int causal;
+    std::uint32_t position;
+  };
+  const shape shapes[] = {
+      {16, 14, 2, 64, 40, 0, 16, 0, 1, 0},        // one block of rows, from position 0
+      {37, 7, 1, 64, 80, 3, 37, 0, 1, 2},         // GQA 7, window from 3, position 2
+      {130, 12, 2, 128, 200, 4, 130, 0, 1, 5},    // head_dim 128, 130 rows: partial row blocks and key tiles
+      {70, 4, 4, 32, 150, 0, 100, 30, 1, 0},      // rows at q_pos 30: 31 .. 100 keys
+      {33, 2, 1, 80, 90, 0, 77, 0, 0, 0},         // non-causal, head_dim 80
+      {20, 4, 4, 32, 30, 6, 10, 0, 1, 0},         // kv_start 6 past q_pos + t for rows 0..5: those output 0
+      {200, 2, 2, 96, 260, 0, 200, 0, 1, 40},     // head_dim 96, position 40
+  };
+  ::setenv("OCTO_ATTENTION_PREFILL", "coop", 1);  // by default only head_dim >= 128 takes it (kernels/attention.cpp)
+  struct unset_prefill_on_exit { ~unset_prefill_on_exit() { ::unsetenv("OCTO_ATTENTION_PREFILL"); } } unset_prefill;
+  for (const char* rows : {"32", "64"}) {
+    ::setenv("OCTO_ATTENTION_ROWS", rows, 1);
+    struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION_ROWS"); } } unset_rows;
+    CAPTURE(std::string(rows));
+    for (const auto& s : shapes)
+      for (dtype kd : {dtype::f16, dtype::bf16}) {
+        CAPTURE(s.T);
+        CAPTURE(s.heads);
+        CAPTURE(s.kv_heads);
+        CAPTURE(s.hd);
+        CAPTURE(s.position);
+        CAPTURE(octo::ir::name(kd));
+        case_builder c;
+        auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
+        auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+        auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
+        auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+        c.task(opcode::attention_tile, {q, k, v}, {o},
+               params({{param_key::head_dim, s.hd}, {param_key::kv_start, s.kv_start}, {param_key::kv_len, s.kv_len},
+                       {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                       {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}}));
+        run_case(c, {5e-3, 5e-3}, s.position, &gpu_fast());
+      }
+  }
+}
+
 TEST_CASE("conformance: SAMPLE_ARGMAX over a vocabulary row (vector loads, ties, NaN, -inf)") {
   // 151936 logits (the 16-byte path of a large workgroup) and 151935 (the scalar path). Row 0: random
   // with the maximum tied at a late and an early index; row 1: NaNs everywhere but two equal values; row

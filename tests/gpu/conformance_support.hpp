@@ -45,6 +45,12 @@ inline octo::vm::vulkan_vm& gpu() {
   }();
   return *vm;
 }
+/// The default (`fast`) precision: the tensor-core kernels where the device has cooperative matrices
+/// (prefill GEMMs and prefill attention with f16 factors, docs/precision.md), their own bounds.
+inline octo::vm::vulkan_vm& gpu_fast() {
+  static octo::vm::vulkan_vm vm(octo_test::small_options());
+  return vm;
+}
 
 inline std::uint64_t seed() {
   static const std::uint64_t s = [] {
@@ -132,11 +138,12 @@ inline bool written_by_a_task(const octo::ir::program& p, std::int32_t id) {
 /// compares every buffer a task writes.
 /// `position`: the VM's globals.pos for this pass; the reference gets the same pass by adding it to
 /// every task's pos / q_pos / kv_len params (docs/opcodes.md, "Per-token values").
-inline void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0) {
+/// `vm`: the VM under test (gpu(), the accurate precision, unless a case says otherwise).
+inline void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0, octo::vm::vulkan_vm* on = nullptr) {
   std::mt19937_64 rng(seed() ^ (0x9e3779b97f4a7c15ull * (c.p.tasks.size() + 31 * c.p.buffers.size())));
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   octo::vm::reference_vm ref(c.p);
-  auto& vm = gpu();
+  auto& vm = on ? *on : gpu();
   vm.load(c.p);
   for (const auto& b : c.p.buffers) {
     std::vector<std::byte> bytes;

@@ -142,7 +142,8 @@ vm::vulkan::device_facts device(bool subgroups) {
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS",
-                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH"})
+                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
 }
 
@@ -313,6 +314,10 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   }
   ::unsetenv("OCTO_GEMM_KERNEL");
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
+  // Prefill attention at the `fast` precision on tensor cores (attention_coop).
+  ::setenv("OCTO_ATTENTION_PREFILL", "coop", 1);  // by default head_dim >= 128 only
+  p.plan(attention(16, false), device(true), /*f16_matmul=*/true);
+  ::unsetenv("OCTO_ATTENTION_PREFILL");
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");

@@ -1,5 +1,6 @@
 // Planners for ATTENTION_TILE and ATTENTION_COMBINE (shaders/attention_combine.comp). ATTENTION_TILE
-// has three kernels: shaders/attention_decode.comp (one decode row over a 16-bit cache: flash-decoding,
+// has four kernels: shaders/attention_coop.comp (prefill on tensor cores, the `fast` precision),
+// shaders/attention_decode.comp (one decode row over a 16-bit cache: flash-decoding,
 // one workgroup per KV head and chunk of keys, chunks merged in the same dispatch), shaders/attention_rows.comp (prefill:
 // blocks of query rows share K/V tiles) and shaders/attention.comp (the rest: one workgroup per query
 // row and head, its subgroups each taking a share of the keys; partial = 1 for split-K).
@@ -138,6 +139,45 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   const auto rows_shared = [&](std::uint64_t kt) {
     return 4 * (rows_block * (hd_max + 4) + kt * (hd_max + 4) + kt * hd_max + rows_block * kt + rows_wg + 2 * rows_block);
   };
+  // Prefill on tensor cores (shaders/attention_coop.comp) at the `fast` precision (docs/precision.md),
+  // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, 2 or 4 subgroups a
+  // workgroup (4 where that still gives a wave of 132 workgroups; OCTO_ATTENTION_ROWS=32|64 forces),
+  // key tiles of 64 where shared memory holds them, else 32. On the H100 at 512 rows
+  // (benchmarks/results/2026-11-27-h100-gemm-coop, call5) it took 139 us a layer against attention_rows'
+  // 154 at head_dim 128 (1.5B) but 107 against 76 at head_dim 64 (0.5B): by default it runs where
+  // head_dim >= 128. OCTO_ATTENTION_PREFILL=coop|rows forces one.
+  const std::string_view prefill_env = [] {
+    const char* e = std::getenv("OCTO_ATTENTION_PREFILL");
+    return std::string_view(e ? e : "");
+  }();
+  if (!prefill_env.empty() && prefill_env != "coop" && prefill_env != "rows" && prefill_env != "auto")
+    fail(c, "OCTO_ATTENTION_PREFILL='" + std::string(prefill_env) + "' is not coop, rows or auto");
+  const bool coop_wanted = prefill_env == "coop" || (prefill_env != "rows" && hd >= 128);
+  const bool coop_ok = coop_wanted && c.f16_matmul && c.device.cooperative_matrix_nv && c.device.subgroup_size == 32 &&
+                       c.device.subgroup_shuffle && partial == 0 && T >= 16 && is16(k.dtype()) && is16(v.dtype()) &&
+                       hd % 16 == 0 && hd <= 128 && nh <= 65535 && q.address % 16 == 0 && k.address % 16 == 0 &&
+                       v.address % 16 == 0;
+  if (coop_ok) {
+    const auto coop_shared = [&](std::uint64_t nw, std::uint64_t kt) {
+      const std::uint64_t sh = hd / 8 + 1;
+      return 16 * (16 * nw * sh + 2 * kt * sh + 16 * nw * (kt / 8 + 1)) + 4 * 16 * nw * kt;
+    };
+    const std::uint64_t blocks64 = (static_cast<std::uint64_t>(T) + 63) / 64;
+    std::uint32_t nw = blocks64 * nh >= 132 ? 4 : 2;
+    if (const char* e = std::getenv("OCTO_ATTENTION_ROWS"); e && (std::string_view(e) == "32" || std::string_view(e) == "64"))
+      nw = std::string_view(e) == "64" ? 4 : 2;
+    std::uint32_t kt = coop_shared(nw, 64) <= c.device.max_shared_memory ? 64 : 32;
+    if (coop_shared(nw, kt) > c.device.max_shared_memory) nw = 2, kt = 32;
+    if (coop_shared(nw, kt) <= c.device.max_shared_memory && c.device.max_workgroup_size_x >= 32 * nw) {
+      const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * nw - 1) / (16 * nw);
+      kernel_launch l;
+      l.shader = "attention_coop";
+      l.spec_constants = {32 * nw, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u};
+      l.groups = grid(blocks * nh);
+      l.push_constants = push();
+      return l;
+    }
+  }
   const std::uint32_t rows_kt = rows_shared(32) <= c.device.max_shared_memory ? 32 : 16;
   const bool rows_vec = is16(k.dtype()) && is16(v.dtype()) && hd % 8 == 0 && k.address % 16 == 0 && v.address % 16 == 0;
   if (sg && partial == 0 && T >= 8 && rows_shared(rows_kt) <= c.device.max_shared_memory &&

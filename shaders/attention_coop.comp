@@ -1,0 +1,178 @@
+#version 450
+// ATTENTION_TILE for prefill on tensor cores (GL_NV_cooperative_matrix), 16-bit K/V caches: one
+// workgroup per (block of 16 NW query rows, head), 16 rows per subgroup. Same semantics as
+// attention_rows.comp: GQA head h reads kv head h / (n_heads / n_kv_heads); row t sees keys j in
+// [kv_start, kv_start + kv_len + globals.pos), with causal also j <= q_pos + globals.pos + t, never past
+// the cache's slots; a row with no visible key outputs 0.
+// Two passes over the key tiles (KT keys of K, and V in the second, staged in shared memory as f16 by
+// the whole workgroup): the first takes each row's maximum score, so the second's probabilities
+// exp(s - max) never need rescaling and P.V accumulates in the matrix accumulators. Scores S = Q.K^T are
+// f16 products summed in f32 (Q rounded to f16), scaled and exponentiated in f32; P is rounded to f16 for
+// P.V, summed in f32 (docs/precision.md: the `fast` precision's prefill attention).
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "common/octo.glsl"
+layout(local_size_x_id = 0) in;                // 32 NW
+layout(constant_id = 1) const uint HD = 64;    // head_dim: a multiple of 16, at most 128
+layout(constant_id = 2) const uint KT = 32;    // keys per tile: 32 or 64
+layout(constant_id = 3) const uint K_BF16 = 0; // the caches' dtype: 0 F16, 1 BF16
+layout(constant_id = 4) const uint V_BF16 = 0;
+
+layout(push_constant) uniform params {
+  uvec2 q, k, v, o, globals;
+  uint T, n_heads, n_kv_heads, head_dim, kv_start, kv_len, causal, q_pos, partial, slots;
+  float scale;
+} pc;
+
+const uint WG = gl_WorkGroupSize.x;
+const uint NW = WG / 32u;
+const uint ROWS = 16u * NW;
+const uint HU = HD / 8u;         // 16-byte units (8 halves) a row
+const uint SH = HU + 1u;         // shared row stride in units: one unit of padding
+const uint KU = KT / 8u;
+const uint SP = KU + 1u;         // probabilities' row stride in units
+shared uvec4 qs[ROWS * SH];      // the block's query rows (f16), then reused by nothing
+shared uvec4 ks[KT * SH];        // the tile's K rows
+shared uvec4 vs[KT * SH];        // the tile's V rows
+shared float ss[NW * 16u * KT];  // each subgroup's 16 x KT scores (f32); the output staging at the end
+shared uvec4 ps[NW * 16u * SP];  // each subgroup's 16 x KT probabilities (f16)
+
+uint pack_h(vec2 v) { return packFloat2x16(f16vec2(v)); }
+uvec4 to_f16(uvec4 w, uint is_bf16) {  // 8 halves of the cache as f16
+  if (is_bf16 == 0u) return w;
+  vec4 lo = unpack8_lo(w, DT_BF16), hi = unpack8_hi(w, DT_BF16);
+  return uvec4(pack_h(lo.xy), pack_h(lo.zw), pack_h(hi.xy), pack_h(hi.zw));
+}
+
+void main() {
+  uint g = octo_group_linear();
+  uint nblk = (pc.T + ROWS - 1u) / ROWS;
+  if (g >= nblk * pc.n_heads) return;
+  uint h = g % pc.n_heads, r0 = (g / pc.n_heads) * ROWS;
+  uint tid = gl_LocalInvocationID.x, sg = tid / 32u, lane = tid % 32u;
+  uint ldq = pc.n_heads * HD;
+  uint ldkv = pc.n_kv_heads * HD;
+  uint kv_off = (h / (pc.n_heads / pc.n_kv_heads)) * HD;
+  const float NEG_INF = uintBitsToFloat(0xff800000u);
+  uint gpos = globals_buf(pc.globals).pos;
+  uint lim = min(pc.kv_start + pc.kv_len + gpos, pc.slots);  // never read past the cache
+
+  // The query rows as f16 (zero past T).
+  v4_buf qb = v4_buf(pc.q);
+  for (uint i = tid; i < ROWS * HU; i += WG) {
+    uint r = i / HU, u = i % HU, t = r0 + r;
+    uvec4 w = uvec4(0u);
+    if (t < pc.T) {
+      uint e = (t * ldq + h * HD + 8u * u) >> 2;
+      vec4 a = qb.d[e], b = qb.d[e + 1u];
+      w = uvec4(pack_h(a.xy), pack_h(a.zw), pack_h(b.xy), pack_h(b.zw));
+    }
+    qs[r * SH + u] = w;
+  }
+  // Lane l of a subgroup owns row l / 2 of its 16 and half of each tile's columns.
+  uint lr = lane / 2u, lh = lane % 2u;
+  uint my_t = r0 + sg * 16u + lr;
+  uint my_end = 0u;  // one past the row's last visible key
+  if (my_t < pc.T) my_end = pc.causal != 0u ? min(lim, pc.q_pos + gpos + my_t + 1u) : lim;
+  // The block's last key (rows' ends grow with t; the last row present has the largest).
+  uint t_last = min(r0 + ROWS, pc.T) - 1u;
+  uint blk_end = pc.causal != 0u ? min(lim, pc.q_pos + gpos + t_last + 1u) : lim;
+  barrier();
+
+  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[HD / 16u];
+  [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) coopMatLoadNV(qa[c], qs, sg * 16u * SH + 2u * c, SH, false);
+
+  float m = NEG_INF, l = 0.0;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[HD / 8u];
+  [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) acc[c] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+  uint sbase = sg * 16u * KT;
+
+  for (uint pass = 0u; pass < 2u; ++pass) {
+    for (uint j0 = pc.kv_start; j0 < blk_end; j0 += KT) {
+      uint cnt = min(KT, blk_end - j0);
+      for (uint i = tid; i < KT * HU; i += WG) {
+        uint j = i / HU, u = i % HU;
+        uvec4 kw = uvec4(0u), vw = uvec4(0u);
+        if (j < cnt) {
+          uint e = ((j0 + j) * ldkv + kv_off + 8u * u) >> 3;
+          kw = to_f16(u4_buf(pc.k).d[e], K_BF16);
+          if (pass == 1u) vw = to_f16(u4_buf(pc.v).d[e], V_BF16);
+        }
+        ks[j * SH + u] = kw;
+        if (pass == 1u) vs[j * SH + u] = vw;
+      }
+      barrier();
+      // S = Q K^T for this subgroup's rows, through shared memory.
+      [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
+        fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+        [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> kb;
+          coopMatLoadNV(kb, ks, 8u * n * SH + 2u * c, SH, true);
+          s = coopMatMulAddNV(qa[c], kb, s);
+        }
+        coopMatStoreNV(s, ss, sbase + 8u * n, KT, false);
+      }
+      subgroupBarrier();
+      memoryBarrierShared();
+      // This lane's half row: scaled scores, masked past the row's end.
+      const uint HALF = KT / 2u;
+      float sv[HALF];
+      float tm = NEG_INF;
+      [[unroll]] for (uint c = 0u; c < HALF; ++c) {
+        uint col = lh * HALF + c;
+        float x = j0 + col < my_end ? ss[sbase + lr * KT + col] * pc.scale : NEG_INF;
+        sv[c] = x;
+        tm = max(tm, x);
+      }
+      tm = max(tm, subgroupShuffleXor(tm, 1u));
+      if (pass == 0u) {
+        m = max(m, tm);
+      } else {
+        float psum = 0.0;
+        uint pw[HALF / 2u];
+        [[unroll]] for (uint c = 0u; c < HALF; c += 2u) {
+          float p0 = sv[c] == NEG_INF ? 0.0 : exp(sv[c] - m);
+          float p1 = sv[c + 1u] == NEG_INF ? 0.0 : exp(sv[c + 1u] - m);
+          psum += p0 + p1;
+          pw[c / 2u] = pack_h(vec2(p0, p1));
+        }
+        l += psum;
+        [[unroll]] for (uint c = 0u; c < HALF / 8u; ++c)
+          ps[sg * 16u * SP + lr * SP + lh * (HALF / 8u) + c] =
+              uvec4(pw[4u * c], pw[4u * c + 1u], pw[4u * c + 2u], pw[4u * c + 3u]);
+        subgroupBarrier();
+        memoryBarrierShared();
+        // O += P V
+        [[unroll]] for (uint kk = 0u; kk < KT / 16u; ++kk) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa;
+          coopMatLoadNV(pa, ps, sg * 16u * SP + 2u * kk, SP, false);
+          [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
+            fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> vb;
+            coopMatLoadNV(vb, vs, 16u * kk * SH + c, SH, false);
+            acc[c] = coopMatMulAddNV(pa, vb, acc[c]);
+          }
+        }
+      }
+      barrier();  // the next tile overwrites ks and vs
+    }
+  }
+  l += subgroupShuffleXor(l, 1u);
+
+  // Out: each 16 x 8 fragment through this subgroup's score area, divided by its row's l.
+  f32_buf ob = f32_buf(pc.o);
+  [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
+    coopMatStoreNV(acc[c], ss, sbase, 8u, false);
+    subgroupBarrier();
+    memoryBarrierShared();
+    if (my_t < pc.T) {
+      [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+        uint d = 8u * c + 4u * lh + e;
+        ob.d[my_t * ldq + h * HD + d] = l > 0.0 ? ss[sbase + lr * 8u + 4u * lh + e] / l : 0.0;
+      }
+    }
+    subgroupBarrier();
+  }
+}
