@@ -4,11 +4,13 @@
 // attention_rows.comp: GQA head h reads kv head h / (n_heads / n_kv_heads); row t sees keys j in
 // [kv_start, kv_start + kv_len + globals.pos), with causal also j <= q_pos + globals.pos + t, never past
 // the cache's slots; a row with no visible key outputs 0.
-// Two passes over the key tiles (KT keys of K, and V in the second, staged in shared memory as f16 by
-// the whole workgroup): the first takes each row's maximum score, so the second's probabilities
-// exp(s - max) never need rescaling and P.V accumulates in the matrix accumulators. Scores S = Q.K^T are
-// f16 products summed in f32 (Q rounded to f16), scaled and exponentiated in f32; P is rounded to f16 for
-// P.V, summed in f32 (docs/precision.md: the `fast` precision's prefill attention).
+// One pass over the key tiles (KT keys of K and V staged in shared memory as f16 by the whole
+// workgroup), online softmax: per tile, S = Q.K^T on the tensor cores goes through shared memory to the
+// two lanes that own each row (half its columns each), which keep the row's running maximum and sum and
+// write P (f16); T = P.V on the tensor cores goes through the same shared area back to those lanes,
+// which keep the output row in registers, O = O * exp(m_old - m_new) + T. Scores are f16 products
+// summed in f32 (Q rounded to f16), scaled and exponentiated in f32; P is rounded to f16 for P.V, summed
+// in f32 (docs/precision.md: the `fast` precision's prefill attention).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -34,10 +36,10 @@ const uint HU = HD / 8u;         // 16-byte units (8 halves) a row
 const uint SH = HU + 1u;         // shared row stride in units: one unit of padding
 const uint KU = KT / 8u;
 const uint SP = KU + 1u;         // probabilities' row stride in units
-shared uvec4 qs[ROWS * SH];      // the block's query rows (f16), then reused by nothing
-shared uvec4 ks[KT * SH];        // the tile's K rows
-shared uvec4 vs[KT * SH];        // the tile's V rows
-shared float ss[NW * 16u * KT];  // each subgroup's 16 x KT scores (f32); the output staging at the end
+const uint SA = (KT > HD ? KT : HD) + 4u;  // the score / P.V area's row stride in floats (4 of padding: fewer bank conflicts)
+const uint KV = (ROWS > 2u * KT ? ROWS : 2u * KT) * SH;
+shared uvec4 kv[KV];             // the query rows (f16) at the start, then the tile's K rows and V rows
+shared float sa[NW * 16u * SA];  // each subgroup's 16 scores or P.V rows (f32)
 shared uvec4 ps[NW * 16u * SP];  // each subgroup's 16 x KT probabilities (f16)
 
 uint pack_h(vec2 v) { return packFloat2x16(f16vec2(v)); }
@@ -60,7 +62,7 @@ void main() {
   uint gpos = globals_buf(pc.globals).pos;
   uint lim = min(pc.kv_start + pc.kv_len + gpos, pc.slots);  // never read past the cache
 
-  // The query rows as f16 (zero past T).
+  // The query rows as f16 (zero past T), into the K/V area until the subgroups hold them.
   v4_buf qb = v4_buf(pc.q);
   for (uint i = tid; i < ROWS * HU; i += WG) {
     uint r = i / HU, u = i % HU, t = r0 + r;
@@ -70,9 +72,10 @@ void main() {
       vec4 a = qb.d[e], b = qb.d[e + 1u];
       w = uvec4(pack_h(a.xy), pack_h(a.zw), pack_h(b.xy), pack_h(b.zw));
     }
-    qs[r * SH + u] = w;
+    kv[r * SH + u] = w;
   }
-  // Lane l of a subgroup owns row l / 2 of its 16 and half of each tile's columns.
+  // Lane l of a subgroup owns row l / 2 of its 16: columns (l % 2) KT/2 .. of each tile's scores and
+  // (l % 2) HD/2 .. of the output.
   uint lr = lane / 2u, lh = lane % 2u;
   uint my_t = r0 + sg * 16u + lr;
   uint my_end = 0u;  // one past the row's last visible key
@@ -83,96 +86,85 @@ void main() {
   barrier();
 
   fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[HD / 16u];
-  [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) coopMatLoadNV(qa[c], qs, sg * 16u * SH + 2u * c, SH, false);
+  [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) coopMatLoadNV(qa[c], kv, sg * 16u * SH + 2u * c, SH, false);
+  barrier();  // the tiles overwrite the query rows
 
+  const uint HALF = KT / 2u, OH = HD / 2u;
   float m = NEG_INF, l = 0.0;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[HD / 8u];
-  [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) acc[c] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-  uint sbase = sg * 16u * KT;
+  float o[OH];
+  [[unroll]] for (uint d = 0u; d < OH; ++d) o[d] = 0.0;
+  uint sbase = sg * 16u * SA;
+  uint kbase = 0u, vbase = KT * SH;
 
-  for (uint pass = 0u; pass < 2u; ++pass) {
-    for (uint j0 = pc.kv_start; j0 < blk_end; j0 += KT) {
-      uint cnt = min(KT, blk_end - j0);
-      for (uint i = tid; i < KT * HU; i += WG) {
-        uint j = i / HU, u = i % HU;
-        uvec4 kw = uvec4(0u), vw = uvec4(0u);
-        if (j < cnt) {
-          uint e = ((j0 + j) * ldkv + kv_off + 8u * u) >> 3;
-          kw = to_f16(u4_buf(pc.k).d[e], K_BF16);
-          if (pass == 1u) vw = to_f16(u4_buf(pc.v).d[e], V_BF16);
-        }
-        ks[j * SH + u] = kw;
-        if (pass == 1u) vs[j * SH + u] = vw;
+  for (uint j0 = pc.kv_start; j0 < blk_end; j0 += KT) {
+    uint cnt = min(KT, blk_end - j0);
+    for (uint i = tid; i < KT * HU; i += WG) {
+      uint j = i / HU, u = i % HU;
+      uvec4 kw = uvec4(0u), vw = uvec4(0u);
+      if (j < cnt) {
+        uint e = ((j0 + j) * ldkv + kv_off + 8u * u) >> 3;
+        kw = to_f16(u4_buf(pc.k).d[e], K_BF16);
+        vw = to_f16(u4_buf(pc.v).d[e], V_BF16);
       }
-      barrier();
-      // S = Q K^T for this subgroup's rows, through shared memory.
-      [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
-        fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-        [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) {
-          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> kb;
-          coopMatLoadNV(kb, ks, 8u * n * SH + 2u * c, SH, true);
-          s = coopMatMulAddNV(qa[c], kb, s);
-        }
-        coopMatStoreNV(s, ss, sbase + 8u * n, KT, false);
-      }
-      subgroupBarrier();
-      memoryBarrierShared();
-      // This lane's half row: scaled scores, masked past the row's end.
-      const uint HALF = KT / 2u;
-      float sv[HALF];
-      float tm = NEG_INF;
-      [[unroll]] for (uint c = 0u; c < HALF; ++c) {
-        uint col = lh * HALF + c;
-        float x = j0 + col < my_end ? ss[sbase + lr * KT + col] * pc.scale : NEG_INF;
-        sv[c] = x;
-        tm = max(tm, x);
-      }
-      tm = max(tm, subgroupShuffleXor(tm, 1u));
-      if (pass == 0u) {
-        m = max(m, tm);
-      } else {
-        float psum = 0.0;
-        uint pw[HALF / 2u];
-        [[unroll]] for (uint c = 0u; c < HALF; c += 2u) {
-          float p0 = sv[c] == NEG_INF ? 0.0 : exp(sv[c] - m);
-          float p1 = sv[c + 1u] == NEG_INF ? 0.0 : exp(sv[c + 1u] - m);
-          psum += p0 + p1;
-          pw[c / 2u] = pack_h(vec2(p0, p1));
-        }
-        l += psum;
-        [[unroll]] for (uint c = 0u; c < HALF / 8u; ++c)
-          ps[sg * 16u * SP + lr * SP + lh * (HALF / 8u) + c] =
-              uvec4(pw[4u * c], pw[4u * c + 1u], pw[4u * c + 2u], pw[4u * c + 3u]);
-        subgroupBarrier();
-        memoryBarrierShared();
-        // O += P V
-        [[unroll]] for (uint kk = 0u; kk < KT / 16u; ++kk) {
-          fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa;
-          coopMatLoadNV(pa, ps, sg * 16u * SP + 2u * kk, SP, false);
-          [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> vb;
-            coopMatLoadNV(vb, vs, 16u * kk * SH + c, SH, false);
-            acc[c] = coopMatMulAddNV(pa, vb, acc[c]);
-          }
-        }
-      }
-      barrier();  // the next tile overwrites ks and vs
+      kv[kbase + j * SH + u] = kw;
+      kv[vbase + j * SH + u] = vw;
     }
+    barrier();
+    // S = Q K^T for this subgroup's rows, through shared memory.
+    [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+      [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> kb;
+        coopMatLoadNV(kb, kv, kbase + 8u * n * SH + 2u * c, SH, true);
+        s = coopMatMulAddNV(qa[c], kb, s);
+      }
+      coopMatStoreNV(s, sa, sbase + 8u * n, SA, false);
+    }
+    subgroupBarrier();
+    // This lane's half row: scaled scores masked past the row's end, the running maximum and sum, P.
+    float sv[HALF];
+    float tm = NEG_INF;
+    [[unroll]] for (uint c = 0u; c < HALF; ++c) {
+      uint col = lh * HALF + c;
+      float x = j0 + col < my_end ? sa[sbase + lr * SA + col] * pc.scale : NEG_INF;
+      sv[c] = x;
+      tm = max(tm, x);
+    }
+    tm = max(tm, subgroupShuffleXor(tm, 1u));
+    float m_new = max(m, tm);
+    float alpha = m == NEG_INF ? 0.0 : exp(m - m_new);  // nothing accumulated yet: 0
+    float psum = 0.0;
+    uint pw[HALF / 2u];
+    [[unroll]] for (uint c = 0u; c < HALF; c += 2u) {
+      float p0 = sv[c] == NEG_INF ? 0.0 : exp(sv[c] - m_new);
+      float p1 = sv[c + 1u] == NEG_INF ? 0.0 : exp(sv[c + 1u] - m_new);
+      psum += p0 + p1;
+      pw[c / 2u] = pack_h(vec2(p0, p1));
+    }
+    l = l * alpha + psum + subgroupShuffleXor(psum, 1u);
+    m = m_new;
+    [[unroll]] for (uint c = 0u; c < HALF / 8u; ++c)
+      ps[sg * 16u * SP + lr * SP + lh * (HALF / 8u) + c] = uvec4(pw[4u * c], pw[4u * c + 1u], pw[4u * c + 2u], pw[4u * c + 3u]);
+    subgroupBarrier();
+    // T = P V on the tensor cores, back through the score area (its scores are read); O = O alpha + T.
+    [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> t = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+      [[unroll]] for (uint kk = 0u; kk < KT / 16u; ++kk) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa;
+        coopMatLoadNV(pa, ps, sg * 16u * SP + 2u * kk, SP, false);
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> vb;
+        coopMatLoadNV(vb, kv, vbase + 16u * kk * SH + c, SH, false);
+        t = coopMatMulAddNV(pa, vb, t);
+      }
+      coopMatStoreNV(t, sa, sbase + 8u * c, SA, false);
+    }
+    subgroupBarrier();
+    [[unroll]] for (uint d = 0u; d < OH; ++d) o[d] = o[d] * alpha + sa[sbase + lr * SA + lh * OH + d];
+    barrier();  // the next tile overwrites the K/V area and this subgroup's scores
   }
-  l += subgroupShuffleXor(l, 1u);
 
-  // Out: each 16 x 8 fragment through this subgroup's score area, divided by its row's l.
-  f32_buf ob = f32_buf(pc.o);
-  [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
-    coopMatStoreNV(acc[c], ss, sbase, 8u, false);
-    subgroupBarrier();
-    memoryBarrierShared();
-    if (my_t < pc.T) {
-      [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-        uint d = 8u * c + 4u * lh + e;
-        ob.d[my_t * ldq + h * HD + d] = l > 0.0 ? ss[sbase + lr * 8u + 4u * lh + e] / l : 0.0;
-      }
-    }
-    subgroupBarrier();
+  if (my_t < pc.T) {
+    f32_buf ob = f32_buf(pc.o);
+    [[unroll]] for (uint d = 0u; d < OH; ++d) ob.d[my_t * ldq + h * HD + lh * OH + d] = l > 0.0 ? o[d] / l : 0.0;
   }
 }

@@ -460,8 +460,8 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
 }
 
 TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor cores where the device has them)") {
-  // shaders/attention_coop.comp (forced here for every head_dim) runs where the device has NV cooperative
-  // matrices and the VM's precision is `fast` (16-bit caches, head_dim % 16 == 0, up to 128): Q and P rounded to f16, f32 sums
+  // shaders/attention_coop.comp runs where the device has NV cooperative matrices and the VM's precision
+  // is `fast` (16-bit caches, head_dim % 16 == 0, up to 128): Q and P rounded to f16, f32 sums
   // (docs/precision.md). Against the reference VM (f32) within 5e-3: with q, k in [-1, 1] a score moves
   // by about 1e-3 from Q's rounding and a probability by 5e-4 relative from P's. Rows per workgroup 32
   // and 64 (OCTO_ATTENTION_ROWS), partial blocks of rows and of key tiles, GQA 1/2/7, windows from
@@ -481,8 +481,6 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
       {20, 4, 4, 32, 30, 6, 10, 0, 1, 0},         // kv_start 6 past q_pos + t for rows 0..5: those output 0
       {200, 2, 2, 96, 260, 0, 200, 0, 1, 40},     // head_dim 96, position 40
   };
-  ::setenv("OCTO_ATTENTION_PREFILL", "coop", 1);  // by default only head_dim >= 128 takes it (kernels/attention.cpp)
-  struct unset_prefill_on_exit { ~unset_prefill_on_exit() { ::unsetenv("OCTO_ATTENTION_PREFILL"); } } unset_prefill;
   for (const char* rows : {"32", "64"}) {
     ::setenv("OCTO_ATTENTION_ROWS", rows, 1);
     struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION_ROWS"); } } unset_rows;

@@ -315,9 +315,7 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   ::unsetenv("OCTO_GEMM_KERNEL");
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
-  ::setenv("OCTO_ATTENTION_PREFILL", "coop", 1);  // by default head_dim >= 128 only
   p.plan(attention(16, false), device(true), /*f16_matmul=*/true);
-  ::unsetenv("OCTO_ATTENTION_PREFILL");
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");

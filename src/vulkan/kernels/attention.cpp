@@ -140,34 +140,33 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     return 4 * (rows_block * (hd_max + 4) + kt * (hd_max + 4) + kt * hd_max + rows_block * kt + rows_wg + 2 * rows_block);
   };
   // Prefill on tensor cores (shaders/attention_coop.comp) at the `fast` precision (docs/precision.md),
-  // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, 2 or 4 subgroups a
-  // workgroup (4 where that still gives a wave of 132 workgroups; OCTO_ATTENTION_ROWS=32|64 forces),
-  // key tiles of 64 where shared memory holds them, else 32. On the H100 at 512 rows
-  // (benchmarks/results/2026-11-27-h100-gemm-coop, call5) it took 139 us a layer against attention_rows'
-  // 154 at head_dim 128 (1.5B) but 107 against 76 at head_dim 64 (0.5B): by default it runs where
-  // head_dim >= 128. OCTO_ATTENTION_PREFILL=coop|rows forces one.
+  // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, 4 subgroups a
+  // workgroup where shared memory holds them, else 2 (OCTO_ATTENTION_ROWS=32|64 asks), key tiles of 64
+  // where it holds them, else 32. On the H100 at 512 rows (benchmarks/results/2026-11-27-h100-gemm-coop,
+  // call7) a layer took 42 us against attention_rows' 76 (0.5B, head_dim 64; 53 us with 2 subgroups)
+  // and 85 against 154 (1.5B, head_dim 128). OCTO_ATTENTION_PREFILL=rows keeps attention_rows.
   const std::string_view prefill_env = [] {
     const char* e = std::getenv("OCTO_ATTENTION_PREFILL");
     return std::string_view(e ? e : "");
   }();
-  if (!prefill_env.empty() && prefill_env != "coop" && prefill_env != "rows" && prefill_env != "auto")
-    fail(c, "OCTO_ATTENTION_PREFILL='" + std::string(prefill_env) + "' is not coop, rows or auto");
-  const bool coop_wanted = prefill_env == "coop" || (prefill_env != "rows" && hd >= 128);
-  const bool coop_ok = coop_wanted && c.f16_matmul && c.device.cooperative_matrix_nv && c.device.subgroup_size == 32 &&
-                       c.device.subgroup_shuffle && partial == 0 && T >= 16 && is16(k.dtype()) && is16(v.dtype()) &&
-                       hd % 16 == 0 && hd <= 128 && nh <= 65535 && q.address % 16 == 0 && k.address % 16 == 0 &&
-                       v.address % 16 == 0;
+  if (!prefill_env.empty() && prefill_env != "coop" && prefill_env != "rows")
+    fail(c, "OCTO_ATTENTION_PREFILL='" + std::string(prefill_env) + "' is not coop or rows");
+  const bool coop_ok = prefill_env != "rows" && c.f16_matmul && c.device.cooperative_matrix_nv &&
+                       c.device.subgroup_size == 32 && c.device.subgroup_shuffle && partial == 0 && T >= 16 &&
+                       is16(k.dtype()) && is16(v.dtype()) && hd % 16 == 0 && hd <= 128 && nh <= 65535 &&
+                       q.address % 16 == 0 && k.address % 16 == 0 && v.address % 16 == 0;
   if (coop_ok) {
+    // attention_coop's shared memory: the query rows or the K and V tiles (f16, rows padded by 16
+    // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
     const auto coop_shared = [&](std::uint64_t nw, std::uint64_t kt) {
       const std::uint64_t sh = hd / 8 + 1;
-      return 16 * (16 * nw * sh + 2 * kt * sh + 16 * nw * (kt / 8 + 1)) + 4 * 16 * nw * kt;
+      return 16 * (std::max<std::uint64_t>(16 * nw, 2 * kt) * sh + 16 * nw * (kt / 8 + 1)) +
+             4 * 16 * nw * (std::max<std::uint64_t>(kt, hd) + 4);
     };
-    const std::uint64_t blocks64 = (static_cast<std::uint64_t>(T) + 63) / 64;
-    std::uint32_t nw = blocks64 * nh >= 132 ? 4 : 2;
-    if (const char* e = std::getenv("OCTO_ATTENTION_ROWS"); e && (std::string_view(e) == "32" || std::string_view(e) == "64"))
-      nw = std::string_view(e) == "64" ? 4 : 2;
-    std::uint32_t kt = coop_shared(nw, 64) <= c.device.max_shared_memory ? 64 : 32;
-    if (coop_shared(nw, kt) > c.device.max_shared_memory) nw = 2, kt = 32;
+    std::uint32_t nw = 4;
+    if (const char* e = std::getenv("OCTO_ATTENTION_ROWS"); e && std::string_view(e) == "32") nw = 2;
+    if (coop_shared(nw, 32) > c.device.max_shared_memory) nw = 2;
+    const std::uint32_t kt = coop_shared(nw, 64) <= c.device.max_shared_memory ? 64 : 32;
     if (coop_shared(nw, kt) <= c.device.max_shared_memory && c.device.max_workgroup_size_x >= 32 * nw) {
       const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * nw - 1) / (16 * nw);
       kernel_launch l;
