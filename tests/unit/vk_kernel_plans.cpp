@@ -424,3 +424,41 @@ TEST_CASE("flash decode attention sizes its chunks from the position (an indirec
   CHECK(r.groups_at(4499, 1) == 36);              // the full cache
   CHECK(r.groups_at(100000, 1) == 36);            // never past the cache
 }
+
+namespace {
+
+/// The plan of a 512-row prefill GEMM of an n x k F16 weight at the `fast` precision on a device with
+/// cooperative matrices (kernels/gemm.cpp, pick_coop).
+vm::vulkan::kernel_launch plan_prefill_gemm(std::int64_t n, std::int64_t k) {
+  ir::param_list p;
+  p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0).set(param_key::M_tile, 512);
+  const auto prog = single_task(opcode::gemm_tile, {{"x", {512, k}}, {"w", {n, k}, dtype::f16, ir::buffer_kind::weight}},
+                                {"y", {512, n}}, p);
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  const auto d = device(true);
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
+  return vm::vulkan::kernel_for(opcode::gemm_tile).planner(c);
+}
+
+}  // namespace
+
+TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a wave, else 64 x 64; K steps of 64 under a wave") {
+  clear_kernel_environment();
+  // spec constants: workgroup, fragments along M and N, K step, subgroups along M (shaders/gemm_coop.comp)
+  using sc = std::vector<std::uint32_t>;
+  // 7B q/o (112 workgroups of 128 x 128) and gate/up (592), 0.5B gate/up (152): 128 x 128, K steps of 32
+  for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{3584, 3584}, {18944, 3584}, {4864, 896}}) {
+    CAPTURE(n);
+    const auto l = plan_prefill_gemm(n, k);
+    CHECK(l.shader == "gemm_coopf_f16");
+    CHECK(l.spec_constants == sc{256, 4, 4, 32, 2});
+  }
+  // 1.5B q/o: 48 workgroups of 128 x 128 -> 64 x 64 (192 workgroups: K steps of 32)
+  CHECK(plan_prefill_gemm(1536, 1536).spec_constants == sc{256, 2, 2, 32, 2});
+  // 0.5B q/o: 112 workgroups of 64 x 64, under a wave -> K steps of 64; 1.5B k/v (32 workgroups) too
+  CHECK(plan_prefill_gemm(896, 896).spec_constants == sc{256, 2, 2, 64, 2});
+  CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2});
+  // K = 32 x odd: steps of 32 whatever the grid
+  CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2});
+}

@@ -111,15 +111,16 @@ struct coop_choice {
 };
 
 /// The configuration for a rows x n x K GEMM. Measured on the H100 at 512 rows
-/// (benchmarks/results/2026-11-27-h100-gemm-coop, per weight shape of Qwen2.5-0.5B / 1.5B):
-///  - wide outputs (N >= 4K: gate/up) run fastest on the largest tile whose grid still fills the GPU
-///    (128 x 128 had 10-15% over 64 x 64 where its grid has a wave of workgroups);
-///  - the others on 64 x 64 (128 x 64, 64 x 128 and 128 x 128 were 5-90% slower), with 8 subgroups of
-///    32 x 16 (up to 30% faster than 4 of 32 x 32: more loads in flight for the same tile);
-///  - a grid under one wave is bound by each step's load latency, not by throughput: there K steps of
-///    64 (half the steps; K % 64 == 0) were 15-25% faster, and 10-50% slower where the grid is larger
-///    (more registers, fewer workgroups per multiprocessor).
-/// "A wave" is min_groups = 132 workgroups (the H100's multiprocessors; OCTO_GEMM_MIN_GROUPS).
+/// (benchmarks/results/2026-11-27-h100-gemm-coop, per weight shape of Qwen2.5-0.5B / 1.5B / 7B):
+///  - 128 x 128 (subgroups of 64 x 32) where its grid has at least 96 workgroups, about 3/4 of the H100's
+///    132 multiprocessors: 10-15% over 64 x 64 on gate/up (152-592 workgroups), and 20-33% on the 7B's
+///    q/o/down (112), while at 1.5B's 48 and 0.5B's 28 it was 30-35% slower;
+///  - 64 x 64 otherwise, with 8 subgroups of 32 x 16 (up to 30% faster than 4 of 32 x 32: more loads in
+///    flight for the same tile). 128 x 64 and 64 x 128 (subgroups of 32 x 32) lost to both everywhere;
+///  - a grid under one wave (min_groups = 132 workgroups; OCTO_GEMM_MIN_GROUPS) is bound by each step's
+///    load latency, not by throughput: there K steps of 64 (half the steps; K % 64 == 0) were 15-25%
+///    faster, and 10-50% slower where the grid is larger (more registers, fewer workgroups per
+///    multiprocessor).
 /// Tuning: OCTO_GEMM_COOP=wg,wm,fm,fn and OCTO_GEMM_TILE=MxN force a configuration, OCTO_GEMM_BK=32|64
 /// the K step, where they fit. None when no configuration fits the device.
 std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::uint32_t K, bool split,
@@ -154,13 +155,8 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
   if (std::sscanf(env("OCTO_GEMM_TILE").c_str(), "%ux%u", &tm, &tn) == 2)
     for (const coop_config& c : all)
       if (c.bm == tm && c.bn == tn) return coop_choice{c, step_for(c)};
-  if (std::uint64_t{n} >= 4ull * K) {
-    // Wide: the largest tile with a wave of workgroups, 64 x 128 before 128 x 64.
-    std::vector<coop_config> wide = all;
-    if (wide.size() >= 3 && wide[1].bm == 128 && wide[2].bn == 128) std::swap(wide[1], wide[2]);
-    for (const coop_config& c : wide)
-      if (groups(c) >= min_groups) return coop_choice{c, step_for(c)};
-  }
+  for (const coop_config& c : all)
+    if (c.bm == 128 && c.bn == 128 && groups(c) >= min_groups * 3 / 4) return coop_choice{c, step_for(c)};
   // The first 64 x 64 configuration that fits (all holds at least the last one).
   for (const coop_config& c : all)
     if (c.bm == 64 && c.bn == 64) return coop_choice{c, step_for(c)};
