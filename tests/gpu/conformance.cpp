@@ -382,17 +382,28 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
   }
 }
 
+namespace {
+/// One ATTENTION_TILE case: q [T, heads x hd] over caches of S slots, keys [kv_start, + kv_len) at q_pos,
+/// run at globals.pos = position.
+struct attention_shape {
+  std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
+  int causal;
+  std::uint32_t position;
+};
+octo::ir::param_list attention_params(const attention_shape& s, std::int64_t start, std::int64_t len) {
+  return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
+                 {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                 {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
+}
+}  // namespace
+
 TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths, GQA 1/2/7, head_dims, partials)") {
   // The kernel splits a row's keys over groups (subgroups; the whole workgroup in the fallback) in
   // blocks of the group's width and merges the groups at the end: kv lengths of 1, below, at and past
   // a block, not a multiple of any width, caches large enough for the most groups; GQA ratios 1, 2, 7;
   // head_dim 64 and 128 (16-byte K loads), 20 and 17 (the scalar paths); causal prefill rows; positions
   // from globals; every cache dtype; the same attention split in three partials and merged.
-  struct shape {
-    std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
-    int causal;
-    std::uint32_t position;
-  };
+  using shape = attention_shape;
   const shape shapes[] = {
       {1, 14, 2, 64, 700, 0, 40, 39, 1, 600},    // Qwen2.5-0.5B decode at position 640
       {1, 12, 2, 128, 300, 0, 257, 256, 1, 0},   // 1.5B layout, 257 keys
@@ -431,11 +442,7 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
         auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
         c.range[q] = {-2.0f, 2.0f};
         c.range[k] = {-2.0f, 2.0f};
-        auto base = [&](std::int64_t start, std::int64_t len) {
-          return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
-                         {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
-                         {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
-        };
+        auto base = [&](std::int64_t start, std::int64_t len) { return attention_params(s, start, len); };
         c.task(opcode::attention_tile, {q, k, v}, {o}, base(s.kv_start, s.kv_len));
         std::vector<std::int32_t> parts;
         std::vector<octo::ir::wait> waits;
@@ -467,11 +474,7 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
   // and 64 (OCTO_ATTENTION_ROWS), partial blocks of rows and of key tiles, GQA 1/2/7, windows from
   // kv_start, positions from globals, rows that see no key (output 0), non-causal rows. Elsewhere (lavapipe)
   // the same cases run attention_rows at its f32 precision.
-  struct shape {
-    std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
-    int causal;
-    std::uint32_t position;
-  };
+  using shape = attention_shape;
   const shape shapes[] = {
       {16, 14, 2, 64, 40, 0, 16, 0, 1, 0},        // one block of rows, from position 0
       {37, 7, 1, 64, 80, 3, 37, 0, 1, 2},         // GQA 7, window from 3, position 2
@@ -498,10 +501,7 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
         auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
         auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
         auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
-        c.task(opcode::attention_tile, {q, k, v}, {o},
-               params({{param_key::head_dim, s.hd}, {param_key::kv_start, s.kv_start}, {param_key::kv_len, s.kv_len},
-                       {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
-                       {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}}));
+        c.task(opcode::attention_tile, {q, k, v}, {o}, attention_params(s, s.kv_start, s.kv_len));
         run_case(c, {5e-3, 5e-3}, s.position, &gpu_fast());
       }
   }

@@ -357,6 +357,16 @@ TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatc
 
 namespace {
 
+/// The plan of a program's one task on a subgroup device with cooperative matrices, each buffer at its
+/// own address; `f16_matmul`: the `fast` precision.
+vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool f16_matmul) {
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  const auto d = device(true);
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, f16_matmul};
+  return vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
+}
+
 /// The plan of one decode row of attention (kv_len 1 at position 0, causal, q_pos 0: keys = pos + 1)
 /// over F16 caches of `slots` rows, as the planner makes it on a subgroup device.
 vm::vulkan::kernel_launch plan_decode_attention(std::int64_t slots, std::int64_t heads, std::int64_t kv_heads,
@@ -368,11 +378,7 @@ vm::vulkan::kernel_launch plan_decode_attention(std::int64_t slots, std::int64_t
                                 {{"q", {1, heads * hd}}, {"k", {slots, kv_heads * hd}, dtype::f16, ir::buffer_kind::kv_cache},
                                  {"v", {slots, kv_heads * hd}, dtype::f16, ir::buffer_kind::kv_cache}},
                                 {"o", {1, heads * hd}}, p);
-  std::vector<std::uint64_t> addresses(prog.buffers.size());
-  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
-  const auto d = device(true);
-  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
-  return vm::vulkan::kernel_for(opcode::attention_tile).planner(c);
+  return plan_on_subgroup_device(prog, false);
 }
 
 }  // namespace
@@ -434,11 +440,7 @@ vm::vulkan::kernel_launch plan_prefill_gemm(std::int64_t n, std::int64_t k) {
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0).set(param_key::M_tile, 512);
   const auto prog = single_task(opcode::gemm_tile, {{"x", {512, k}}, {"w", {n, k}, dtype::f16, ir::buffer_kind::weight}},
                                 {"y", {512, n}}, p);
-  std::vector<std::uint64_t> addresses(prog.buffers.size());
-  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
-  const auto d = device(true);
-  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
-  return vm::vulkan::kernel_for(opcode::gemm_tile).planner(c);
+  return plan_on_subgroup_device(prog, true);
 }
 
 }  // namespace
