@@ -326,6 +326,31 @@ TEST_CASE("conformance: KV_APPEND into F32, F16, BF16 and Q8_0 caches") {
   }
 }
 
+namespace {
+/// One ATTENTION_TILE case: q [T, heads x hd] over caches of S slots, keys [kv_start, + kv_len) at q_pos,
+/// run at globals.pos = position.
+struct attention_shape {
+  std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
+  int causal;
+  std::uint32_t position;
+};
+octo::ir::param_list attention_params(const attention_shape& s, std::int64_t start, std::int64_t len) {
+  return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
+                 {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
+                 {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
+}
+/// The case's q [T, heads x hd] (f32), k and v caches [S, kv_heads x hd] of dtype kd, o like q.
+struct attention_io {
+  std::int32_t q, k, v, o;
+};
+attention_io attention_buffers(case_builder& c, std::int64_t T, std::int64_t heads, std::int64_t kv_heads,
+                               std::int64_t hd, std::int64_t S, dtype kd) {
+  return {c.buf("q", buffer_kind::io_input, dtype::f32, {T, heads * hd}),
+          c.buf("k", buffer_kind::io_input, kd, {S, kv_heads * hd}), c.buf("v", buffer_kind::io_input, kd, {S, kv_heads * hd}),
+          c.buf("o", buffer_kind::io_output, dtype::f32, {T, heads * hd})};
+}
+}  // namespace
+
 TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K with ATTENTION_COMBINE") {
   struct shape {
     std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
@@ -348,10 +373,7 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
       CAPTURE(s.kv_len);
       CAPTURE(octo::ir::name(kd));
       case_builder c;
-      auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
-      auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-      auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-      auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+      const auto [q, k, v, o] = attention_buffers(c, s.T, s.heads, s.kv_heads, s.hd, s.S, kd);
       c.range[q] = {-2.0f, 2.0f};
       auto base = [&](std::int64_t start, std::int64_t len) {
         return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
@@ -381,21 +403,6 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
   ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
   }
 }
-
-namespace {
-/// One ATTENTION_TILE case: q [T, heads x hd] over caches of S slots, keys [kv_start, + kv_len) at q_pos,
-/// run at globals.pos = position.
-struct attention_shape {
-  std::int64_t T, heads, kv_heads, hd, S, kv_start, kv_len, q_pos;
-  int causal;
-  std::uint32_t position;
-};
-octo::ir::param_list attention_params(const attention_shape& s, std::int64_t start, std::int64_t len) {
-  return params({{param_key::head_dim, s.hd}, {param_key::kv_start, start}, {param_key::kv_len, len},
-                 {param_key::scale, 1.0 / std::sqrt(double(s.hd))}, {param_key::n_heads, s.heads},
-                 {param_key::n_kv_heads, s.kv_heads}, {param_key::causal, s.causal}, {param_key::q_pos, s.q_pos}});
-}
-}  // namespace
 
 TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths, GQA 1/2/7, head_dims, partials)") {
   // The kernel splits a row's keys over groups (subgroups; the whole workgroup in the fallback) in
@@ -436,10 +443,7 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
         CAPTURE(s.position);
         CAPTURE(octo::ir::name(kd));
         case_builder c;
-        auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
-        auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-        auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-        auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+        const auto [q, k, v, o] = attention_buffers(c, s.T, s.heads, s.kv_heads, s.hd, s.S, kd);
         c.range[q] = {-2.0f, 2.0f};
         c.range[k] = {-2.0f, 2.0f};
         auto base = [&](std::int64_t start, std::int64_t len) { return attention_params(s, start, len); };
@@ -497,10 +501,7 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
         CAPTURE(s.position);
         CAPTURE(octo::ir::name(kd));
         case_builder c;
-        auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {s.T, s.heads * s.hd});
-        auto k = c.buf("k", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-        auto v = c.buf("v", buffer_kind::io_input, kd, {s.S, s.kv_heads * s.hd});
-        auto o = c.buf("o", buffer_kind::io_output, dtype::f32, {s.T, s.heads * s.hd});
+        const auto [q, k, v, o] = attention_buffers(c, s.T, s.heads, s.kv_heads, s.hd, s.S, kd);
         c.task(opcode::attention_tile, {q, k, v}, {o}, attention_params(s, s.kv_start, s.kv_len));
         run_case(c, {5e-3, 5e-3}, s.position, &gpu_fast());
       }

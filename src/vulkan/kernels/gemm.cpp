@@ -112,9 +112,9 @@ struct coop_choice {
 
 /// The configuration for a rows x n x K GEMM. Measured on the H100 at 512 rows
 /// (benchmarks/results/2026-11-27-h100-gemm-coop, per weight shape of Qwen2.5-0.5B / 1.5B / 7B):
-///  - 128 x 128 (subgroups of 64 x 32) where its grid has at least 96 workgroups, about 3/4 of the H100's
-///    132 multiprocessors: 10-15% over 64 x 64 on gate/up (152-592 workgroups), and 20-33% on the 7B's
-///    q/o/down (112), while at 1.5B's 48 and 0.5B's 28 it was 30-35% slower;
+///  - 128 x 128 (subgroups of 64 x 32) where its grid has 3/4 of a wave (99 workgroups of min_groups'
+///    132, below): 10-15% over 64 x 64 on gate/up (152-592 workgroups), and 20-33% on the 7B's q/o/down
+///    (112), while at 1.5B's 48 and 0.5B's 28 it was 30-35% slower;
 ///  - 64 x 64 otherwise, with 8 subgroups of 32 x 16 (up to 30% faster than 4 of 32 x 32: more loads in
 ///    flight for the same tile). 128 x 64 and 64 x 128 (subgroups of 32 x 32) lost to both everywhere;
 ///  - a grid under one wave (min_groups = 132 workgroups; OCTO_GEMM_MIN_GROUPS) is bound by each step's
@@ -180,7 +180,9 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   const bool coop_device = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
                            a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
   const std::optional<coop_choice> coop_cfg = coop_device ? pick_coop(a.rows, a.n_tile, a.K, false, d) : std::nullopt;
-  const std::optional<coop_choice> split_cfg = coop_device ? pick_coop(a.rows, a.n_tile, a.K, true, d) : std::nullopt;
+  // The split kernel (f16 high + low parts) runs only on request.
+  const std::optional<coop_choice> split_cfg =
+      coop_device && force == "coop" ? pick_coop(a.rows, a.n_tile, a.K, true, d) : std::nullopt;
 
   // gemm_reg pays off once the grid is well over one wave of a large GPU (see the header).
   const std::uint64_t big_groups = std::uint64_t{(a.rows + 127) / 128} * ((a.n_tile + 63) / 64);
