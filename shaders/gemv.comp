@@ -11,9 +11,13 @@
 // epilogue around the same loops, so every weight format gets every fusion:
 //   RMSNORM (RMSNORM_GEMV, RMSNORM_SWIGLU, the RoPE ones): x is multiplied by the norm weight as it is
 //     loaded; the dot products are linear in x, so the inverse RMS scales the finished sums. Each
-//     invocation sums the squares of its own strided part of x's rows (one pass, from L2) and those
-//     partial sums ride the final reduction beside the dot products: no barrier before the main loop
-//     (a barrier there also made lavapipe's coroutine lowering of the unrolled chunk loops take minutes).
+//     invocation sums the squares of the x elements its main loop loads (SSQ_IN_LOOP: a workgroup's
+//     chunks / units cover K once; the x tile and the one-element path keep a separate strided pass) and
+//     those partial sums ride the final reduction beside the dot products: no pass over x and no barrier
+//     before the weights' loads (a barrier there also made lavapipe's coroutine lowering of the unrolled
+//     chunk loops take minutes). The separate pass cost a chain of K / WG dependent L2 round trips in
+//     every fused GEMV: taking it out gave decode +6% (0.5B Q8_0) and +8% (1.5B) on the H100
+//     (benchmarks/results/2026-11-27-h100-gemv/call3).
 //   GEMV_ADD: y = r + W x, r at `aux`.
 //   RMSNORM_SWIGLU: the workgroup's NR weight rows are NR/2 gate rows (W) and the same NR/2 up rows
 //     (`aux`), so silu(gate) * up is one invocation's epilogue.
@@ -80,6 +84,12 @@ const uint NSUM = NR * RB + (NORM ? RB : 0u);
 shared float red[NSUM * gl_WorkGroupSize.x];
 
 float acc[NR * RB];
+// NORM: this invocation's part of each row's sum of squares. With 16-byte loads (VEC, no x tile) it is
+// summed from the x elements the main loop loads anyway: the chunks / units of a workgroup cover K
+// exactly once, so no separate pass over x runs before the weights' loads (that pass was a chain of
+// K / WG dependent L2 round trips, several us of every fused GEMV's latency).
+float ssq[RB];
+const bool SSQ_IN_LOOP = NORM && VEC && !XS;
 #ifdef GEMV_BLOCK
 uint wrow[NR];  // byte offset of each weight row of the workgroup (clamped to the tile)
 uint xrow[RB];  // vec4 index of each x row (clamped to the rows present)
@@ -97,7 +107,6 @@ uint xk0 = 0u;  // first element of the current tile
 #include "common/gemv_chunks.glsl"
 #endif
 
-float ssq[RB];  // NORM: this invocation's part of each row's sum of squares
 
 void main() {
   const uint WG = gl_WorkGroupSize.x;
@@ -110,7 +119,8 @@ void main() {
   uint nrows = min(RB, pc.rows - rb);
 
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
-  if (NORM) {
+  [[unroll]] for (uint r = 0u; r < RB; ++r) ssq[r] = 0.0;
+  if (NORM && !SSQ_IN_LOOP) {
     // This invocation's part of the rows' sums of squares (RMSNORM's, hidden == K), reduced below.
     [[unroll]] for (uint r = 0u; r < RB; ++r) {
       uint x0 = (pc.row0 + rb + min(r, nrows - 1u)) * pc.K;
@@ -161,8 +171,10 @@ void main() {
       [[unroll]] for (uint r = 0u; r < RB; ++r) {
         if (r < nrows) {
           uint q = (((pc.row0 + rb + r) * pc.K) >> 2) + 2u * u;
-          vec4 xa = xb.d[q] * xnorm(8u * u);
-          vec4 xc = xb.d[q + 1u] * xnorm(8u * u + 4u);
+          vec4 xa = xb.d[q], xc = xb.d[q + 1u];
+          if (SSQ_IN_LOOP) ssq[r] += dot(xa, xa) + dot(xc, xc);
+          xa *= xnorm(8u * u);
+          xc *= xnorm(8u * u + 4u);
           [[unroll]] for (uint c = 0u; c < NR; ++c) {
             acc[c * RB + r] += dot(xa, vec4(wv[c * 8u], wv[c * 8u + 1u], wv[c * 8u + 2u], wv[c * 8u + 3u])) +
                                dot(xc, vec4(wv[c * 8u + 4u], wv[c * 8u + 5u], wv[c * 8u + 6u], wv[c * 8u + 7u]));

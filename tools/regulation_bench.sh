@@ -5,7 +5,7 @@
 #   stats:    layer statistics on (the default) against OCTO_LAYER_STATS=0, alternating, 3 rounds each
 #   control:  the plain recording, --control-words (nothing skipped) and --skip-layers (the middle layer)
 #   at:       decode steps at positions 128 .. 32000 of one recording: the default attention (split-key up
-#             to 2048 keys, flash-decoding past), split-key alone, flash alone (FLASH_DIRECT=1: also
+#             to 128 keys, flash-decoding past), split-key alone, flash alone (FLASH_DIRECT=1: also
 #             flash with OCTO_INDIRECT=0, the whole cache's workgroups)
 #   attention: the default 512-token decode bench, the default attention against split-key alone
 #   peer:     llama.cpp's llama-bench -d (decode after a prefilled depth, -fa 0 and 1) beside octo at the

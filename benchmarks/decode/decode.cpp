@@ -7,7 +7,7 @@
 //   tokens is prefilled and --decode-tokens greedy steps follow (positions P..P+N), all through the one
 //   decode program recorded at load; one JSON line per position ("decode_at"). The attention of a step
 //   reads the keys up to its position, so this shows how a step's cost follows the context actually used
-//   (by default split-key up to 2048 keys and flash-decoding past them, chosen on the device at every
+//   (by default split-key up to 128 keys and flash-decoding past them, chosen on the device at every
 //   step; OCTO_ATTENTION=split|flash forces one; OCTO_INDIRECT=0 dispatches flash-decoding for the whole
 //   cache, the comparison).
 //   --profile adds where a decode step's time goes: after the timed runs (unprofiled, so their numbers

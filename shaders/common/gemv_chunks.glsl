@@ -9,7 +9,7 @@
 // mantissa of a float whose exponent makes the mantissa's unit 1 (2^23 + q or 2^15 + q) and subtracts
 // that power of two, which is exact: one logic op and one add per element, no conversion.
 //
-// Expects from the includer: NR, RB, XS, pc (x, K), wsrc(n) (the weight tensor of row n: the fused
+// Expects from the includer: NR, RB, XS, SSQ_IN_LOOP and ssq[RB], pc (x, K), wsrc(n) (the weight tensor of row n: the fused
 // SwiGLU GEMV reads two), xnorm(e) (the RMSNORM weight's elements e..e+3, or ones), the private arrays
 // acc[NR*RB], wrow[NR] (byte offset of each weight row in its tensor) and xrow[RB] (vec4 index of each x row), and the x tile (xsh, XROW, XPAD,
 // xk0) when XS.
@@ -51,7 +51,9 @@ vec4 xload(uint r, uint e) {
     uint q = (e - xk0) >> 2;
     return xsh[r * XROW + q + (q >> XPAD)];
   }
-  return v4_buf(pc.x).d[xrow[r] + (e >> 2)] * xnorm(e);
+  vec4 v = v4_buf(pc.x).d[xrow[r] + (e >> 2)];
+  if (SSQ_IN_LOOP) ssq[r] += dot(v, v);  // each element of x is loaded once per workgroup
+  return v * xnorm(e);
 }
 
 // ---- Q4_K / Q5_K: 8 chunks per block. Chunk c: 64-element group j = c/2, half h = c%2: the 16 quant

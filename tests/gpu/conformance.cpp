@@ -603,12 +603,12 @@ void decode_step_matches(const case_builder& c, octo::vm::reference_vm& ref, oct
 }  // namespace
 
 TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, arrival counters, cache types)") {
-  ::setenv("OCTO_ATTENTION", "flash", 1);  // forced: by default it runs only past 2048 keys (kernels/attention.cpp)
+  ::setenv("OCTO_ATTENTION", "flash", 1);  // forced: by default split-key runs up to 128 keys (kernels/attention.cpp)
   struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION"); } } unset_attention;
   // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
   // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
   // merge that left its arrival counter set would corrupt the next step. Caches start with random
-  // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (256-key chunks), mid-cache,
+  // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (64-key chunks), mid-cache,
   // the cache's last slot, and back to short contexts. 16-bit caches take the flash-decoding kernel
   // (shaders/attention_decode.comp), F32 and Q8_0 the split-key one; the last rows cap the chunks at 2
   // (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of keys (a context past 32k slots does).
@@ -619,11 +619,11 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
   const shape shapes[] = {
       {14, 2, 64, 4500, nullptr},  // Qwen2.5-0.5B: GQA 7, 18 chunks at the end
       {12, 2, 128, 300, nullptr},  // 1.5B: GQA 6
-      {4, 4, 80, 200, nullptr},    // GQA 1, head_dim 80 (not 8 x a power of two: the split-key kernel)
+      {4, 4, 80, 200, nullptr},    // GQA 1, head_dim 80 (its 4-dim units do not tile the workgroup: split-key)
       {7, 1, 128, 700, nullptr},   // one KV head, GQA 7
-      {8, 2, 32, 300, nullptr},    // short rows: several key lanes a subgroup (summed by shuffles)
+      {8, 2, 32, 300, nullptr},    // short rows: 16 key groups of the V phase
       {6, 3, 16, 150, nullptr},    // head_dim 16 (a row of 48: no Q8_0)
-      {14, 2, 64, 1400, "2"},      // two chunks of up to three 256-key passes (online softmax across passes)
+      {14, 2, 64, 1400, "2"},      // two chunks of up to eleven 64-key passes (online softmax across passes)
       {12, 2, 128, 700, "2"},
   };
   std::mt19937_64 rng(seed() ^ 0x5eedull);
@@ -664,7 +664,7 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
         vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
       }
       const std::int64_t last = s.S - 1;
-      for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{255},
+      for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{255},
                                std::int64_t{256}, std::int64_t{513}, last / 2 + 1, last - 1, last, std::int64_t{256},
                                std::int64_t{2}}) {
         if (pos > last) continue;  // past the cache (the short ones)
@@ -681,7 +681,7 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
 TEST_CASE("conformance: flash decode attention sized on the device (one recording, indirect dispatch)") {
   // The flash-decoding kernel's workgroups follow the keys visible at the position: vm_dispatch_size
   // computes them at the start of each run, the task dispatches indirectly. One program, loaded once,
-  // runs at positions around the 256-key chunk boundaries, mid-cache, the full cache and back to one key;
+  // runs at positions around the 64-key chunk boundaries, mid-cache, the full cache and back to one key;
   // each matches the reference VM. Then the same with OCTO_INDIRECT=0 (the whole cache's workgroups,
   // dispatched directly) as the comparison, and the stats tell the two recordings apart.
   // Last, the default choice (OCTO_ATTENTION=auto) with its switch moved to 300 keys: the split-key and
@@ -729,7 +729,7 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
       ref.write_bytes(id, bytes);
       vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
     }
-    for (std::int64_t pos : {std::int64_t{1}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
+    for (std::int64_t pos : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
                              std::int64_t{298}, std::int64_t{299}, std::int64_t{300}, std::int64_t{700}, S - 1,
                              std::int64_t{0}, std::int64_t{299}}) {
       CAPTURE(pos);

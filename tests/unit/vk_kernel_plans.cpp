@@ -392,22 +392,25 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
   const auto& split = l.alternatives[0];
   CHECK(split.shader == "attention");
   REQUIRE(split.indirect.has_value());
-  // keys = pos + 1: exactly one of the two runs at every position, split-key up to 2048 keys.
-  for (std::uint32_t pos : {0u, 1u, 2046u, 2047u, 2048u, 4499u}) {
+  // keys = pos + 1: exactly one of the two runs at every position, split-key up to 128 keys.
+  for (std::uint32_t pos : {0u, 1u, 126u, 127u, 128u, 2048u, 4499u}) {
     CAPTURE(pos);
-    const bool short_context = pos + 1 <= 2048;
+    const bool short_context = pos + 1 <= 128;
     CHECK((l.indirect->groups_at(pos, 1) == 0) == short_context);
     CHECK(split.indirect->groups_at(pos, 1) == (short_context ? split.groups[0] : 0u));
   }
-  // A cache of at most 2048 slots never reaches flash-decoding's range: split-key alone, no gate.
-  const auto ls = plan_decode_attention(2048, 14, 2, 64);
+  // A cache of at most 128 slots never reaches flash-decoding's range: split-key alone, no gate.
+  const auto ls = plan_decode_attention(128, 14, 2, 64);
   CHECK(ls.shader == "attention");
   CHECK(ls.alternatives.empty());
   CHECK_FALSE(ls.indirect.has_value());
-  // Rows of a GQA group past 768 floats (the 7B shape, 7 x 128) keep the split-key kernel alone.
-  const auto l7 = plan_decode_attention(4500, 28, 4, 128);
-  CHECK(l7.shader == "attention");
-  CHECK(l7.alternatives.empty());
+  // The 7B shape (GQA 7, head_dim 128) takes flash-decoding too; head_dim 80 (its 4-dim units do not
+  // tile the 128-invocation workgroup) and GQA groups above 8 keep the split-key kernel alone.
+  CHECK(plan_decode_attention(4500, 28, 4, 128).shader == "attention_decode");
+  const auto l80 = plan_decode_attention(4500, 4, 4, 80);
+  CHECK(l80.shader == "attention");
+  CHECK(l80.alternatives.empty());
+  CHECK(plan_decode_attention(4500, 18, 2, 64).shader == "attention");
   ::setenv("OCTO_ATTENTION", "bogus", 1);
   CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION"), octo::error);
   ::unsetenv("OCTO_ATTENTION");
@@ -422,13 +425,13 @@ TEST_CASE("flash decode attention sizes its chunks from the position (an indirec
   CHECK(l.shader == "attention_decode");
   REQUIRE(l.indirect.has_value());
   const auto& r = *l.indirect;
-  CHECK(l.groups[0] == 2 * 18);                   // ceil(4500 / 256) = 18 chunks a head at most
+  CHECK(l.groups[0] == 2 * 72);                   // ceil(4500 / 64) = 71 chunks a head at most, made even
   CHECK(r.mul * r.max == l.groups[0]);
   CHECK(r.groups_at(0, 1) == 2);                  // one key
-  CHECK(r.groups_at(255, 1) == 2);                // 256 keys: one chunk
-  CHECK(r.groups_at(256, 1) == 4);                // 257
-  CHECK(r.groups_at(4499, 1) == 36);              // the full cache
-  CHECK(r.groups_at(100000, 1) == 36);            // never past the cache
+  CHECK(r.groups_at(63, 1) == 2);                 // 64 keys: one chunk
+  CHECK(r.groups_at(64, 1) == 4);                 // 65
+  CHECK(r.groups_at(4499, 1) == 142);             // the full cache: 71 chunks
+  CHECK(r.groups_at(100000, 1) == 142);           // never past the cache
 }
 
 namespace {

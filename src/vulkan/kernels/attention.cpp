@@ -56,46 +56,42 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
                      (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
   const bool vec_v = v.address % 16 == 0 && v.dtype() != ir::dtype::q8_0 && hd % 4 == 0;
   // Decode (one row, full output) over a 16-bit cache: flash-decoding (shaders/attention_decode.comp),
-  // one workgroup per (KV head, chunk of kDecodeKeys keys) for the whole GQA group, so K/V are read once
-  // per step; the chunks merge in the same dispatch through the task's scratch (partials and one
-  // arrival counter per KV head). Up to kMaxChunks chunks a head (past that a chunk takes several
-  // passes), no more than the cache's slots need; when it runs instead of the split-key kernel is
-  // plan_attention's choice (below). Its workgroup count follows the position (an indirect dispatch), so
-  // a short context wakes only the chunks its keys fill whatever the cache's size. F32 and Q8_0 caches,
-  // head_dims that are not 8 x a power of two up to 128 and GQA groups above 8 take the split-key kernel.
+  // one workgroup of kDecodeWg invocations per (KV head, chunk of keys) for the whole GQA group, so K/V
+  // are read once per step; the chunks merge in the same dispatch through the task's scratch (partials
+  // and one arrival counter per KV head). A chunk is kDecodeKeys keys (one pass) until a head has
+  // kMaxChunks of them; past that a chunk takes several passes. Its workgroup count follows the position
+  // (an indirect dispatch), so a short context wakes only the chunks its keys fill whatever the cache's
+  // size. When it runs instead of the split-key kernel is plan_attention's choice (below). F32 and Q8_0
+  // caches, GQA groups above 8 and head_dims whose 4-dim units do not tile the workgroup (below) take
+  // the split-key kernel.
   const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
-  const std::uint32_t lanes_sg = std::max<std::uint32_t>(1, c.device.subgroup_size);
   const bool flash = choice_made != attention_choice::split;
-  constexpr std::uint32_t kDecodeKeys = 256, kMaxChunks = 128;
-  const std::uint32_t units = hd / 8;
-  if (flash && sg && c.device.subgroup_shuffle && partial == 0 && T == 1 && group <= 8 && is16(k.dtype()) &&
-      is16(v.dtype()) && hd % 8 == 0 && hd <= 128 && std::has_single_bit(units) && std::has_single_bit(lanes_sg) &&
-      k.address % 16 == 0 && v.address % 16 == 0 && kDecodeKeys % lanes_sg == 0 && kDecodeKeys % units == 0 &&
-      c.device.max_workgroup_size_x >= kDecodeKeys) {
+  constexpr std::uint32_t kDecodeWg = 128, kDecodeKeys = 64, kMaxChunks = 128;
+  // The V phase's lanes: hd / 4 per key group, kDecodeWg / (hd / 4) key groups that split a pass's keys.
+  const std::uint32_t dim_units = hd / 4;
+  const bool tiles = hd % 8 == 0 && hd <= 256 && kDecodeWg % dim_units == 0 && kDecodeKeys % (kDecodeWg / dim_units) == 0;
+  if (flash && partial == 0 && T == 1 && group <= kDecodeWg / 16 && is16(k.dtype()) && is16(v.dtype()) && tiles &&
+      q.address % 16 == 0 && o.address % 16 == 0 && k.address % 16 == 0 && v.address % 8 == 0 &&
+      c.scratch_address % 16 == 0 && c.device.max_workgroup_size_x >= kDecodeWg) {
     const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);
     std::uint32_t max_chunks =
         static_cast<std::uint32_t>(std::clamp<std::uint64_t>((max_keys + kDecodeKeys - 1) / kDecodeKeys, 1, kMaxChunks));
     if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)  // tests: several passes a chunk
       max_chunks = std::min<std::uint32_t>(max_chunks, static_cast<std::uint32_t>(std::atoi(e)));
-    // Shared memory: the query rows, the pass's probabilities or rb rows of partial sums (fewer rows a
-    // round where the device has less), the reductions' exchange, the merge weights.
-    const std::uint32_t wg = kDecodeKeys, nsg = wg / lanes_sg, nrows = wg / std::max(units, lanes_sg);
-    const auto shared_for = [&](std::uint32_t rb) {
-      const std::uint64_t sh = std::max<std::uint64_t>(std::uint64_t{group} * wg, std::uint64_t{rb} * group * hd);
-      return 4ull * (std::uint64_t{group} * hd + sh + 2ull * nsg * group + std::uint64_t{max_chunks} * group) + 16;
-    };
-    std::uint32_t rb = nrows;
-    while (rb > 1 && shared_for(rb) > c.device.max_shared_memory) rb /= 2;
-    const std::uint64_t shared = shared_for(rb);
+    max_chunks += max_chunks % 2;  // even: the partial sums start on a 16-byte boundary (the shader's layout)
+    // Shared memory: the query rows, a pass's scores, the softmax lanes' exchange, the key groups' sums,
+    // the merge weights.
+    const std::uint64_t shared = 4ull * (std::uint64_t{group} * hd + std::uint64_t{group} * kDecodeKeys + 19ull * group +
+                                         4ull * kDecodeWg * group + 2ull * max_chunks * group) + 16;
     // An indirect dispatch's count is one dimension (at most 65535 workgroups, the least devices give):
     // more KV heads than that holds take the split-key kernel.
     if (shared <= c.device.max_shared_memory && std::uint64_t{nkv} * max_chunks <= 65535) {
       const std::uint64_t scratch_floats =
-          nkv + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
+          (nkv + 3ull) / 4 * 4 + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
       kernel_launch l;
       l.shader = "attention_decode";
-      l.spec_constants = {wg, hd, lanes_sg, dt_code(k), dt_code(v), group, max_chunks, rb};
+      l.spec_constants = {kDecodeWg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks};
       // One workgroup per KV head and chunk the keys visible at this position need, computed on the device
       // (kernel_registry.hpp, indirect_groups): keys = clamp(pos + end0 - kv_start, 0, slots - kv_start)
       // with end0 the pass's end at position 0, chunks = clamp(ceil(keys / kDecodeKeys), 1, max_chunks).
@@ -222,15 +218,14 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
 // Decode attention is two kernels by default, both recorded, the one to run chosen on the device at every
 // step from the keys visible (an indirect dispatch each, kernel_registry.hpp: indirect_groups n_min /
 // n_max): the split-key kernel up to kSwitchKeys keys, flash-decoding beyond. On the H100
-// (benchmarks/results/2026-11-27-h100-regulation, decode tok/s at 128 / 1k / 4k / 16k / 32k keys)
-// split-key is ahead at short contexts (0.5B Q8_0: 835 / 717 / 520 / 269 / 170; 1.5B: 481 / 435 / 303 /
-// 141 / 85) and flash at long ones (0.5B: 805 / 723 / 710 / 640 / 505; 1.5B: 424 / 391 / 387 / 355 /
-// 296); they cross between 1k and 4k keys. Flash-decoding needs more registers the larger a GQA group's
-// rows are (group x head_dim): the 7B shape (7 x 128) runs 4-6x slower than split-key, so above
-// kMaxFlashRow the split-key kernel stays alone. OCTO_ATTENTION=split|flash|auto (the default) forces one;
-// OCTO_ATTENTION_SWITCH=N moves the switch (tests cross it on small caches).
+// (benchmarks/results/2026-11-27-h100-gemv/call3, bench_attention, us a layer at 128 / 1k / 4k / 32k keys)
+// flash-decoding is ahead from 1k keys on every Qwen2.5 shape (0.5B 9.1 / 10.0 / 12.4 / 33.6 against
+// split-key's 7.6 / 17.4 / 40.3 / 209; 1.5B 10.3 / 12.1 / 16.1 / 37.9 against 8.3 / 22.0 / 59.3 / 371;
+// 7B 11.1 / 26.4 / 43.5 / 293 against 8.4 / 22.1 / 59.5 / 372) and split-key only at the shortest
+// contexts. OCTO_ATTENTION=split|flash|auto (the default) forces one; OCTO_ATTENTION_SWITCH=N moves the
+// switch (tests cross it on small caches).
 kernel_launch plan_attention(const task_context& c) {
-  constexpr std::uint32_t kSwitchKeys = 2048, kMaxFlashRow = 768;
+  constexpr std::uint32_t kSwitchKeys = 128;
   attention_choice choice = attention_choice::adaptive;
   if (const char* e = std::getenv("OCTO_ATTENTION"); e && *e) {
     const std::string_view v(e);
@@ -241,9 +236,6 @@ kernel_launch plan_attention(const task_context& c) {
   if (choice != attention_choice::adaptive) return plan_attention_as(c, choice);
   kernel_launch flash = plan_attention_as(c, attention_choice::flash);
   if (flash.shader != "attention_decode") return flash;  // not a decode row flash-decoding serves
-  const std::uint32_t group = param_u32(c, ir::param_key::n_heads, 1) / param_u32(c, ir::param_key::n_kv_heads, 1);
-  if (std::uint64_t{group} * param_u32(c, ir::param_key::head_dim, 1) > kMaxFlashRow)
-    return plan_attention_as(c, attention_choice::split);
   std::uint32_t switch_keys = kSwitchKeys;
   if (const char* e = std::getenv("OCTO_ATTENTION_SWITCH"); e && std::atoi(e) > 0) switch_keys = static_cast<std::uint32_t>(std::atoi(e));
   // A cache that never holds more keys than the switch has no use for flash-decoding (nor its gate).
