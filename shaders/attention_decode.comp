@@ -34,7 +34,7 @@ layout(constant_id = 1) const uint HD = 64;          // head_dim: a multiple of 
 layout(constant_id = 2) const uint CK = 64;          // keys a pass (WG / CK head groups score them)
 layout(constant_id = 3) const uint K_DT = 1;         // cache dtypes: F16 or BF16
 layout(constant_id = 4) const uint V_DT = 1;
-layout(constant_id = 5) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads), <= 16 * WG / (16 * 8)
+layout(constant_id = 5) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads), <= WG / SL
 layout(constant_id = 6) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most
 
 layout(push_constant) uniform params {

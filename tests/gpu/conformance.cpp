@@ -611,18 +611,19 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
   // contents (the same on both VMs); positions: 0 (one key), chunk boundaries (64-key chunks), mid-cache,
   // the cache's last slot, and back to short contexts. 16-bit caches take the flash-decoding kernel
   // (shaders/attention_decode.comp), F32 and Q8_0 the split-key one; the last rows cap the chunks at 2
-  // (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of keys (a context past 32k slots does).
+  // (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of keys (a context past 8k slots does).
   struct shape {
     std::int64_t heads, kv_heads, hd, S;
     const char* max_chunks;  // OCTO_ATTENTION_CHUNKS, or nullptr
   };
   const shape shapes[] = {
-      {14, 2, 64, 4500, nullptr},  // Qwen2.5-0.5B: GQA 7, 18 chunks at the end
+      {14, 2, 64, 4500, nullptr},  // Qwen2.5-0.5B: GQA 7, 71 chunks at the end
       {12, 2, 128, 300, nullptr},  // 1.5B: GQA 6
       {4, 4, 80, 200, nullptr},    // GQA 1, head_dim 80 (its 4-dim units do not tile the workgroup: split-key)
       {7, 1, 128, 700, nullptr},   // one KV head, GQA 7
       {8, 2, 32, 300, nullptr},    // short rows: 16 key groups of the V phase
       {6, 3, 16, 150, nullptr},    // head_dim 16 (a row of 48: no Q8_0)
+      {16, 2, 256, 200, nullptr},  // the largest the kernel takes: GQA 8, head_dim 256 (2 key groups)
       {14, 2, 64, 1400, "2"},      // two chunks of up to eleven 64-key passes (online softmax across passes)
       {12, 2, 128, 700, "2"},
   };

@@ -407,6 +407,7 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
   // The 7B shape (GQA 7, head_dim 128) takes flash-decoding too; head_dim 80 (its 4-dim units do not
   // tile the 128-invocation workgroup) and GQA groups above 8 keep the split-key kernel alone.
   CHECK(plan_decode_attention(4500, 28, 4, 128).shader == "attention_decode");
+  CHECK(plan_decode_attention(4500, 16, 2, 256).shader == "attention_decode");  // GQA 8, head_dim 256: the largest
   const auto l80 = plan_decode_attention(4500, 4, 4, 80);
   CHECK(l80.shader == "attention");
   CHECK(l80.alternatives.empty());
