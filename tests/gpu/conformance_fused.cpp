@@ -18,8 +18,13 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   // Subgroup reductions on every format, the shared-memory one and three rows on reduction_sample()'s; the
   // opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to the plain GEMV cases: every (format, mode,
   // rows) compiles a pipeline cold on lavapipe (CI's long pole).
+  // The shared-memory mode also takes 4 weight rows a workgroup (OCTO_GEMV_NR=4: the planner's choice for
+  // outputs wider than these, which take 2).
   for (int mode : {0, 1}) {
-    if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    if (mode == 1) {
+      ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+      ::setenv("OCTO_GEMV_NR", "4", 1);
+    }
     CAPTURE(mode);
     for (dtype wd : weight_dtypes) {
       if (mode == 1 && !reduction_sample(wd)) continue;
@@ -70,6 +75,7 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+    ::unsetenv("OCTO_GEMV_NR");
   }
 }
 
@@ -81,8 +87,13 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
     int style;
     bool bias;
   };
+  // The fallback (shared-memory reduction) also takes 4 weight rows (2 RoPE pairs) a workgroup
+  // (OCTO_GEMV_NR=4: the planner's choice for projections wider than these, which take 2).
   for (bool fallback : {false, true}) {
-    if (fallback) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    if (fallback) {
+      ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+      ::setenv("OCTO_GEMV_NR", "4", 1);
+    }
     CAPTURE(fallback);
     for (dtype wd : weight_dtypes) {
       if (fallback && !reduction_sample(wd)) continue;
@@ -139,6 +150,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+    ::unsetenv("OCTO_GEMV_NR");
   }
 }
 

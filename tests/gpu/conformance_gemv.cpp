@@ -62,10 +62,15 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
     std::int64_t K, R;
     bool bias;
   };
-  // Modes: subgroup reduction, shared-memory reduction, and x through shared-memory tiles (OCTO_GEMV_XS=1).
+  // Modes: subgroup reduction, shared-memory reduction, and x through shared-memory tiles (OCTO_GEMV_XS=1)
+  // with 4 weight rows a workgroup (OCTO_GEMV_NR=4: the planner's choice for outputs wider than these
+  // 37 columns, which take 2), so every format's chunk loop runs at both widths.
   for (int mode : {0, 1, 2}) {
     if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
-    if (mode == 2) ::setenv("OCTO_GEMV_XS", "1", 1);
+    if (mode == 2) {
+      ::setenv("OCTO_GEMV_XS", "1", 1);
+      ::setenv("OCTO_GEMV_NR", "4", 1);
+    }
     CAPTURE(mode);
     for (dtype wd : weight_dtypes) {
       if (mode == 1 && !reduction_sample(wd)) continue;
@@ -96,5 +101,6 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
     ::unsetenv("OCTO_GEMV_XS");
+    ::unsetenv("OCTO_GEMV_NR");
   }
 }
