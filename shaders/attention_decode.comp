@@ -234,17 +234,6 @@ void main() {
   // Acquire: the other chunks' partials, written before their arrivals, are read after ours.
   memoryBarrierBuffer();
 
-  // This invocation's outputs' partials of the first PF chunks load now, in flight together with the m
-  // and l loads below (they do not depend on them): a merge of up to PF chunks (16 at 0.5B's shape, 8 at
-  // 1.5B's and 7B's: contexts up to 1k / 512 keys) waits on one round trip to L2 instead of two, and a
-  // longer one has PF fewer to fetch later. 16 vec4 registers an invocation at most.
-  const uint PF = NOUT >= 4u ? 4u : 16u / NOUT;
-  vec4 pre[NOUT * PF];
-  [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
-    uint i = tid + r * WG;
-    uint a0 = acc4 + kvh * MAX_CHUNKS * G * H4 + min(i, G * H4 - 1u);
-    [[unroll]] for (uint e = 0u; e < PF; ++e) pre[r * PF + e] = e < n_active ? sv.d[a0 + e * G * H4] : vec4(0.0);
-  }
   // Every (chunk, head) pair's m and l load at once, one invocation each.
   for (uint i = tid; i < n_active * G; i += WG) {
     uint c = i / G, g = i % G;
@@ -274,22 +263,18 @@ void main() {
     for (uint c = sl; c < n_active; c += SL) cw[c * G + sg_h] = exp(cw[c * G + sg_h] - M) * inv;
   }
   barrier();
-  // Each 4-dim output sums its chunks' partials: the prefetched PF, then the rest eight 16-byte loads in
-  // flight at a time (the last batch predicated, so no chunk waits on the one before it).
-  [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
-    uint i = tid + r * WG;
-    if (i >= G * H4) continue;
+  // Each 4-dim output sums its chunks' partials, eight 16-byte loads in flight at a time.
+  for (uint i = tid; i < G * H4; i += WG) {
     uint g = i / H4;
     uint a0 = acc4 + kvh * MAX_CHUNKS * G * H4 + i;
     vec4 a = vec4(0.0);
-    [[unroll]] for (uint e = 0u; e < PF; ++e)
-      if (e < n_active) a += cw[e * G + g] * pre[r * PF + e];
-    for (uint c = PF; c < n_active; c += 8u) {
+    uint c = 0u;
+    for (; c + 8u <= n_active; c += 8u) {
       vec4 x[8];
-      [[unroll]] for (uint e = 0u; e < 8u; ++e) x[e] = c + e < n_active ? sv.d[a0 + (c + e) * G * H4] : vec4(0.0);
-      [[unroll]] for (uint e = 0u; e < 8u; ++e)
-        if (c + e < n_active) a += cw[(c + e) * G + g] * x[e];
+      [[unroll]] for (uint e = 0u; e < 8u; ++e) x[e] = sv.d[a0 + (c + e) * G * H4];
+      [[unroll]] for (uint e = 0u; e < 8u; ++e) a += cw[(c + e) * G + g] * x[e];
     }
+    for (; c < n_active; ++c) a += cw[c * G + g] * sv.d[a0 + c * G * H4];
     ov.d[kvh * G * H4 + i] = a;
   }
 }

@@ -118,30 +118,6 @@ void main() {
   if (rb >= pc.rows) return;
   uint nrows = min(RB, pc.rows - rb);
 
-  // The epilogue's operands (bias, residual, position, KV slot) load first: they do not depend on the
-  // sums, and loaded after the reduction each was one more dependent L2 round trip at the end of the
-  // kernel's critical path. Invocation tid finishes slot ec = tid / RB of row er = tid % RB (below).
-  uint ec = tid / RB, er = tid % RB;
-  float e_bias = 0.0, e_bias2 = 0.0, e_res = 0.0;
-  int e_pos = 0;
-  uint e_slot = 0u;
-  if (tid < NR * RB && er < nrows) {
-    uint row = pc.row0 + rb + er;
-    if (FUSE >= FUSE_ROPE) {
-      uint pair = min(grp * GC + ec / 2u, total_cols() - 1u);
-      if (pc.has_bias != 0u) {
-        e_bias = load_elem(pc.bias, rope_col(pair, ec & 1u), pc.bias_dtype);
-        e_bias2 = load_elem(pc.bias, rope_col(pair, (ec & 1u) ^ 1u), pc.bias_dtype);
-      }
-      if ((pc.rope >> 16) != 0u) e_pos = i32_buf(pc.aux).d[row];  // aux is the positions when n_rot > 0
-      if (FUSE == FUSE_KV) e_slot = pc.kv_pos + globals_buf(pc.globals).pos + row;
-    } else if (FUSE != FUSE_SWIGLU) {
-      uint n = pc.n_off + min(grp * NR + ec, pc.n_tile - 1u);
-      if (pc.has_bias != 0u) e_bias = load_elem(pc.bias, n, pc.bias_dtype);
-      if (FUSE == FUSE_ADD) e_res = f32_buf(pc.aux).d[(pc.row0 + rb + er) * pc.ldy + n];
-    }
-  }
-
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
   [[unroll]] for (uint r = 0u; r < RB; ++r) ssq[r] = 0.0;
   if (NORM && !SSQ_IN_LOOP) {
@@ -261,12 +237,14 @@ void main() {
     uint pair = grp * GC + c / 2u;
     if (pair >= total_cols()) return;
     uint n = rope_col(pair, c & 1u), m = rope_col(pair, (c & 1u) ^ 1u);
-    s += e_bias;
-    t += e_bias2;
+    if (pc.has_bias != 0u) {
+      s += load_elem(pc.bias, n, pc.bias_dtype);
+      t += load_elem(pc.bias, m, pc.bias_dtype);
+    }
     uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16;
     uint i = pair % (hd / 2u);
     if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
-      vec2 cs = rope_cos_sin(float(e_pos), i, n_rot, pc.log2_theta);
+      vec2 cs = rope_cos_sin(float(i32_buf(pc.aux).d[row]), i, n_rot, pc.log2_theta);
       s = (c & 1u) == 0u ? s * cs.x - t * cs.y : t * cs.y + s * cs.x;
     }
     if (FUSE == FUSE_ROPE) {
@@ -276,7 +254,8 @@ void main() {
     // KV: cache row kv_pos + globals.pos + row, in the cache's dtype. A 16-bit cache packs two columns
     // in a word whose other half another workgroup may be writing: each invocation replaces its own
     // half with two atomics.
-    uint e = e_slot * pc.ldy + n, dt = pc.style >> 8;
+    uint slot = pc.kv_pos + globals_buf(pc.globals).pos + row;
+    uint e = slot * pc.ldy + n, dt = pc.style >> 8;
     if (dt == DT_F32) {
       f32_buf(pc.y).d[e] = s;
     } else {
@@ -289,5 +268,8 @@ void main() {
   }
   uint n = grp * NR + c;
   if (n >= pc.n_tile) return;
-  f32_buf(pc.y).d[row * pc.ldy + pc.n_off + n] = s + e_bias + e_res;
+  if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+  uint e = row * pc.ldy + pc.n_off + n;
+  if (FUSE == FUSE_ADD) s += f32_buf(pc.aux).d[e];
+  f32_buf(pc.y).d[e] = s;
 }

@@ -19,7 +19,7 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   // opt-in x-through-shared-tiles mode (OCTO_GEMV_XS) is left to the plain GEMV cases: every (format, mode,
   // rows) compiles a pipeline cold on lavapipe (CI's long pole).
   // The shared-memory mode also takes 4 weight rows a workgroup (OCTO_GEMV_NR=4: the planner's choice for
-  // outputs wider than these, which take 2).
+  // wide outputs; these narrow ones take 2 at the K used here).
   for (int mode : {0, 1}) {
     if (mode == 1) {
       ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
@@ -88,7 +88,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
     bool bias;
   };
   // The fallback (shared-memory reduction) also takes 4 weight rows (2 RoPE pairs) a workgroup
-  // (OCTO_GEMV_NR=4: the planner's choice for projections wider than these, which take 2).
+  // (OCTO_GEMV_NR=4: the planner's choice for wide projections; these narrow ones take 2).
   for (bool fallback : {false, true}) {
     if (fallback) {
       ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);

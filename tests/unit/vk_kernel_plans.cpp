@@ -468,3 +468,36 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
   // K = 32 x odd: steps of 32 whatever the grid
   CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2});
 }
+
+namespace {
+
+/// The plan of a one-row GEMV_TILE of an n x k weight of dtype `w` on a subgroup device (kernels/gemv.cpp).
+vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w) {
+  ir::param_list p;
+  p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
+  const auto prog =
+      single_task(opcode::gemv_tile, {{"x", {1, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {1, n}}, p);
+  return plan_on_subgroup_device(prog, false);
+}
+
+}  // namespace
+
+TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in the 32-element formats), else 4") {
+  clear_kernel_environment();
+  // Spec constant 1 is shaders/gemv.comp's NR (benchmarks/results/2026-11-28-h100-decode).
+  const auto nr = [](std::int64_t n, std::int64_t k, dtype w) { return plan_decode_gemv(n, k, w).spec_constants.at(1); };
+  CHECK(nr(1536, 1536, dtype::q4_k) == 2);   // 1.5B q / o
+  CHECK(nr(512, 3584, dtype::q4_k) == 2);    // 7B k / v
+  CHECK(nr(3584, 18944, dtype::q6_k) == 2);  // 7B down: narrow whatever K in the K-quants
+  CHECK(nr(4096, 256, dtype::q5_k) == 2);    // the last narrow width
+  CHECK(nr(4224, 256, dtype::q5_k) == 4);    // past it
+  CHECK(nr(8960, 1536, dtype::q4_k) == 4);   // 1.5B gate / up width
+  CHECK(nr(1536, 1536, dtype::q8_0) == 2);   // 1.5B q / o
+  CHECK(nr(896, 896, dtype::q4_0) == 2);     // 0.5B
+  CHECK(nr(3584, 3584, dtype::q8_0) == 4);   // 7B q / o: 32-element blocks past K = 2048 keep 4
+  CHECK(nr(1536, 8960, dtype::q8_0) == 4);   // 1.5B down in Q8_0
+  CHECK(nr(16384, 1536, dtype::q8_0) == 4);  // LM-head-like
+  ::setenv("OCTO_GEMV_NR", "4", 1);          // the knob still wins
+  CHECK(nr(1536, 1536, dtype::q4_k) == 4);
+  ::unsetenv("OCTO_GEMV_NR");
+}

@@ -245,11 +245,14 @@ kernel_launch plan_gemv(const task_context& c) {
     // each x load; RB = up to 4 x rows share each weight load. The workgroup is no wider than a row has
     // chunks (short rows would leave invocations idle), and at least 32 wide.
     const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
-    // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O and the 1.5B / 7B down
-    // projections: twice the workgroups, 13-35% less time each on the H100), 4 for wider ones (gate|up,
-    // the LM head: there 2 rows cost 18-33% more). benchmarks/results/2026-11-28-h100-decode, call2.
-    constexpr std::uint32_t kNarrowCols = 4096;
-    const std::uint32_t nr_c = even(nr_knob ? nr_knob : (n_tile <= kNarrowCols ? 2 : 4));
+    // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O, the 1.5B / 7B down
+    // projections) in the 256-element K-quant formats and, in the 32-element ones, over rows of at most
+    // kShortK (twice the workgroups: 13-35% less time each on the H100), else 4 (gate|up and the LM head
+    // took 18-33% more at 2; the 7B's Q8_0 projections, K = 3584, 3% more in all).
+    // benchmarks/results/2026-11-28-h100-decode (calls 2 and 3).
+    constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048;
+    const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
+    const std::uint32_t nr_c = even(nr_knob ? nr_knob : (narrow ? 2 : 4));
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
