@@ -246,9 +246,10 @@ kernel_launch plan_gemv(const task_context& c) {
     // chunks (short rows would leave invocations idle), and at least 32 wide.
     const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
     // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O, the 1.5B / 7B down
-    // projections) in the 256-element K-quant formats and, in the 32-element ones, over rows of at most
-    // kShortK (twice the workgroups: 13-35% less time each on the H100), else 4 (gate|up and the LM head
-    // took 18-33% more at 2; the 7B's Q8_0 projections, K = 3584, 3% more in all).
+    // projections) in the 256-element formats (the K-quants, measured; IQ4_XS goes with them) and, in the
+    // 32-element ones, over rows of at most kShortK (twice the workgroups: 13-35% less time each on the
+    // H100), else 4 (gate|up and the LM head took 18-33% more at 2; the 7B's Q8_0 projections, K = 3584,
+    // 3% more in all).
     // benchmarks/results/2026-11-28-h100-decode (calls 2 and 3).
     constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048;
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
