@@ -279,9 +279,11 @@ E enum_at(const json& v, const std::string& path, std::string_view what) {
   return *e;
 }
 
-/// A JSON object key holding a non-negative int32 in decimal (buffer_to_page, explicit sm maps).
+/// A JSON object key holding a non-negative int32 in canonical decimal (buffer_to_page, explicit sm maps).
+/// No leading zeros: "08" and "8" would name one id under two keys, which the program would hold twice
+/// and to_json could not write back (found by fuzz_ir_json).
 std::int32_t id_key(const std::string& key, const std::string& path) {
-  bool digits = !key.empty() && key.size() <= 10;
+  bool digits = !key.empty() && key.size() <= 10 && (key.size() == 1 || key[0] != '0');
   std::int64_t v = 0;
   for (char c : key) {
     if (c < '0' || c > '9') {

@@ -610,6 +610,9 @@ TEST_CASE("errors name the field path") {
       {R"("note":"gemv done")", R"("note":false)", "counters[0].note: expected a string, got boolean"},
       {R"("buffer_to_page":{"2":0})", R"("buffer_to_page":{"two":0})", R"(pages.buffer_to_page: key "two" is not an id)"},
       {R"("buffer_to_page":{"2":0})", R"("buffer_to_page":{"-2":0})", R"(pages.buffer_to_page: key "-2" is not an id)"},
+      // Leading zeros: {"2":0,"02":1} would map buffer 2 twice (fuzz_ir_json).
+      {R"("buffer_to_page":{"2":0})", R"("buffer_to_page":{"2":0,"02":1})", R"(pages.buffer_to_page: key "02" is not an id)"},
+      {R"("sm_assignment":{"0":3,"1":0})", R"("sm_assignment":{"00":3})", R"(config.sm_assignment: key "00" is not an id)"},
       {R"("buffer_to_page":{"2":0})", R"("buffer_to_page":{"2":-1})", "pages.buffer_to_page.2: -1 is out of range [0, 2147483647]"},
       {R"("buffer_to_page":{"2":0})", R"("buffer_to_page":[[2,0]])", "pages.buffer_to_page: expected an object, got array"},
       {R"("live_start":0)", R"("live_start":-2)", "pages.pages[0].live_start: -2 is out of range [-1, 2147483647]"},
