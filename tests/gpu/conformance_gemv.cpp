@@ -2,6 +2,7 @@
 // reductions, decode shapes, the scalar path, the opt-in x-through-shared-tiles mode.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -104,4 +105,157 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
     ::unsetenv("OCTO_GEMV_XS");
     ::unsetenv("OCTO_GEMV_NR");
   }
+}
+
+namespace {
+// The contract of the `fast` precision's integer-dot decode GEMVs (docs/precision.md "Decode GEMVs on
+// integer dot products"), computed here from the definition: x (times the norm weight) rounded per
+// 32-element block to x^ = step * roundEven(x / step), step = max|x| / 127, then W x^ in double over the
+// weights as the reference dequantizes them. Returns y and a bound per column: f32 rounding (1e-5 of
+// the sum of |products|) plus, for each element whose x / step lies within 1e-3 of a rounding tie (the
+// device's 127 / max|x| may differ from this one in the last bits), that element's whole step.
+struct idot_expect {
+  std::vector<double> y, bound;
+};
+idot_expect idot_contract(const std::vector<float>& xs, const std::vector<float>& w, std::int64_t N, std::int64_t K) {
+  std::vector<double> xr(static_cast<std::size_t>(K)), tie(static_cast<std::size_t>(K), 0.0);
+  for (std::int64_t b = 0; b < K / 32; ++b) {
+    float amax = 0.0f;
+    for (std::int64_t k = 32 * b; k < 32 * b + 32; ++k) amax = std::max(amax, std::abs(xs[static_cast<std::size_t>(k)]));
+    const float step = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (std::int64_t k = 32 * b; k < 32 * b + 32; ++k) {
+      const float t = xs[static_cast<std::size_t>(k)] * inv;
+      const double q = std::clamp<double>(std::nearbyint(t), -127.0, 127.0);  // round half to even
+      xr[static_cast<std::size_t>(k)] = double(step) * q;
+      if (std::abs(std::abs(double(t) - std::trunc(double(t))) - 0.5) < 1e-3) tie[static_cast<std::size_t>(k)] = step;
+    }
+  }
+  idot_expect e{std::vector<double>(static_cast<std::size_t>(N)), std::vector<double>(static_cast<std::size_t>(N))};
+  for (std::int64_t n = 0; n < N; ++n) {
+    double s = 0.0, mag = 0.0, ties = 0.0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      const double wv = w[static_cast<std::size_t>(n * K + k)];
+      s += wv * xr[static_cast<std::size_t>(k)];
+      mag += std::abs(wv * xr[static_cast<std::size_t>(k)]);
+      ties += std::abs(wv) * tie[static_cast<std::size_t>(k)];
+    }
+    e.y[static_cast<std::size_t>(n)] = s;
+    e.bound[static_cast<std::size_t>(n)] = 1e-5 * mag + 1e-6 + ties;
+  }
+  return e;
+}
+}  // namespace
+
+TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its quantized-x contract") {
+  // OCTO_GEMV_IDOT=1 takes the integer-dot loops wherever the device has the instruction (lavapipe has
+  // it, unaccelerated, so the default would not): every format with such a loop, K of one K-quant block,
+  // K not a multiple of 256 for the 32-element formats, K in the thousands; plain, RMSNORM-fused (the
+  // norm weight enters before the rounding, the inverse RMS after) and residual-fused, with a bias.
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  enum class fuse { none, norm, add };
+  std::mt19937_64 rng(seed() ^ 0x1d07ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  auto& vm = gpu_fast();
+  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+    const std::int64_t blk = octo::ir::layout(wd).block_elems;
+    for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
+                           std::int64_t{3584}}) {
+      for (fuse f : {fuse::none, fuse::norm, fuse::add}) {
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(K);
+        CAPTURE(static_cast<int>(f));
+        const std::int64_t N = 37, n_off = 2, n_tile = 34;  // columns 0, 1 and 36 stay poisoned
+        const bool bias = f != fuse::add;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f16, {N});
+        auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+        const double eps = 1e-6;
+        if (f == fuse::norm) {
+          std::vector<std::int32_t> in{x, nw, w};
+          if (bias) in.push_back(b);
+          c.task(opcode::rmsnorm_gemv, in, {y},
+                 params({{param_key::eps, eps}, {param_key::hidden, double(K)}, {param_key::K, double(K)},
+                         {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
+        } else if (f == fuse::add) {
+          c.task(opcode::gemv_add, {x, w, r}, {y},
+                 params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
+        } else {
+          c.task(opcode::gemv_tile, {x, w, b}, {y},
+                 params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
+        }
+        // Inputs: x with a spread of magnitudes (a block's max sets its step), weights quantized from
+        // [-1, 1], a norm weight in [0.5, 1.5].
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.5f, 1.5f);
+        std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K)), wf(static_cast<std::size_t>(N * K));
+        for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 97 == 0 ? 8.0f : 1.0f);
+        for (auto& v : nwv) v = pos(rng);
+        for (auto& v : wf) v = u(rng);
+        std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
+        for (std::int64_t n = 0; n < N; ++n)
+          octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
+        std::vector<float> wd_f(static_cast<std::size_t>(N * K));  // the weights as the reference dequantizes them
+        octo::detail::dequantize_row(wd, reinterpret_cast<const std::uint8_t*>(wb.data()), wd_f.data(), N * K);
+        std::vector<float> bv(static_cast<std::size_t>(N)), rv(static_cast<std::size_t>(N));
+        std::vector<std::byte> bb(static_cast<std::size_t>(2 * N));
+        for (auto& v : bv) v = u(rng);
+        octo::detail::from_f32(dtype::f16, bv, bb);
+        octo::detail::to_f32(dtype::f16, bb, bv);  // the bias as stored
+        for (auto& v : rv) v = u(rng);
+        const auto bytes_of = [](const std::vector<float>& v) {
+          std::vector<std::byte> o(v.size() * 4);
+          std::memcpy(o.data(), v.data(), o.size());
+          return o;
+        };
+        vm.load(c.p);
+        vm.write_bytes("x", bytes_of(xv));
+        vm.write_bytes("w", wb);
+        vm.write_bytes("nw", bytes_of(nwv));
+        vm.write_bytes("b", bb);
+        vm.write_bytes("r", bytes_of(rv));
+        vm.write_bytes("y", std::vector<std::byte>(static_cast<std::size_t>(4 * N), std::byte{0xff}));
+        vm.execute();
+        octo_test::check_clean(vm);
+        std::vector<float> got(static_cast<std::size_t>(N));
+        const auto gb = vm.read_bytes("y");
+        REQUIRE(gb.size() == got.size() * 4);
+        std::memcpy(got.data(), gb.data(), gb.size());
+
+        std::vector<float> xs = xv;  // what is rounded: x times the norm weight (in f32, as the kernel does)
+        double inv_rms = 1.0;
+        if (f == fuse::norm) {
+          double ss = 0.0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            ss += double(xv[static_cast<std::size_t>(k)]) * xv[static_cast<std::size_t>(k)];
+            xs[static_cast<std::size_t>(k)] = xv[static_cast<std::size_t>(k)] * nwv[static_cast<std::size_t>(k)];
+          }
+          inv_rms = 1.0 / std::sqrt(ss / double(K) + eps);
+        }
+        std::vector<float> wtile(wd_f.begin() + n_off * K, wd_f.begin() + (n_off + n_tile) * K);
+        const idot_expect e = idot_contract(xs, wtile, n_tile, K);
+        int bad = 0;
+        for (std::int64_t n = 0; n < N; ++n) {
+          const float g = got[static_cast<std::size_t>(n)];
+          if (n < n_off || n >= n_off + n_tile) {  // untouched: still the poison's NaN bytes
+            std::uint32_t bits = 0;
+            std::memcpy(&bits, &g, 4);
+            if (bits != 0xffffffffu && ++bad <= 5) CHECK_MESSAGE(false, "column " << n << " was written");
+            continue;
+          }
+          const auto i = static_cast<std::size_t>(n - n_off);
+          double want = e.y[i] * inv_rms, bound = e.bound[i] * inv_rms * (1.0 + 1e-5);
+          if (bias) want += bv[static_cast<std::size_t>(n)];
+          if (f == fuse::add) want += rv[static_cast<std::size_t>(n)];
+          bound += 1e-6 * std::abs(want);
+          if (!(std::abs(double(g) - want) <= bound) && ++bad <= 5)
+            CHECK_MESSAGE(false, "column " << n << ": gpu " << g << ", contract " << want << ", bound " << bound);
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+  ::unsetenv("OCTO_GEMV_IDOT");
 }
