@@ -175,6 +175,9 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
                      .layers = 2, .heads = 3, .kv_heads = 1, .head_dim = 32, .ffn = 160, .rope_theta = 1000000.0,
                      .rms_eps = 1e-6, .tied_embeddings = true, .qkv_bias = true, .qk_norm = false,
                      .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q8_0};
+  model_config qwen2_q4{qwen2};
+  qwen2_q4.name = "tiny-qwen2-q4_0";
+  qwen2_q4.weight_dtype = octo::ir::dtype::q4_0;
   model_config qwen3{.name = "tiny-qwen3-q4k", .architecture = octo::models::arch::qwen3, .vocab = 48, .hidden = 256,
                      .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 64, .ffn = 512, .rope_theta = 1000000.0,
                      .rms_eps = 1e-6, .tied_embeddings = false, .qkv_bias = false, .qk_norm = true,
@@ -182,7 +185,7 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   model_config qwen3_q6{qwen3};
   qwen3_q6.name = "tiny-qwen3-q6k";
   qwen3_q6.weight_dtype = octo::ir::dtype::q6_k;
-  for (const model_config& c : {qwen2, qwen3, qwen3_q6}) {
+  for (const model_config& c : {qwen2, qwen2_q4, qwen3, qwen3_q6}) {
     const double err = fast_vs_accurate(c, 8);
     MESSAGE(c.name << ": largest relative L2 of fast vs accurate decode logits over 8 steps " << err);
     CHECK(err < 3e-2);  // measured 0.016-0.021 on lavapipe (8-bit x at every GEMV of 2 layers)
