@@ -10,18 +10,6 @@
 
 #include "conformance_support.hpp"
 
-namespace {
-/// The formats with an integer-dot decode loop (shaders/common/gemv_idot.glsl).
-bool has_idot_loop(dtype wd) {
-  return wd == dtype::q8_0 || wd == dtype::q4_0 || wd == dtype::q4_k || wd == dtype::q5_k || wd == dtype::q6_k;
-}
-/// The integer-dot loops against the f32 composition: x rounded per 32-element block (docs/precision.md)
-/// moves an output by about sqrt(K) x 0.0013 x |w| x the inverse RMS (about 1.7 for these inputs), one
-/// standard deviation; these bounds are 6 of them. A wrong block, scale or offset moves outputs by their
-/// whole size (about 0.6 sqrt(K)).
-tolerance idot_tolerance(std::int64_t K) { return {0.014 * std::sqrt(double(K)), 2e-2}; }
-}  // namespace
-
 TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), every weight dtype, tiles, odd K") {
   // gemv.comp's FUSE modes over every format's loop: the norm (x scaled on load, the inverse RMS of the
   // row's sum of squares reduced beside the dot products), the residual epilogue and the
@@ -32,27 +20,20 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   // rows) compiles a pipeline cold on lavapipe (CI's long pole).
   // The shared-memory mode also takes 4 weight rows a workgroup (OCTO_GEMV_NR=4: the planner's choice for
   // wide outputs; these narrow ones take 2 at the K used here).
-  // Mode 2: the `fast` precision's integer-dot loops (OCTO_GEMV_IDOT=1, one row), whose bound is their
-  // contract's (idot_tolerance; the exact contract is checked in conformance_gemv.cpp).
-  for (int mode : {0, 1, 2}) {
+  for (int mode : {0, 1}) {
     if (mode == 1) {
       ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
       ::setenv("OCTO_GEMV_NR", "4", 1);
     }
-    if (mode == 2) ::setenv("OCTO_GEMV_IDOT", "1", 1);
     CAPTURE(mode);
     for (dtype wd : weight_dtypes) {
       if (mode == 1 && !reduction_sample(wd)) continue;
-      if (mode == 2 && !has_idot_loop(wd)) continue;
       const std::int64_t blk = octo::ir::layout(wd).block_elems;
       const std::int64_t k_odd = blk == 256 ? 1280 : 1120;  // not a multiple of 256 for the 32-element formats
       for (auto [K, R] : {std::pair<std::int64_t, std::int64_t>{k_odd, 1}, {512, 3}}) {
         // Decode steps run these at one row; several rows a workgroup on one format per loop family.
-        if (R != 1 && (mode == 2 || !reduction_sample(wd))) continue;
+        if (R != 1 && !reduction_sample(wd)) continue;
         for (opcode op : {opcode::rmsnorm_gemv, opcode::gemv_add, opcode::rmsnorm_swiglu}) {
-          // SwiGLU multiplies the rounding's error by the other factor: its integer-dot case has its own
-          // exact-contract check (conformance_gemv.cpp).
-          if (mode == 2 && op == opcode::rmsnorm_swiglu) continue;
           for (bool bias : {false, true}) {
             if (bias && op != opcode::rmsnorm_gemv) continue;
             CAPTURE(octo::ir::name(wd));
@@ -88,15 +69,13 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
               pl.set(param_key::n_off, n_off);
               c.task(op, in, {y}, pl);
             }
-            if (mode == 2) run_case(c, idot_tolerance(K), 0, &gpu_fast());
-            else run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
+            run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
           }
         }
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
     ::unsetenv("OCTO_GEMV_NR");
-    ::unsetenv("OCTO_GEMV_IDOT");
   }
 }
 
@@ -109,26 +88,22 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
     bool bias;
   };
   // The fallback (shared-memory reduction) also takes 4 weight rows (2 RoPE pairs) a workgroup
-  // (OCTO_GEMV_NR=4: the planner's choice for wide projections; these narrow ones take 2). Mode 2: the
-  // integer-dot loops at the `fast` precision, one row.
-  for (int mode : {0, 1, 2}) {
-    const bool fallback = mode == 1;
+  // (OCTO_GEMV_NR=4: the planner's choice for wide projections; these narrow ones take 2).
+  for (bool fallback : {false, true}) {
     if (fallback) {
       ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
       ::setenv("OCTO_GEMV_NR", "4", 1);
     }
-    if (mode == 2) ::setenv("OCTO_GEMV_IDOT", "1", 1);
-    CAPTURE(mode);
+    CAPTURE(fallback);
     for (dtype wd : weight_dtypes) {
       if (fallback && !reduction_sample(wd)) continue;
-      if (mode == 2 && !has_idot_loop(wd)) continue;
       const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
       // 3 heads of 64 (rotate-half), 1 head of 32 rotating 16 dims (interleaved), 5 heads of 16 with bias
       for (shape s : {shape{3, 64, 64, 0, false}, shape{1, 32, 16, 1, true}, shape{5, 16, 16, 0, true},
                       shape{2, 16, 8, 0, false}}) {
         for (dtype cache_dt : {dtype::f32, dtype::f16}) {
           for (std::int64_t R : {1, 2}) {
-            if (R != 1 && (mode == 2 || !reduction_sample(wd))) continue;  // as above: decode runs one row
+            if (R != 1 && !reduction_sample(wd)) continue;  // as above: decode runs one row
             CAPTURE(octo::ir::name(wd));
             CAPTURE(s.heads);
             CAPTURE(s.head_dim);
@@ -169,15 +144,13 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
                               {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
             c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
             // globals.pos = 2: rows go to cache slots 3 (and 4).
-            if (mode == 2) run_case(c, idot_tolerance(K), 2, &gpu_fast());
-            else run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f16 ? 2e-3 : 2e-4}, R == 1 ? 2 : 1);
+            run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f16 ? 2e-3 : 2e-4}, R == 1 ? 2 : 1);
           }
         }
       }
     }
     ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
     ::unsetenv("OCTO_GEMV_NR");
-    ::unsetenv("OCTO_GEMV_IDOT");
   }
 }
 

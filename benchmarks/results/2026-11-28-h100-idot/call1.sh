@@ -18,7 +18,6 @@ say() { echo "[$(date +%T)] $*" | tee -a $OUT/log.txt; }
 $B/octo_devices --boot > $OUT/devices.txt 2>&1
 $B/gpu_conformance_gemv -tc="*integer-dot*,*decode shapes*" > $OUT/conformance.txt 2>&1; say "conformance rc=$?"
 $B/gpu_fused_decode -tc="*precision*" >> $OUT/conformance.txt 2>&1; say "fused precision rc=$?"
-$B/gpu_conformance_fused >> $OUT/conformance.txt 2>&1; say "conformance_fused rc=$?"
 G="--bandwidth-gbs 3071 --passes 10 --dtypes q8_0,q4_k,q6_k --sizes 896x896,4864x896,1536x1536,8960x1536,3584x3584,37888x3584,3584x18944,152064x3584"
 $B/bench_gemv_bandwidth $G > $OUT/gemv-idot.jsonl 2>>$OUT/log.txt
 OCTO_GEMV_IDOT=0 $B/bench_gemv_bandwidth $G > $OUT/gemv-float.jsonl 2>>$OUT/log.txt
