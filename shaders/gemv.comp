@@ -40,15 +40,6 @@ const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
 const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
 const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
-// GEMV_IDOT (the gemv_idot_<dt> modules, the `fast` precision): x quantized to int8 per 32-element
-// block in shared memory, then the chunk loops of common/gemv_idot.glsl on packed integer dot products.
-// One x row per workgroup (RB = 1), the chunk loop (VEC), no x tile (XS off): the planner's conditions.
-#ifdef GEMV_IDOT
-const bool IDOT = true;
-layout(constant_id = 6) const uint XQB = 1u;  // 32-element blocks of x the shared arrays hold (>= K / 32)
-#else
-const bool IDOT = false;
-#endif
 
 // aux: the residual (ADD), the up weight (SWIGLU), the positions (ROPE, KV; 0 when n_rot = 0).
 // rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).
@@ -98,7 +89,7 @@ float acc[NR * RB];
 // exactly once, so no separate pass over x runs before the weights' loads (that pass was a chain of
 // K / WG dependent L2 round trips, several us of every fused GEMV's latency).
 float ssq[RB];
-const bool SSQ_IN_LOOP = NORM && VEC && !XS && !IDOT;
+const bool SSQ_IN_LOOP = NORM && VEC && !XS;
 #ifdef GEMV_BLOCK
 uint wrow[NR];  // byte offset of each weight row of the workgroup (clamped to the tile)
 uint xrow[RB];  // vec4 index of each x row (clamped to the rows present)
@@ -113,51 +104,7 @@ const uint XT = 4096u >> (RB - 1u - (RB >> 2));  // 4096, 2048, 1024, 1024 float
 const uint XROW = XT / 4u + (XT / 4u >> XPAD);
 shared vec4 xsh[uint(XS) * RB * XROW + 1u];
 uint xk0 = 0u;  // first element of the current tile
-#ifdef GEMV_IDOT
-shared uvec4 xq[2u * XQB];  // block b's elements 0..15 and 16..31 as int8
-shared float xqd[XQB];      // block b's step, max|x| / 127
-shared vec2 xqs[XQB];       // block b's exact sums of elements 0..15 and 16..31
-#endif
 #include "common/gemv_chunks.glsl"
-#endif
-
-#ifdef GEMV_IDOT
-// The workgroup's x row (times the RMSNORM weight when fused) rounded per 32-element block to
-// x^ = step * q, step = max|x| / 127, q = roundEven(x / step) (docs/precision.md): the kernel computes
-// W x^ exactly up to f32 rounding. RMSNORM's squares of the raw x are summed on the way. A block holding
-// an infinity or a NaN gets a NaN step, so the outputs it feeds are NaN, not finite.
-void quantize_x(uint tid) {
-  v4_buf xb = v4_buf(pc.x);
-  uint nb = pc.K >> 5;
-  for (uint b = tid; b < nb; b += gl_WorkGroupSize.x) {
-    vec4 v[8];
-    float amax = 0.0;
-    bool nan = false;
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      vec4 raw = xb.d[xrow[0] + 8u * b + i];
-      if (NORM) ssq[0] += dot(raw, raw);
-      v[i] = raw * xnorm(32u * b + 4u * i);
-      vec4 a = abs(v[i]);
-      nan = nan || any(isnan(v[i]));
-      amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-    }
-    float step = nan || isinf(amax) ? uintBitsToFloat(0x7fc00000u) : amax / 127.0;
-    float inv = amax > 0.0 ? 127.0 / amax : 0.0;
-    uint w[8];
-    ivec2 qsum = ivec2(0);
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      ivec4 q = clamp(ivec4(roundEven(v[i] * inv)), ivec4(-127), ivec4(127));
-      uvec4 u = uvec4(q) & 0xFFu;
-      w[i] = u.x | (u.y << 8) | (u.z << 16) | (u.w << 24);
-      qsum[i >> 2] += (q.x + q.y) + (q.z + q.w);
-    }
-    xq[2u * b] = uvec4(w[0], w[1], w[2], w[3]);
-    xq[2u * b + 1u] = uvec4(w[4], w[5], w[6], w[7]);
-    xqd[b] = step;
-    xqs[b] = step * vec2(qsum);
-  }
-  barrier();
-}
 #endif
 
 
@@ -173,7 +120,7 @@ void main() {
 
   [[unroll]] for (uint i = 0u; i < NR * RB; ++i) acc[i] = 0.0;
   [[unroll]] for (uint r = 0u; r < RB; ++r) ssq[r] = 0.0;
-  if (NORM && !SSQ_IN_LOOP && !IDOT) {
+  if (NORM && !SSQ_IN_LOOP) {
     // This invocation's part of the rows' sums of squares (RMSNORM's, hidden == K), reduced below.
     [[unroll]] for (uint r = 0u; r < RB; ++r) {
       uint x0 = (pc.row0 + rb + min(r, nrows - 1u)) * pc.K;
@@ -191,11 +138,6 @@ void main() {
     [[unroll]] for (uint c = 0u; c < NR; ++c) wrow[c] = slot_col(grp, c) * pc.w_row_bytes;
     [[unroll]] for (uint r = 0u; r < RB; ++r) xrow[r] = ((pc.row0 + rb + min(r, nrows - 1u)) * pc.K) >> 2;
     const uint BE = CBE;  // elements per block (gemv_chunks.glsl)
-#ifdef GEMV_IDOT
-    quantize_x(tid);
-    uint chunks = pc.K / BE * CPB;
-    for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
-#else
     if (XS) {
       for (uint k0 = 0u; k0 < pc.K; k0 += XT) {
         uint kn4 = min(XT, pc.K - k0) >> 2;
@@ -214,7 +156,6 @@ void main() {
       uint chunks = pc.K / BE * CPB;
       for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
     }
-#endif  // GEMV_IDOT
   } else
 #endif
   if (VEC) {

@@ -75,11 +75,6 @@ void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
   mn = dm.y * vec2(m);
 }
 
-// The integer-dot loops (the `fast` precision's decode GEMVs) replace the float ones below.
-#ifdef GEMV_IDOT
-#include "gemv_idot.glsl"
-#else
-
 #if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
 const uint CPB = 8u;
 void gemv_chunk(uint c) {
@@ -401,7 +396,5 @@ void gemv_chunk(uint c) {
     [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dl[n] * p[n * RB + r];
 }
 #endif
-
-#endif  // GEMV_IDOT
 
 #endif

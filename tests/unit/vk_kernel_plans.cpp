@@ -143,8 +143,7 @@ void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS",
-                        "OCTO_GEMV_IDOT"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
 }
 
@@ -161,14 +160,14 @@ struct plans {
     if (!m.empty()) mismatches.push_back(what + " (" + std::string(l.shader) + "): " + m);
   }
 
-  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool fast_precision = false) {
+  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false) {
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
     const auto& t = p.tasks.at(0);
     const auto& row = vm::vulkan::kernel_for(t.op);
     const bool has_planner = row.planner != nullptr;
     REQUIRE_MESSAGE(has_planner, ir::name(t.op) << " has no planner: " << row.no_kernel);
-    vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, fast_precision};
+    vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, f16_matmul};
     check(row.planner(c), t.label.str() + (d.subgroup_arithmetic ? "" : " without subgroups"));
   }
 };
@@ -314,13 +313,9 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
     for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true));
   }
   ::unsetenv("OCTO_GEMM_KERNEL");
-  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*fast_precision=*/true);
+  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
-  p.plan(attention(16, false), device(true), /*fast_precision=*/true);
-  // Decode GEMVs on integer dot products (gemv_idot_*): the `fast` precision where the device accelerates them.
-  vm::vulkan::device_facts idot = device(true);
-  idot.int_dot = idot.int_dot_accelerated = true;
-  for (const auto& prog : task_variants()) p.plan(prog, idot, /*fast_precision=*/true);
+  p.plan(attention(16, false), device(true), /*f16_matmul=*/true);
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
@@ -363,12 +358,12 @@ TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatc
 namespace {
 
 /// The plan of a program's one task on a subgroup device with cooperative matrices, each buffer at its
-/// own address; `fast_precision`: the `fast` precision.
-vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool fast_precision,
-                                                  const vm::vulkan::device_facts& d = device(true)) {
+/// own address; `f16_matmul`: the `fast` precision.
+vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool f16_matmul) {
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
-  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast_precision};
+  const auto d = device(true);
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, f16_matmul};
   return vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
 }
 
@@ -477,13 +472,12 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
 namespace {
 
 /// The plan of a one-row GEMV_TILE of an n x k weight of dtype `w` on a subgroup device (kernels/gemv.cpp).
-vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w, bool fast_precision = false,
-                                           const vm::vulkan::device_facts& d = device(true), std::int64_t rows = 1) {
+vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w) {
   ir::param_list p;
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
   const auto prog =
-      single_task(opcode::gemv_tile, {{"x", {rows, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {rows, n}}, p);
-  return plan_on_subgroup_device(prog, fast_precision, d);
+      single_task(opcode::gemv_tile, {{"x", {1, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {1, n}}, p);
+  return plan_on_subgroup_device(prog, false);
 }
 
 }  // namespace
@@ -506,38 +500,4 @@ TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in t
   ::setenv("OCTO_GEMV_NR", "4", 1);          // the knob still wins
   CHECK(nr(1536, 1536, dtype::q4_k) == 4);
   ::unsetenv("OCTO_GEMV_NR");
-}
-
-TEST_CASE("decode GEMVs on integer dot products: the fast precision, one x row, where the device accelerates them") {
-  clear_kernel_environment();
-  vm::vulkan::device_facts fast_dot = device(true), slow_dot = device(true), no_dot = device(true);
-  fast_dot.int_dot = fast_dot.int_dot_accelerated = true;
-  slow_dot.int_dot = true;  // lavapipe: the instruction, not the hardware
-  const auto shader = [](const vm::vulkan::kernel_launch& l) { return std::string(l.shader); };
-  const auto q8 = plan_decode_gemv(1536, 1536, dtype::q8_0, true, fast_dot);
-  CHECK(shader(q8) == "gemv_idot_q8_0");
-  CHECK(q8.spec_constants.at(6) == 1536 / 32);  // XQB: the shared x holds K / 32 blocks
-  CHECK(shader(plan_decode_gemv(3584, 18944, dtype::q6_k, true, fast_dot)) == "gemv_idot_q6_k");  // 7B down
-  CHECK(shader(plan_decode_gemv(37888, 3584, dtype::q4_k, true, fast_dot)) == "gemv_idot_q4_k");
-  CHECK(shader(plan_decode_gemv(896, 896, dtype::q4_0, true, fast_dot)) == "gemv_idot_q4_0");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q5_k, true, fast_dot)) == "gemv_idot_q5_k");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, false, fast_dot)) == "gemv_q8_0");    // accurate
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, slow_dot)) == "gemv_q8_0");     // not accelerated
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, no_dot)) == "gemv_q8_0");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q4_1, true, fast_dot)) == "gemv_q4_1");     // no integer loop
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::f16, true, fast_dot)) == "gemv_f16");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, fast_dot, 3)).rfind("gemv_idot", 0) != 0);  // rows
-  // x's blocks must fit in shared memory beside the reduction: 44 bytes a block.
-  CHECK(shader(plan_decode_gemv(64, 32768, dtype::q8_0, true, fast_dot)) == "gemv_idot_q8_0");
-  CHECK(shader(plan_decode_gemv(64, 40960, dtype::q8_0, true, fast_dot)) == "gemv_q8_0");
-  ::setenv("OCTO_GEMV_IDOT", "1", 1);  // wherever the instruction exists
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, slow_dot)) == "gemv_idot_q8_0");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, no_dot)) == "gemv_q8_0");
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, false, slow_dot)) == "gemv_q8_0");  // never at `accurate`
-  ::setenv("OCTO_GEMV_IDOT", "0", 1);
-  CHECK(shader(plan_decode_gemv(1536, 1536, dtype::q8_0, true, fast_dot)) == "gemv_q8_0");
-  ::setenv("OCTO_GEMV_IDOT", "yes", 1);
-  CHECK_THROWS_WITH_AS(plan_decode_gemv(1536, 1536, dtype::q8_0, true, fast_dot), doctest::Contains("OCTO_GEMV_IDOT='yes' is not 0 or 1"),
-                       octo::error);
-  ::unsetenv("OCTO_GEMV_IDOT");
 }
