@@ -501,21 +501,3 @@ TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in t
   CHECK(nr(1536, 1536, dtype::q4_k) == 4);
   ::unsetenv("OCTO_GEMV_NR");
 }
-
-TEST_CASE("decode GEMV workgroup width: 256 over rows of 8192 elements or more, else up to 128") {
-  clear_kernel_environment();
-  // Spec constant 0 is shaders/gemv.comp's workgroup width (benchmarks/results/2026-11-28-h100-idot).
-  const auto wg = [](std::int64_t n, std::int64_t k, dtype w) { return plan_decode_gemv(n, k, w).spec_constants.at(0); };
-  CHECK(wg(3584, 18944, dtype::q4_k) == 256);  // 7B down
-  CHECK(wg(3584, 18944, dtype::q8_0) == 256);
-  CHECK(wg(1536, 8960, dtype::q6_k) == 256);   // 1.5B down
-  CHECK(wg(1536, 8192, dtype::q8_0) == 256);   // the threshold
-  CHECK(wg(1536, 7936, dtype::q8_0) == 128);   // below it
-  CHECK(wg(896, 4864, dtype::q8_0) == 128);    // 0.5B down
-  CHECK(wg(37888, 3584, dtype::q8_0) == 128);  // 7B gate|up
-  CHECK(wg(37888, 3584, dtype::q4_k) == 64);   // 112 chunks a row
-  CHECK(wg(896, 896, dtype::q8_0) == 32);      // 56 chunks: no wider than a row has chunks
-  ::setenv("OCTO_GEMV_WG", "64", 1);           // the knob still wins
-  CHECK(wg(3584, 18944, dtype::q4_k) == 64);
-  ::unsetenv("OCTO_GEMV_WG");
-}

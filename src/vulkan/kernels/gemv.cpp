@@ -254,12 +254,7 @@ kernel_launch plan_gemv(const task_context& c) {
     constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048;
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
     const std::uint32_t nr_c = even(nr_knob ? nr_knob : (narrow ? 2 : 4));
-    // Workgroup width: 256 over rows of at least kLongK elements (the 1.5B / 7B down projections: a
-    // 128-wide workgroup walks K = 18944 in 9+ dependent rounds of chunks), else up to 128.
-    // benchmarks/results/2026-11-28-h100-idot (call2 swept the widths; call3 measured this rule).
-    constexpr std::uint32_t kLongK = 8192;
-    const std::uint32_t wg_want = K >= kLongK ? 256 : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
-    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
+    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
     // x through shared memory in tiles (XS) only with OCTO_GEMV_XS=1: on the H200 it was 1.3-4x slower
