@@ -254,7 +254,13 @@ kernel_launch plan_gemv(const task_context& c) {
     constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048;
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
     const std::uint32_t nr_c = even(nr_knob ? nr_knob : (narrow ? 2 : 4));
-    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks)));
+    // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
+    // but 64 rather than one 32-wide warp where a row has 56-63 chunks (at most 1/8 of the 64 idle: the
+    // 0.5B's Q8_0 rows of 896, Q6_K rows of 3584): 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
+    // 24 chunks up to 64 lost 4% (1.5B Q4_K_M). benchmarks/results/2026-11-28-h100-idot (call4).
+    std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
+    if (wg_want >= 56 && wg_want < 64) wg_want = 64;
+    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
     // x through shared memory in tiles (XS) only with OCTO_GEMV_XS=1: on the H200 it was 1.3-4x slower
