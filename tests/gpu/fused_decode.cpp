@@ -118,3 +118,105 @@ TEST_CASE("fused and plain decode steps give the same tokens on the GPU (Qwen2, 
                      .rope = octo::rope_style::interleaved, .max_ctx = 16, .weight_dtype = octo::ir::dtype::f16};
   compare(llama);
 }
+
+namespace {
+
+/// The fused decode step recorded with in-kernel waits (vulkan_options::kernel_waits) and with barriers:
+/// the same logits bit for bit and the same tokens, and the waits in place of all but the fixed barriers.
+void compare_waits(const model_config& c) {
+  CAPTURE(c.name);
+  const auto p = octo::models::decoder_step(c, {.argmax = true});
+  auto opts = octo_test::small_options();
+  opts.kernel_waits = octo::vm::kernel_wait_mode::on;
+  octo::vm::vulkan_vm waits(opts);
+  opts.kernel_waits = octo::vm::kernel_wait_mode::off;
+  octo::vm::vulkan_vm barriers(opts);
+  waits.load(p);
+  barriers.load(p);
+  load_weights(waits, p, 11);
+  load_weights(barriers, p, 11);
+  const auto ws = waits.stats(), bs = barriers.stats();
+  CHECK(bs.kernel_waits == 0);
+  CHECK(ws.kernel_waits == ws.task_dispatches);  // every task's kernel waits in the kernel
+  CHECK(ws.barriers < bs.barriers);
+  MESSAGE(c.name << ": " << ws.task_dispatches << " dispatches; barriers " << bs.barriers << " -> " << ws.barriers);
+  std::int32_t token = 5;
+  for (std::uint32_t pos = 0; pos < 10; ++pos) {
+    CAPTURE(pos);
+    for (auto* vm : {&waits, &barriers}) {
+      write_int(*vm, "tokens", token);
+      write_int(*vm, "pos", static_cast<std::int32_t>(pos));
+      vm->set_position(pos);
+      vm->execute();
+    }
+    const auto lw = waits.read_f32("logits"), lb = barriers.read_f32("logits");
+    REQUIRE(lw.size() == lb.size());
+    CHECK(std::memcmp(lw.data(), lb.data(), lw.size() * 4) == 0);
+    const std::int32_t tw = read_token(waits);
+    CHECK(tw == read_token(barriers));
+    token = tw;
+  }
+  octo_test::check_clean(waits);
+}
+
+}  // namespace
+
+TEST_CASE("in-kernel waits give the barriers' logits bit for bit (Qwen2, Qwen3, llama; Q8_0/Q4_K/F16)") {
+  model_config qwen2{.name = "tiny-qwen2-q8", .architecture = octo::models::arch::qwen2, .vocab = 64, .hidden = 96,
+                     .layers = 2, .heads = 3, .kv_heads = 1, .head_dim = 32, .ffn = 160, .rope_theta = 1000000.0,
+                     .rms_eps = 1e-6, .tied_embeddings = true, .qkv_bias = true, .qk_norm = false,
+                     .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q8_0};
+  compare_waits(qwen2);
+  model_config qwen3{.name = "tiny-qwen3-q4k", .architecture = octo::models::arch::qwen3, .vocab = 48, .hidden = 256,
+                     .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 64, .ffn = 512, .rope_theta = 1000000.0,
+                     .rms_eps = 1e-6, .tied_embeddings = false, .qkv_bias = false, .qk_norm = true,
+                     .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q4_k};
+  compare_waits(qwen3);
+  model_config llama{.name = "tiny-llama-f16", .architecture = octo::models::arch::llama, .vocab = 40, .hidden = 64,
+                     .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 96, .rope_theta = 10000.0,
+                     .rms_eps = 1e-5, .tied_embeddings = false, .qkv_bias = false, .qk_norm = false,
+                     .rope = octo::rope_style::interleaved, .max_ctx = 16, .weight_dtype = octo::ir::dtype::f16};
+  compare_waits(llama);
+}
+
+TEST_CASE("an in-kernel wait that is never satisfied gives up: the run fails with an error, later recordings use barriers") {
+  model_config qwen2{.name = "tiny-qwen2-q8", .architecture = octo::models::arch::qwen2, .vocab = 64, .hidden = 96,
+                     .layers = 2, .heads = 3, .kv_heads = 1, .head_dim = 32, .ffn = 160, .rope_theta = 1000000.0,
+                     .rms_eps = 1e-6, .tied_embeddings = true, .qkv_bias = true, .qk_norm = false,
+                     .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q8_0};
+  const auto p = octo::models::decoder_step(qwen2, {.argmax = true});
+  auto opts = octo_test::small_options();
+  opts.kernel_waits = octo::vm::kernel_wait_mode::on;
+  octo::vm::vulkan_vm vm(opts);
+  ::setenv("OCTO_KERNEL_WAITS", "stall-test", 1);  // the last waiting kernel waits for one task too many
+  vm.load(p);
+  ::unsetenv("OCTO_KERNEL_WAITS");
+  CHECK(vm.stats().kernel_waits > 0);
+  load_weights(vm, p, 3);
+  write_int(vm, "tokens", 1);
+  write_int(vm, "pos", 0);
+  vm.set_position(0);
+  std::string what;
+  try {
+    vm.execute();
+  } catch (const octo::error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("in-kernel wait gave up") != std::string::npos);
+  // The VM stays usable: a program recorded now uses barriers, and runs.
+  octo::vm::vulkan_vm reference(opts);
+  reference.load(p);
+  load_weights(reference, p, 3);
+  vm.load(p);
+  load_weights(vm, p, 3);
+  CHECK(vm.stats().kernel_waits == 0);
+  for (auto* v : {&vm, &reference}) {
+    write_int(*v, "tokens", 1);
+    write_int(*v, "pos", 0);
+    v->set_position(0);
+    v->execute();
+  }
+  CHECK(read_token(vm) == read_token(reference));
+  const auto a = vm.read_f32("logits"), b = reference.read_f32("logits");
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
