@@ -6,36 +6,33 @@
 // weights in flight when the data they need arrives.
 //
 // The state words (32-bit, one buffer per VM, its address in the globals record: kw_state_lo / _hi; the
-// VM zeroes a program's words at the start of each of its runs): word 0, the error word, set when a wait
-// gave up; words 1-2, the address of a host-visible word the wait that gives up sets too (the VM reports
-// it: no hang); then a "done" word per group of kernels that a barrier would have separated. Each task
-// of a group adds exactly 1 << KW_TASK_SHIFT to it when all of its workgroups are done (of a task's
-// alternative launches exactly one runs). A kernel waits until the done word of the group before its own
-// reaches that group's tasks << KW_TASK_SHIFT, so a group starts its real work only after the whole group
-// before it finished (and, by induction, every earlier group): a barrier's semantics.
-// The host packs the groups and the count to reach into the last 8 bytes of the 128 every device has
-// for push constants (kw_a: wait group | done group << 14 | backoff << 28 | no prefetch << 31; kw_b: the
-// waited group's tasks); the kernel's own push constants end at most at offset 120 and include the
-// globals record's address.
+// VM zeroes a program's words at the start of each of its runs):
+//   word 0: the error word, set when a wait gave up; words 1-2: the address of a host-visible word the
+//   wait that gives up sets too (the VM reports it: no hang);
+//   a "done" word per group of kernels that a barrier would have separated: how many of its tasks have
+//   finished (a task's last workgroup to finish adds one; of a task's alternative launches exactly one
+//   runs);
+//   a "slot" word per launch: how many of its workgroups have finished.
+// A kernel waits on the done word of the group before its own, so a group starts its real work only after
+// the whole group before it finished (and, by induction, every earlier group): a barrier's semantics.
+// The host packs the words' indices and the count to reach into the last 8 bytes of the 128 every device
+// has for push constants (kw_a: wait word | done word << 16, kw_b: count | slot word << 16); the kernel's
+// own push constants end at most at offset 120 and include the globals record's address.
 //
 // Forward progress: Vulkan does not promise that a waiting workgroup lets the kernels it waits on run.
 // The waits rely on the device launching dispatches in order (the kernels waited on are all resident or
 // done by the time a later kernel's workgroups run); a wait gives up after a bound of polls, sets the
-// error word, and every other wait stops polling once the error word is set: a device that breaks the
-// assumption gets an error from the VM, not a hang.
+// error word and every later wait then gives up at once (a wait also stops polling when the error word is set), so a device that breaks the assumption gets an
+// error from the VM, not a hang.
 #ifndef OCTO_KERNEL_WAIT_GLSL
 #define OCTO_KERNEL_WAIT_GLSL
 
 #ifdef OCTO_KERNEL_WAITS
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer kw_words { uint d[]; };
-// The fields a kernel's push-constant block ends with (the VM writes them at offset 120).
+// The fields a kernel's push-constant block ends with (the VM writes them at offset 232).
 #define OCTO_KW_PUSH \
   layout(offset = 120) uint kw_a; \
   uint kw_b;
-// The state words: [0] the error word, [1-2] the host-visible error word's address, [KW_DONE_BASE + g]
-// group g's done word (kernel_waits.hpp has the same constants). A group of n tasks is done at
-// n << KW_TASK_SHIFT.
-const uint KW_DONE_BASE = 3u, KW_TASK_SHIFT = 24u;
 // A wait gives up after KW_ROUNDS x KW_POLLS polls of its word (about a second on an H100, far longer
 // than any kernel of a decode step runs).
 const uint KW_ROUNDS = 256u, KW_POLLS = 4096u;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,47 +20,34 @@ namespace octo::vm::vulkan {
 /// 8 bytes of the 128 every Vulkan device has. A kernel's own push constants must end before.
 inline constexpr std::uint32_t kernel_wait_push_offset = 120;
 inline constexpr std::uint32_t kernel_wait_push_bytes = 8;
-/// The state words (shaders/common/kernel_wait.glsl has the same constants): [0] the error word, [1-2]
-/// the address of the host-visible word a wait that gives up also sets, [kernel_wait_done_base + g] group
-/// g's done word: each of its tasks adds 1 << kernel_wait_task_shift when all its workgroups are done.
-inline constexpr std::uint32_t kernel_wait_done_base = 3, kernel_wait_task_shift = 24;
-/// The VM's state buffer (one, reused by every program: runs never overlap on the queue).
+/// The VM's state buffer (one, reused by every program: runs never overlap on the queue). The words'
+/// indices travel as 16-bit halves, so a program's words stay below 2^16 - 1.
 inline constexpr std::uint32_t kernel_wait_capacity_words = 16384;
 
 /// The module a kernel's launch uses under in-kernel waits.
 inline std::string kernel_wait_module(std::string_view shader) { return std::string(shader) + "_kw"; }
 
-/// How the waits poll (measurement knobs; env_kernel_wait_tuning() reads them).
-struct kernel_wait_tuning {
-  std::uint32_t backoff = 0;       // 0..3: none, 64, 256, 1024 dependent ALU steps between polls
-  bool prefetch = true;            // kernels load their weights before waiting
-  std::uint32_t barrier_every = 0; // a real barrier before every n-th group (bounds the run-ahead); 0: none
-};
-
 /// What one launch writes at kernel_wait_push_offset, packed (push()).
 struct kernel_wait_words {
-  std::uint32_t wait_group = 0, wait_count = 0;  // wait until the group's tasks (count) are done; count 0: no wait
-  std::uint32_t done_group = 0;                  // the group its task counts into
-  std::array<std::uint32_t, 2> push(const kernel_wait_tuning& t) const {
-    return {wait_group | done_group << 14 | (t.backoff & 3u) << 28 | (t.prefetch ? 0u : 1u) << 31, wait_count};
-  }
+  std::uint32_t wait_word = 0, wait_count = 0;  // wait until word >= count (count 0: no wait)
+  std::uint32_t done_word = 0, slot_word = 0;   // its workgroups count in slot_word; the last adds 1 to done_word
+  std::array<std::uint32_t, 2> push() const { return {wait_word | done_word << 16, wait_count | slot_word << 16}; }
 };
 
+/// State words 0..2: the error word, then the address of the host-visible word a wait that gives up also
+/// sets (lo, hi); the done words (one per group) and slot words (one per launch) follow.
+inline constexpr std::uint32_t kernel_wait_first_word = 3;
+
 struct kernel_wait_plan {
-  std::uint32_t words = kernel_wait_done_base;  // the state words the program uses
+  std::uint32_t words = kernel_wait_first_word;  // all of the state words
   std::vector<std::vector<kernel_wait_words>> launches;  // per barrier step, per launch of its task
-  std::vector<bool> barrier_before;  // per barrier step: a real barrier stays (tuning.barrier_every)
   std::uint32_t groups = 0;
 };
 
 /// `launches[k]`: how many launches step k of `steps` records (0 for a nop or a kernel with no work).
 /// Groups are the runs of steps between barriers; a group waits on the last group before it that has a
 /// task (an empty group has nothing to wait for, and what it would wait for already waited on the rest).
-/// Empty optional where the program has more groups than the state words hold, or a group more tasks
-/// than a done word counts.
-inline std::optional<kernel_wait_plan> plan_kernel_waits(const std::vector<barrier_step>& steps,
-                                                         const std::vector<std::uint32_t>& launches,
-                                                         const kernel_wait_tuning& tuning = {}) {
+inline kernel_wait_plan plan_kernel_waits(const std::vector<barrier_step>& steps, const std::vector<std::uint32_t>& launches) {
   if (launches.size() != steps.size()) throw octo::error("octo: plan_kernel_waits: a launch count per step is needed");
   kernel_wait_plan plan;
   std::vector<std::uint32_t> group_of(steps.size(), 0), tasks_in_group;
@@ -71,26 +57,24 @@ inline std::optional<kernel_wait_plan> plan_kernel_waits(const std::vector<barri
     if (launches[k] > 0) ++tasks_in_group.back();
   }
   plan.groups = static_cast<std::uint32_t>(tasks_in_group.size());
-  if (plan.groups >= 0x3fff || kernel_wait_done_base + plan.groups > kernel_wait_capacity_words) return std::nullopt;
-  for (const auto n : tasks_in_group)
-    if (n >= (1u << (32 - kernel_wait_task_shift))) return std::nullopt;
+  std::uint32_t slot = kernel_wait_first_word + plan.groups;
   plan.launches.resize(steps.size());
-  plan.barrier_before.resize(steps.size(), false);
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::uint32_t g = group_of[k];
-    const bool kept = tuning.barrier_every > 0 && g > 0 && g % tuning.barrier_every == 0;
-    plan.barrier_before[k] = kept && steps[k].barrier_before;
     kernel_wait_words w;
-    for (std::uint32_t h = g; h-- > 0 && !kept;)
+    for (std::uint32_t h = g; h-- > 0;)
       if (tasks_in_group[h] > 0) {
-        w.wait_group = h;
+        w.wait_word = kernel_wait_first_word + h;
         w.wait_count = tasks_in_group[h];
         break;
       }
-    w.done_group = g;
-    plan.launches[k].assign(launches[k], w);
+    w.done_word = kernel_wait_first_word + g;
+    for (std::uint32_t l = 0; l < launches[k]; ++l) {
+      w.slot_word = slot++;
+      plan.launches[k].push_back(w);
+    }
   }
-  plan.words = kernel_wait_done_base + plan.groups;
+  plan.words = slot;
   return plan;
 }
 

@@ -160,25 +160,6 @@ inline kernel_wait_mode env_kernel_waits(kernel_wait_mode given) {
   if (s == "stall-test") return kernel_wait_mode::on;  // env_kernel_wait_stall
   throw octo::error("octo: OCTO_KERNEL_WAITS must be auto, 1 or 0, not '" + std::string(s) + "'");
 }
-// The in-kernel waits' measurement knobs (docs/vulkan.md "In-kernel waits"): OCTO_KW_BACKOFF=0..3,
-// OCTO_KW_PREFETCH=0|1, OCTO_KW_BARRIER_EVERY=n.
-inline kernel_wait_tuning env_kernel_wait_tuning() {
-  kernel_wait_tuning t;
-  auto num = [](const char* name, std::uint32_t dflt, std::uint32_t most) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return dflt;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    if (*end != '\0' || n > most)
-      throw octo::error("octo: " + std::string(name) + " must be a number from 0 to " + std::to_string(most) + ", not '" + v + "'");
-    return static_cast<std::uint32_t>(n);
-  };
-  t.backoff = num("OCTO_KW_BACKOFF", t.backoff, 3);
-  t.prefetch = num("OCTO_KW_PREFETCH", t.prefetch ? 1 : 0, 1) != 0;
-  t.barrier_every = num("OCTO_KW_BARRIER_EVERY", t.barrier_every, 1000000);
-  return t;
-}
-
 // OCTO_KERNEL_WAITS=stall-test (tests only): waits on, and the last kernel that waits waits for one task
 // more than will ever finish, so its wait gives up (the bound the VM reports instead of hanging).
 inline bool env_kernel_wait_stall() {

@@ -11,7 +11,6 @@ void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
   std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, kernel_wait_launches = 0;
   const bool indirect_on = env_indirect();
-  const kernel_wait_tuning wait_tuning = env_kernel_wait_tuning();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
   try {
@@ -54,7 +53,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     }
     if (waits)
       cb.pushConstants<std::uint32_t>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, kernel_wait_push_offset,
-                                      waits->push(wait_tuning));
+                                      waits->push());
     if (slot >= 0) {
       cb.dispatchIndirect(indirect_args.buffer, indirect_args.offset + 12 * static_cast<std::uint64_t>(slot));
       ++indirect_dispatches;
@@ -239,7 +238,7 @@ void vulkan_vm::impl::record(program_state& ps) {
       if (!countable_launches(ls, indirect_on)) ok = false;
       counts.push_back(static_cast<std::uint32_t>(ls.size()));
     }
-    if (ok) waits = plan_kernel_waits(steps[0], counts, wait_tuning);
+    if (ok) waits = plan_kernel_waits(steps[0], counts);
     if (waits && std::uint64_t{waits->words} * 4 > kernel_wait_state.size) waits.reset();
     if (waits && env_kernel_wait_stall())
       for (auto l = waits->launches.rbegin(); l != waits->launches.rend(); ++l)
@@ -266,8 +265,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     if (waits) {  // every run starts from zeroed counters (the last run's kernels are done: see the end)
       const auto& s = kernel_wait_state;
       cb.fillBuffer(s.buffer, s.offset, 4, 0);
-      cb.fillBuffer(s.buffer, s.offset + 4 * std::uint64_t{kernel_wait_done_base},
-                    4 * std::uint64_t{waits->words - kernel_wait_done_base}, 0);
+      cb.fillBuffer(s.buffer, s.offset + 4 * kernel_wait_first_word, 4 * std::uint64_t{waits->words - kernel_wait_first_word}, 0);
     }
     // Host writes (IO, globals record, control), transfers and earlier programs' kernels -> kernels. With
     // indirect launches also the last run's reads of the arguments -> this run's vm_dispatch_size writes.
@@ -303,7 +301,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         const barrier_step& step = steps[i][k];
         const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
         const planned& pl = plans[i][k];
-        if (step.barrier_before && (!waits || waits->barrier_before[k])) barrier();
+        if (step.barrier_before && !waits) barrier();
         if (t.op == ir::opcode::nop) continue;
         const std::string& who = pl.who;
         const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
