@@ -4,14 +4,12 @@
 // the row as 16-byte units, eight loads in flight per invocation, so the row streams at the bandwidth
 // one multiprocessor can draw rather than at one load latency per element.
 #include "common/octo.glsl"
-#include "common/kernel_wait.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool VEC = false;  // v % 4 == 0 and a 16-byte aligned row start
 
 layout(push_constant) uniform params {
-  uvec2 x, ids, globals;  // globals: read by the in-kernel waits
+  uvec2 x, ids;
   uint v, rows;
-  OCTO_KW_PUSH
 } pc;
 
 const uint NONE = 0xffffffffu;
@@ -26,7 +24,7 @@ void visit(float val, uint i, inout float bv, inout uint bi) {
   }
 }
 
-void kernel_main() {
+void main() {
   uint row = octo_group_linear();
   if (row >= pc.rows) return;
   uint tid = gl_LocalInvocationID.x;
@@ -75,4 +73,3 @@ void kernel_main() {
   }
   if (tid == 0u) i32_buf(pc.ids).d[row] = best_i[0] == NONE ? 0 : int(best_i[0]);
 }
-#include "common/kernel_wait_main.glsl"

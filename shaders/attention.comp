@@ -12,7 +12,6 @@
 // lanes split head_dim (4 dims each, so a block's V rows are read as whole contiguous rows) and
 // accumulate p_j v_j. At the end the groups merge (m, l, acc) once through shared memory.
 #include "common/octo.glsl"
-#include "common/kernel_wait.glsl"
 #ifdef OCTO_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -33,7 +32,6 @@ layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals;
   uint T, n_heads, n_kv_heads, head_dim, kv_start, kv_len, causal, q_pos, partial, slots;
   float scale;
-  OCTO_KW_PUSH
 } pc;
 
 const uint WG = gl_WorkGroupSize.x;
@@ -103,7 +101,7 @@ vec4 v_quad(uint e, uint u) {
   return r;
 }
 
-void kernel_main() {
+void main() {
   uint th = octo_group_linear();
   if (th >= pc.T * pc.n_heads) return;
   uint tid = gl_LocalInvocationID.x;
@@ -212,4 +210,3 @@ void kernel_main() {
     ob.d[obase + hd + 1u] = lsum;
   }
 }
-#include "common/kernel_wait_main.glsl"

@@ -25,7 +25,6 @@
 // Scratch (floats): [n_kv_heads] uint counters, m [n_kv][G][MAX_CHUNKS], l [n_kv][G][MAX_CHUNKS],
 // acc [n_kv][MAX_CHUNKS][G][HD]; the VM zero-fills it once.
 #include "common/octo.glsl"
-#include "common/kernel_wait.glsl"
 layout(local_size_x_id = 0) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer scratch_f32 { float d[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer scratch_v4 { vec4 d[]; };
@@ -42,7 +41,6 @@ layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals, scratch;
   uint n_heads, n_kv_heads, head_dim, kv_start, kv_len, causal, q_pos, slots;
   float scale;
-  OCTO_KW_PUSH
 } pc;
 
 const uint WG = gl_WorkGroupSize.x;
@@ -64,7 +62,7 @@ shared float cw[MAX_CHUNKS * G];        // the last workgroup's merge weights ex
 shared float cl[MAX_CHUNKS * G];
 shared bool is_last;
 
-void kernel_main() {
+void main() {
   uint wg_id = octo_group_linear();
   uint nkv = pc.n_kv_heads;
   if (wg_id >= nkv * MAX_CHUNKS) return;
@@ -280,4 +278,3 @@ void kernel_main() {
     ov.d[kvh * G * H4 + i] = a;
   }
 }
-#include "common/kernel_wait_main.glsl"

@@ -3,16 +3,14 @@
 // time: a gather is not the hot path). An id outside [0, V) yields a NaN row (the error the host can
 // see in the output; a kernel cannot throw).
 #include "common/weights.glsl"
-#include "common/kernel_wait.glsl"
 layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform params {
-  uvec2 ids, table, y, globals;  // globals: read by the in-kernel waits
+  uvec2 ids, table, y;
   uint T, hidden, vocab, row_bytes, dtype;
-  OCTO_KW_PUSH
 } pc;
 
-void kernel_main() {
+void main() {
   uint total = pc.T * pc.hidden;
   uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.z * gl_WorkGroupSize.x;
   for (uint it = octo_group_linear() * gl_WorkGroupSize.x + gl_LocalInvocationID.x; it < total; it += stride) {
@@ -23,4 +21,3 @@ void kernel_main() {
     f32_buf(pc.y).d[it] = v;
   }
 }
-#include "common/kernel_wait_main.glsl"

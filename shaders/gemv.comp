@@ -28,7 +28,6 @@
 layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
 #include "common/reduce.glsl"
 #include "common/rope.glsl"
-#include "common/kernel_wait.glsl"
 
 layout(constant_id = 1) const uint NR = 2;     // output columns per workgroup
 layout(constant_id = 2) const uint RB = 1;     // rows per workgroup
@@ -51,7 +50,6 @@ layout(push_constant) uniform params {
   uvec2 nw, aux;
   float eps, log2_theta;
   uint rope, style, kv_pos, nw_dtype;
-  OCTO_KW_PUSH
 } pc;
 
 // The weight tensor of slot n: SWIGLU's upper half reads the up weight.
@@ -110,24 +108,7 @@ uint xk0 = 0u;  // first element of the current tile
 #endif
 
 
-#ifdef OCTO_KERNEL_WAITS
-// Before the wait: touch every 32-byte sector of the workgroup's weight rows (one word each), so they
-// stream from memory while the kernels before this one finish; the main loop then reads them from cache.
-void gemv_prefetch() {
-  const uint WG = gl_WorkGroupSize.x;
-  const uint GC = PAIRS ? NR / 2u : NR;
-  uint grp = octo_group_linear();
-  if (grp * GC >= total_cols() || gl_WorkGroupID.y != 0u) return;
-  [[unroll]] for (uint c = 0u; c < NR; ++c) {
-    u32_buf b = u32_buf(wsrc(c));
-    uint w0 = (slot_col(grp, c) * pc.w_row_bytes) >> 2, words = (pc.w_row_bytes + 3u) >> 2;
-    for (uint i = 8u * gl_LocalInvocationID.x; i < words; i += 8u * WG) kw_sink += b.d[w0 + i];
-  }
-}
-#define OCTO_KW_PREFETCH gemv_prefetch
-#endif
-
-void kernel_main() {
+void main() {
   const uint WG = gl_WorkGroupSize.x;
   const uint GC = PAIRS ? NR / 2u : NR;
   uint tid = gl_LocalInvocationID.x;
@@ -292,4 +273,3 @@ void kernel_main() {
   if (FUSE == FUSE_ADD) s += f32_buf(pc.aux).d[e];
   f32_buf(pc.y).d[e] = s;
 }
-#include "common/kernel_wait_main.glsl"

@@ -4,7 +4,6 @@
 // dtype. One workgroup per (row t, head); an invocation owns whole pairs (rotate-half: j and j + n_rot/2,
 // interleaved: 2i and 2i+1; dims >= n_rot pass through in pairs).
 #include "common/octo.glsl"
-#include "common/kernel_wait.glsl"
 layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
 #include "common/reduce.glsl"
 #include "common/rope.glsl"
@@ -13,7 +12,6 @@ layout(push_constant) uniform params {
   uvec2 x, nw, pos, y, globals;
   uint rows, heads, head_dim, n_rot, style, y_dtype, kv, kv_pos, nw_dtype;
   float eps, log2_theta;
-  OCTO_KW_PUSH
 } pc;
 
 void store(uint e, float v) {
@@ -28,7 +26,7 @@ void store(uint e, float v) {
   atomicOr(w.d[e >> 1], encode_elem(v, pc.y_dtype) << sh);
 }
 
-void kernel_main() {
+void main() {
   uint th = octo_group_linear();  // t * heads + head
   if (th >= pc.rows * pc.heads) return;
   uint t = th / pc.heads, head = th - t * pc.heads;
@@ -56,4 +54,3 @@ void kernel_main() {
     store(out_base + b, vb);
   }
 }
-#include "common/kernel_wait_main.glsl"

@@ -20,16 +20,13 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
     list(APPEND gemv_defs GEMV_BLOCK=${octo_gemv_block_${dt}})
   endif()
   octo_shader_variant(gemv_${dt} gemv.comp DEFINES ${gemv_defs} OCTO_SUBGROUP)
-  octo_shader_variant(gemv_${dt}_kw gemv.comp DEFINES ${gemv_defs} OCTO_SUBGROUP OCTO_KERNEL_WAITS)
   octo_shader_variant(gemv_${dt}_nosg gemv.comp DEFINES ${gemv_defs})
 endforeach()
 # Attention: each subgroup takes a share of the keys (subgroup max/sum); _nosg runs the workgroup as one group.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
-octo_shader_variant(attention_kw attention.comp DEFINES OCTO_SUBGROUP OCTO_KERNEL_WAITS)
 octo_shader_variant(attention_nosg attention.comp)
 # Decode attention: flash-decoding over (KV head, chunk of keys), chunks merged in the same dispatch.
 octo_shader_variant(attention_decode attention_decode.comp)
-octo_shader_variant(attention_decode_kw attention_decode.comp DEFINES OCTO_KERNEL_WAITS)
 # Prefill attention: a block of query rows per workgroup shares each K/V tile (no subgroup operations).
 octo_shader_variant(attention_rows attention_rows.comp)
 # Prefill attention on tensor cores (NV cooperative matrices, 16-bit caches, the `fast` precision).
@@ -55,11 +52,3 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
     endif()
   endif()
 endforeach()
-# In-kernel waits (shaders/common/kernel_wait.glsl): each kernel of a decode step has a `_kw` twin that
-# waits in the kernel for the kernels before it instead of behind a pipeline barrier.
-octo_shader_variant(argmax argmax.comp)
-octo_shader_variant(argmax_kw argmax.comp DEFINES OCTO_KERNEL_WAITS)
-octo_shader_variant(embed embed.comp)
-octo_shader_variant(embed_kw embed.comp DEFINES OCTO_KERNEL_WAITS)
-octo_shader_variant(norm_rope norm_rope.comp)
-octo_shader_variant(norm_rope_kw norm_rope.comp DEFINES OCTO_KERNEL_WAITS)

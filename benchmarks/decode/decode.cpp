@@ -340,7 +340,6 @@ int main(int argc, char** argv) {
                      {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
                      {"task_dispatches", s.task_dispatches},
                      {"barriers", s.barriers},
-                     {"kernel_waits", s.kernel_waits},
                      // per layer: the step's counts over the layers (embedding and head included)
                      {"task_dispatches_per_layer", double(s.task_dispatches) / double(std::max<std::int64_t>(c.layers, 1))},
                      {"barriers_per_layer", double(s.barriers) / double(std::max<std::int64_t>(c.layers, 1))},

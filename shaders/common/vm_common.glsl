@@ -8,8 +8,8 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer vm_u32 { uin
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer vm_globals {
   uint pos;
   uint n_tokens;
-  uint kw_state_lo;  // in-kernel waits (common/kernel_wait.glsl)
-  uint kw_state_hi;
+  uint reserved0;
+  uint reserved1;
 };
 
 layout(local_size_x_id = 0) in;

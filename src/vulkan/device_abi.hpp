@@ -16,8 +16,8 @@ namespace octo::vm::vulkan {
 #define OCTO_GLOBALS_FIELDS(X)                               \
   X(pos, 0, "position of the first token of this pass")      \
   X(n_tokens, 1, "tokens in this pass")                      \
-  X(kw_state_lo, 0, "in-kernel waits: the state words' address (low half), kernel_wait.glsl") \
-  X(kw_state_hi, 0, "and its high half")
+  X(reserved0, 0, "")                                        \
+  X(reserved1, 0, "")
 
 struct globals_record {
 #define OCTO_GLOBALS_MEMBER(name, init, what) std::uint32_t name = init;

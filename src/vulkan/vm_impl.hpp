@@ -14,7 +14,6 @@
 #include <optional>
 
 #include "barrier_plan.hpp"
-#include "kernel_waits.hpp"
 #include "device.hpp"
 #include "kernel_registry.hpp"
 #include "memory.hpp"
@@ -102,7 +101,6 @@ struct program_state {
   std::vector<profile_slot> slots;
   bool profiled_run = false;  // submitted since it was recorded
   std::uint64_t dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, barriers = 0, submits = 0;
-  std::uint64_t kernel_waits = 0;  // launches recorded with in-kernel waits (kernel_waits.hpp)
   // Layer statistics (shaders/vm_observe.comp): the observed layers in record order, the table the
   // observer reads ({address, values, layer} each) and the readback ring it writes.
   std::vector<std::int32_t> observed_layers;
@@ -147,24 +145,6 @@ inline bool env_indirect() {
   if (!v || !*v || std::string_view(v) == "1") return true;
   if (std::string_view(v) == "0") return false;
   throw octo::error("octo: OCTO_INDIRECT must be 0 or 1, not '" + std::string(v) + "'");
-}
-
-// OCTO_KERNEL_WAITS=auto|1|0 overrides vulkan_options::kernel_waits.
-inline kernel_wait_mode env_kernel_waits(kernel_wait_mode given) {
-  const char* v = std::getenv("OCTO_KERNEL_WAITS");
-  if (!v || !*v) return given;
-  const std::string_view s(v);
-  if (s == "auto") return kernel_wait_mode::automatic;
-  if (s == "1") return kernel_wait_mode::on;
-  if (s == "0") return kernel_wait_mode::off;
-  if (s == "stall-test") return kernel_wait_mode::on;  // env_kernel_wait_stall
-  throw octo::error("octo: OCTO_KERNEL_WAITS must be auto, 1 or 0, not '" + std::string(s) + "'");
-}
-// OCTO_KERNEL_WAITS=stall-test (tests only): waits on, and the last kernel that waits waits for one task
-// more than will ever finish, so its wait gives up (the bound the VM reports instead of hanging).
-inline bool env_kernel_wait_stall() {
-  const char* v = std::getenv("OCTO_KERNEL_WAITS");
-  return v && std::string_view(v) == "stall-test";
 }
 
 // OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).
@@ -227,10 +207,6 @@ struct vulkan_vm::impl {
 
   allocation registers, metrics, control, globals, staging;
   allocation layer_control;  // the layers' skip words (vm_kernels.hpp layer_control_words), host-visible
-  // In-kernel waits (kernel_waits.hpp): the state words (their address in the globals record), the
-  // host-visible word a wait that gives up sets, and whether one gave up (later recordings use barriers).
-  allocation kernel_wait_state, kernel_wait_error;
-  bool kernel_waits_failed = false;
   std::vector<std::unique_ptr<program_state>> programs;  // by program_id; null once removed
   std::map<std::string, shared_buffer, std::less<>> shared;
   std::map<std::string, region_state, std::less<>> regions;
@@ -263,11 +239,6 @@ struct vulkan_vm::impl {
   void wait_timeline(const vk::raii::Semaphore& sem, std::uint64_t value, const std::string& what);
 
   std::uint64_t counter(const vk::raii::Semaphore& sem) const;
-
-  /// After a wait for program runs: octo::error if an in-kernel wait gave up in one of them.
-  void check_kernel_waits();
-  /// The globals record with the values the host keeps in it (the in-kernel waits' state address).
-  globals_record globals_with(std::uint32_t pos, std::uint32_t n_tokens) const;
 
   void wait_compute(std::uint64_t v);
   void wait_upload(std::uint64_t v);

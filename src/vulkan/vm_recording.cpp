@@ -1,6 +1,5 @@
 // Recording and running: a program's command buffer (dispatches, the barriers the plan asks for, the
 // profiling timestamps), recorded once; its submits (fence or timeline) and the per-task GPU times.
-#include "spirv_registry.hpp"
 #include "vm_impl.hpp"
 
 namespace octo::vm {
@@ -9,7 +8,7 @@ using namespace octo::vm::vulkan;
 
 void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
-  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, kernel_wait_launches = 0;
+  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
   const bool indirect_on = env_indirect();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
@@ -31,17 +30,13 @@ void vulkan_vm::impl::record(program_state& ps) {
   };
   allocation indirect_args;  // VkDispatchIndirectCommand per indirect launch, written by vm_dispatch_size
   // `slot`: the launch's index among the program's indirect launches (-1: a direct dispatch).
-  // `waits`: the launch's in-kernel wait (its `_kw` module, the words after its push constants).
-  auto dispatch = [&](const kernel_launch& l, const std::string& who, std::int32_t slot = -1,
-                      const kernel_wait_words* waits = nullptr) {
+  auto dispatch = [&](const kernel_launch& l, const std::string& who, std::int32_t slot = -1) {
     if (l.shader.empty() || l.groups[0] == 0 || l.groups[1] == 0 || l.groups[2] == 0) return false;
-    const std::uint32_t push_limit = waits ? kernel_wait_push_offset : pipes->push_constant_bytes();
-    if (l.push_constants.bytes.size() > push_limit)
+    if (l.push_constants.bytes.size() > pipes->push_constant_bytes())
       throw octo::error("octo: " + who + ": " + std::to_string(l.push_constants.bytes.size()) +
-                        " bytes of push constants, more than the " + std::to_string(push_limit) +
-                        (waits ? " before the in-kernel waits' fields" : " the pipeline layout has"));
-    vk::Pipeline pl = waits ? pipes->get(kernel_wait_module(l.shader), l.spec_constants)
-                            : pipes->get(l.shader, l.spec_constants);
+                        " bytes of push constants, more than the " + std::to_string(pipes->push_constant_bytes()) +
+                        " the pipeline layout has");
+    vk::Pipeline pl = pipes->get(l.shader, l.spec_constants);
     if (pl != bound) {
       cb.bindPipeline(vk::PipelineBindPoint::eCompute, pl);
       bound = pl;
@@ -51,9 +46,6 @@ void vulkan_vm::impl::record(program_state& ps) {
       pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
       cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
     }
-    if (waits)
-      cb.pushConstants<std::uint32_t>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, kernel_wait_push_offset,
-                                      waits->push());
     if (slot >= 0) {
       cb.dispatchIndirect(indirect_args.buffer, indirect_args.offset + 12 * static_cast<std::uint64_t>(slot));
       ++indirect_dispatches;
@@ -214,39 +206,6 @@ void vulkan_vm::impl::record(program_state& ps) {
       plans[i].push_back(std::move(pl));
     }
   }
-  // In-kernel waits instead of the barriers between tasks (kernel_waits.hpp): a single instance, no
-  // gates or profiling, a device with room for the waits' push constants, and a `_kw` module for every
-  // launch, each task's launches countable (exactly one runs).
-  std::optional<kernel_wait_plan> waits;
-  const kernel_wait_mode wait_mode = env_kernel_waits(options.kernel_waits);
-  const bool waits_wanted = wait_mode == kernel_wait_mode::on ||
-                            (wait_mode == kernel_wait_mode::automatic &&
-                             dev->properties().deviceType != vk::PhysicalDeviceType::eCpu);
-  if (waits_wanted && !kernel_waits_failed && !profiling && !gated && n_inst == 1 && kernel_wait_state.size > 0) {
-    bool ok = true;
-    std::vector<std::uint32_t> counts;
-    for (const auto& pl : plans[0]) {
-      std::vector<const kernel_launch*> ls;
-      for (const auto& l : pl.launches) {
-        const auto& k = l.launch;
-        if (k.shader.empty() || k.groups[0] == 0 || k.groups[1] == 0 || k.groups[2] == 0) continue;
-        if (l.vm_own || k.push_constants.bytes.size() > kernel_wait_push_offset ||
-            find_spirv(kernel_wait_module(k.shader)).empty())
-          ok = false;
-        ls.push_back(&k);
-      }
-      if (!countable_launches(ls, indirect_on)) ok = false;
-      counts.push_back(static_cast<std::uint32_t>(ls.size()));
-    }
-    if (ok) waits = plan_kernel_waits(steps[0], counts);
-    if (waits && std::uint64_t{waits->words} * 4 > kernel_wait_state.size) waits.reset();
-    if (waits && env_kernel_wait_stall())
-      for (auto l = waits->launches.rbegin(); l != waits->launches.rend(); ++l)
-        if (!l->empty() && l->back().wait_count > 0) {
-          ++l->back().wait_count;
-          break;
-        }
-  }
   const auto n_indirect = static_cast<std::uint32_t>(rules.size() / indirect_rule_words);
   allocation indirect_rules;
   if (n_indirect > 0) {  // freed with the program (instance 0's allocations)
@@ -262,11 +221,6 @@ void vulkan_vm::impl::record(program_state& ps) {
     // Simultaneous use: submit() may queue the same program again before its last run finished.
     cb.begin(vk::CommandBufferBeginInfo(vk::CommandBufferUsageFlagBits::eSimultaneousUse));
     if (profiling) cb.resetQueryPool(*ps.queries, 0, query_capacity);
-    if (waits) {  // every run starts from zeroed counters (the last run's kernels are done: see the end)
-      const auto& s = kernel_wait_state;
-      cb.fillBuffer(s.buffer, s.offset, 4, 0);
-      cb.fillBuffer(s.buffer, s.offset + 4 * kernel_wait_first_word, 4 * std::uint64_t{waits->words - kernel_wait_first_word}, 0);
-    }
     // Host writes (IO, globals record, control), transfers and earlier programs' kernels -> kernels. With
     // indirect launches also the last run's reads of the arguments -> this run's vm_dispatch_size writes.
     {
@@ -301,7 +255,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         const barrier_step& step = steps[i][k];
         const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
         const planned& pl = plans[i][k];
-        if (step.barrier_before && !waits) barrier();
+        if (step.barrier_before) barrier();
         if (t.op == ir::opcode::nop) continue;
         const std::string& who = pl.who;
         const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
@@ -326,17 +280,8 @@ void vulkan_vm::impl::record(program_state& ps) {
           if (dispatched) ps.slots.push_back(std::move(slot));
           continue;
         }
-        std::size_t counted = 0;  // the launch's index among its task's counted launches (plan_kernel_waits)
-        for (const auto& l : pl.launches) {
-          const kernel_wait_words* w = nullptr;
-          if (waits && counted < waits->launches[k].size() && !l.launch.shader.empty() && l.launch.groups[0] != 0 &&
-              l.launch.groups[1] != 0 && l.launch.groups[2] != 0)
-            w = &waits->launches[k][counted++];
-          if (dispatch(l.launch, who, l.slot, w) && !l.vm_own) {
-            ++task_dispatches;
-            if (w) ++kernel_wait_launches;
-          }
-        }
+        for (const auto& l : pl.launches)
+          if (dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");
@@ -398,7 +343,6 @@ void vulkan_vm::impl::record(program_state& ps) {
   ps.dispatches = dispatches;
   ps.task_dispatches = task_dispatches;
   ps.indirect_dispatches = indirect_dispatches;
-  ps.kernel_waits = kernel_wait_launches;
   ++st.recordings;
 }
 

@@ -30,8 +30,6 @@ void vulkan_vm::impl::release() {
   regions.clear();
   pinned_blocks.clear();
   last_run.reset();
-  kernel_wait_error = {};
-  kernel_waits_failed = false;
   memory.reset();
   dev.reset();
   pending = false;
@@ -66,7 +64,6 @@ void vulkan_vm::impl::wait(const vk::raii::Fence& f, const char* what) {
   if (r == vk::Result::eTimeout)
     throw octo::error(std::string("octo: ") + what + " did not finish within the " + std::to_string(options.timeout_ms) +
                       " ms timeout");
-  if (&f == &fence) check_kernel_waits();
 }
 
 void vulkan_vm::impl::wait_timeline(const vk::raii::Semaphore& sem, std::uint64_t value, const std::string& what) {
@@ -82,18 +79,6 @@ void vulkan_vm::impl::wait_timeline(const vk::raii::Semaphore& sem, std::uint64_
   }
   if (r == vk::Result::eTimeout)
     throw octo::error("octo: " + what + " did not finish within the " + std::to_string(options.timeout_ms) + " ms timeout");
-  if (&sem == &compute_timeline) check_kernel_waits();
-}
-
-void vulkan_vm::impl::check_kernel_waits() {
-  if (!kernel_wait_error.mapped) return;
-  auto* word = reinterpret_cast<volatile std::uint32_t*>(kernel_wait_error.mapped);
-  if (*word == 0) return;
-  *word = 0;
-  kernel_waits_failed = true;
-  throw octo::error("octo: a kernel's in-kernel wait gave up: this device did not run the kernels it waited on "
-                    "(docs/vulkan.md \"In-kernel waits\"); programs recorded from now on use barriers, and "
-                    "OCTO_KERNEL_WAITS=0 turns the waits off");
 }
 
 std::uint64_t vulkan_vm::impl::counter(const vk::raii::Semaphore& sem) const {
@@ -186,32 +171,10 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
   std::memset(layer_control.mapped, 0, layer_control_words * 4);
   std::memset(metrics.mapped, 0, n * metrics_floats * 4);
   reset_control();
-  kernel_wait_state = memory->allocate("in-kernel wait state", std::uint64_t{kernel_wait_capacity_words} * 4,
-                                       memory_class::device_local);
-  kernel_wait_error = memory->allocate("in-kernel wait error word", 4, memory_class::host_visible);
-  std::memset(kernel_wait_error.mapped, 0, 4);
-  const globals_record g = globals_with(0, 1);
-  std::memcpy(globals.mapped, &g, sizeof g);
-  const std::uint32_t error_address[2] = {static_cast<std::uint32_t>(kernel_wait_error.address),
-                                          static_cast<std::uint32_t>(kernel_wait_error.address >> 32)};
-  one_shot(
-      [&](const vk::raii::CommandBuffer& cb) {
-        cb.fillBuffer(registers.buffer, registers.offset, registers.size, 0);
-        cb.fillBuffer(kernel_wait_state.buffer, kernel_wait_state.offset, kernel_wait_state.size, 0);
-        const vk::MemoryBarrier waw(vk::AccessFlagBits::eTransferWrite, vk::AccessFlagBits::eTransferWrite);
-        cb.pipelineBarrier(vk::PipelineStageFlagBits::eTransfer, vk::PipelineStageFlagBits::eTransfer, {}, waw, {}, {});
-        cb.updateBuffer<std::uint32_t>(kernel_wait_state.buffer, kernel_wait_state.offset + 4, error_address);
-      },
-      "zeroing the registers and the wait state");
-}
-
-globals_record vulkan_vm::impl::globals_with(std::uint32_t pos, std::uint32_t n_tokens) const {
   globals_record g;
-  g.pos = pos;
-  g.n_tokens = n_tokens;
-  g.kw_state_lo = static_cast<std::uint32_t>(kernel_wait_state.address);
-  g.kw_state_hi = static_cast<std::uint32_t>(kernel_wait_state.address >> 32);
-  return g;
+  std::memcpy(globals.mapped, &g, sizeof g);
+  one_shot([&](const vk::raii::CommandBuffer& cb) { cb.fillBuffer(registers.buffer, registers.offset, registers.size, 0); },
+           "zeroing the registers");
 }
 
 void vulkan_vm::impl::reset_control() {
@@ -456,7 +419,9 @@ std::vector<float> vulkan_vm::read_register(std::uint32_t instance, std::uint32_
 void vulkan_vm::set_position(std::uint32_t pos, std::uint32_t n_tokens) {
   if (!impl_ || !impl_->dev) throw octo::error("octo: vulkan_vm::set_position before boot");
   impl_->finish_pending();  // the GPU may still read the record
-  const globals_record g = impl_->globals_with(pos, n_tokens);
+  globals_record g;
+  g.pos = pos;
+  g.n_tokens = n_tokens;
   std::memcpy(impl_->globals.mapped, &g, sizeof g);
   impl_->position = pos;
 }
@@ -540,4 +505,3 @@ void vulkan_vm::shutdown() {
 }
 
 }  // namespace octo::vm
-

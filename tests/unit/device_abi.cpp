@@ -29,8 +29,8 @@ TEST_CASE("the generated GLSL carries every dtype code and the globals record in
     CHECK_MESSAGE(g.find(line) != std::string::npos, line);
   }
   CHECK(g.find("const uint DT_Q6_K = 19u;") != std::string::npos);
-  const auto pos = g.find("  uint pos;"), n = g.find("  uint n_tokens;"), r0 = g.find("  uint kw_state_lo;"),
-             r1 = g.find("  uint kw_state_hi;");
+  const auto pos = g.find("  uint pos;"), n = g.find("  uint n_tokens;"), r0 = g.find("  uint reserved0;"),
+             r1 = g.find("  uint reserved1;");
   REQUIRE(pos != std::string::npos);
   CHECK(pos < n);
   CHECK(n < r0);

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "../../src/vulkan/kernel_registry.hpp"
-#include "../../src/vulkan/kernel_waits.hpp"
 #include "../../src/vulkan/spirv_registry.hpp"
 #include "../../src/vulkan/vm_kernels.hpp"
 #include "../support/single_task.hpp"
@@ -159,17 +158,6 @@ struct plans {
     if (words.empty()) return mismatches.push_back(what + ": module '" + std::string(l.shader) + "' is not compiled");
     const auto m = push_mismatch(declared_push_fields(words), l.push_constants.fields);
     if (!m.empty()) mismatches.push_back(what + " (" + std::string(l.shader) + "): " + m);
-    // Its in-kernel-wait twin (kernel_waits.hpp), where one is compiled: the same fields, then the two
-    // words the VM packs at kernel_wait_push_offset.
-    const std::string kw = vm::vulkan::kernel_wait_module(l.shader);
-    if (const auto kw_words = vm::vulkan::find_spirv(kw); !kw_words.empty()) {
-      reached.insert(kw);
-      auto fields = l.push_constants.fields;
-      fields.push_back({field_kind::u32, vm::vulkan::kernel_wait_push_offset});
-      fields.push_back({field_kind::u32, vm::vulkan::kernel_wait_push_offset + 4});
-      const auto k = push_mismatch(declared_push_fields(kw_words), fields);
-      if (!k.empty()) mismatches.push_back(what + " (" + kw + "): " + k);
-    }
   }
 
   void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false) {

@@ -29,16 +29,6 @@ enum class matmul_precision : std::uint8_t {
   accurate,
 };
 
-/// Whether a program's kernels wait for the kernels before them inside the kernel instead of behind
-/// pipeline barriers (docs/vulkan.md "In-kernel waits").
-enum class kernel_wait_mode : std::uint8_t {
-  /// The default: in-kernel waits on GPUs, barriers on CPU implementations (lavapipe runs one dispatch
-  /// at a time, so there is nothing to overlap).
-  automatic,
-  on,   // wherever the program allows them (every device)
-  off,  // barriers
-};
-
 struct vulkan_options {
   std::string device;                  // index or name substring; empty: $OCTO_DEVICE, then the best device
   std::uint64_t memory_budget = 0;     // bytes of device memory octo may use; 0: 90% of the device-local heap
@@ -63,13 +53,6 @@ struct vulkan_options {
   /// precision recorded for both, one running per the precision word (set_precision). Both act between
   /// runs without recording again. Off (the default): none of it is recorded, and those calls refuse.
   bool control_words = false;
-  /// In-kernel waits (docs/vulkan.md "In-kernel waits"): a program's kernels are recorded without the
-  /// compute barriers between them; each kernel's workgroups wait on counters for the kernels before it,
-  /// so a kernel starts (and loads its weights) while those still run. Taken where every kernel of the
-  /// program has such a variant (the decode step's), without profiling, control words or chained
-  /// instances; elsewhere, and when off, barriers. A wait gives up after a bound: the run then fails
-  /// with octo::error and later recordings use barriers. OCTO_KERNEL_WAITS=auto|1|0 overrides it.
-  kernel_wait_mode kernel_waits = kernel_wait_mode::automatic;
 };
 
 /// One task's GPU time in the last execute (vulkan_options::profile).
@@ -144,7 +127,6 @@ struct vulkan_stats {
   std::uint64_t task_dispatches = 0;   // of which tasks
   std::uint64_t indirect_dispatches = 0;  // of those, group counts computed on the device (kernel_launch::indirect)
   std::uint64_t barriers = 0;          // compute -> compute barriers in the recorded command buffer
-  std::uint64_t kernel_waits = 0;      // launches recorded with an in-kernel wait instead (vulkan_options::kernel_waits)
   // VM-wide: dispatches / task_dispatches / indirect_dispatches / barriers are program 0's; stats(id) gives one program's.
   std::uint64_t recordings = 0;        // command buffers recorded since boot (one per load / add_program)
   std::uint64_t submits = 0;           // program submits (execute() and submit())

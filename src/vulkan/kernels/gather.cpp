@@ -30,7 +30,7 @@ kernel_launch plan_embed(const task_context& c) {
   l.spec_constants = {wg};
   l.groups = stride_grid(static_cast<std::uint64_t>(T) * hidden, wg);
   l.push_constants = push_builder{}
-                         .addr(ids.address).addr(table.address).addr(y.address).addr(c.globals_address)
+                         .addr(ids.address).addr(table.address).addr(y.address)
                          .u32(u32(c, T, "tokens")).u32(hidden).u32(u32(c, table.numel() / hidden, "vocab"))
                          .u32(u32(c, ir::nbytes(table.dtype(), hidden), "row bytes"))
                          .u32(static_cast<std::uint32_t>(table.dtype()))

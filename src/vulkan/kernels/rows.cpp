@@ -85,10 +85,7 @@ kernel_launch plan_argmax(const task_context& c) {
   l.shader = "argmax";
   l.spec_constants = {wg, vec ? 1u : 0u};
   l.groups = grid(static_cast<std::uint64_t>(rows));
-  l.push_constants = push_builder{}
-                         .addr(x.address).addr(y.address).addr(c.globals_address)
-                         .u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows"))
-                         .take();
+  l.push_constants = push_builder{}.addr(x.address).addr(y.address).u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows")).take();
   return l;
 }
 
