@@ -13,7 +13,7 @@ layout(push_constant) uniform push_t {
                  // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8,
                  // n_min, n_max (runs only while n_min <= n <= n_max), 1 unused
   vm_u32 args;   // 3 uints per launch
-  vm_globals globals;
+  globals_buf globals;
   vm_f32 control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
   vm_u32 layer_control;  // one word per layer: 0 active, 1 skipped
   uint count;

@@ -11,7 +11,7 @@
 layout(push_constant) uniform push_t {
   vm_u32 table;    // 4 words per record
   vm_u32 ring;     // [slots][records][4] words
-  vm_globals globals;
+  globals_buf globals;
   uint records;
   uint slots;
 } pc;

@@ -4,12 +4,7 @@
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vm_f32 { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vm_u32 { uint v[]; };
-// The globals record (kernel_registry.hpp, globals_record): position of this pass's first token, tokens.
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer vm_globals {
-  uint pos;
-  uint n_tokens;
-  uint reserved0;
-  uint reserved1;
-};
+// The globals record (globals_buf) and the dtype codes: from octo.glsl, like every kernel.
+#include "octo.glsl"
 
 layout(local_size_x_id = 0) in;

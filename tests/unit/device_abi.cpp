@@ -54,6 +54,7 @@ TEST_CASE("shaders get dtype codes and the globals record only from the generate
     CAPTURE(e.path().string());
     CHECK(text.find("const uint DT_") == std::string::npos);
     CHECK(text.find("buffer globals_buf") == std::string::npos);
+    CHECK(text.find("uint n_tokens;") == std::string::npos);  // no second declaration of the record
     if (text.find("#include \"octo_device_abi.glsl\"") != std::string::npos) ++users;
   }
   CHECK(files > 10);
