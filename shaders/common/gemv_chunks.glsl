@@ -24,6 +24,20 @@ vec4 b4(uint t, uint m, float off) {
   return f - vec4(8388608.0 + off, 32768.0 + off, 8388608.0 + off, 32768.0 + off);
 }
 
+// The 8 nibbles of w as exact floats minus `off`: lo = the low nibbles of bytes 0..3, hi = the high
+// ones; b4(w, 0xF, off) and b4(w >> 4, 0xF, off) with one shift instead of three. A nibble at bit p
+// (p <= 19, so it stays below the exponent) ORed under the exponent 23 - p has a mantissa unit of 1;
+// the three nibbles above bit 19 are taken from w >> 16.
+void nib8(uint w, float off, out vec4 lo, out vec4 hi) {
+  uint h = w >> 16;
+  lo = vec4(uintBitsToFloat((w & 0xFu) | 0x4B000000u), uintBitsToFloat((w & 0xF00u) | 0x47000000u),
+            uintBitsToFloat((w & 0xF0000u) | 0x43000000u), uintBitsToFloat((h & 0xF00u) | 0x47000000u)) -
+       vec4(8388608.0 + off, 32768.0 + off, 128.0 + off, 32768.0 + off);
+  hi = vec4(uintBitsToFloat((w & 0xF0u) | 0x49000000u), uintBitsToFloat((w & 0xF000u) | 0x45000000u),
+            uintBitsToFloat((h & 0xF0u) | 0x49000000u), uintBitsToFloat((h & 0xF000u) | 0x45000000u)) -
+       vec4(524288.0 + off, 2048.0 + off, 524288.0 + off, 2048.0 + off);
+}
+
 // Bits 0..3 of v (v < 16) moved to bit 0 of bytes 0..3 (the four shifted copies never overlap).
 uint spread4(uint v) { return (v * 0x00204081u) & 0x01010101u; }
 
@@ -59,20 +73,24 @@ vec4 xload(uint r, uint e) {
 // ---- Q4_K / Q5_K: 8 chunks per block. Chunk c: 64-element group j = c/2, half h = c%2: the 16 quant
 // bytes qs[32j + 16h ..] hold elements 64j+16h+i (low nibbles, sub-block 2j) and 64j+32+16h+i (high
 // nibbles, sub-block 2j+1). The 16-byte header (d, dmin, 12 scale bytes) is one uvec4. ----
+// The two 6-bit scales (mins) come out in bits 0-5 and 8-13 of s (m). They become floats without an
+// int -> float conversion (a quarter-rate instruction): ORed under the exponents 23 and 15 they are
+// 2^23 + v and 2^15 + v exactly, and subtracting those powers of two is exact too.
 void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
   vec2 dm = unpackHalf2x16(hdr.x);
   uint sh = 8u * ((2u * j) & 3u);
   uint A = hdr.y >> sh, B = hdr.z >> sh, C = hdr.w >> sh;
-  uvec2 sc, m;
+  uint s, m;
   if (j < 2u) {
-    sc = uvec2(A & 63u, (A >> 8) & 63u);
-    m = uvec2(B & 63u, (B >> 8) & 63u);
+    s = A & 0x3F3Fu;
+    m = B & 0x3F3Fu;
   } else {
-    sc = uvec2((C & 15u) | ((A >> 2) & 0x30u), ((C >> 8) & 15u) | ((A >> 10) & 0x30u));
-    m = uvec2(((C >> 4) & 15u) | ((B >> 2) & 0x30u), ((C >> 12) & 15u) | ((B >> 10) & 0x30u));
+    s = (C & 0x0F0Fu) | ((A >> 2) & 0x3030u);
+    m = ((C >> 4) & 0x0F0Fu) | ((B >> 2) & 0x3030u);
   }
-  dsc = dm.x * vec2(sc);
-  mn = dm.y * vec2(m);
+  const vec2 big = vec2(8388608.0, 32768.0);
+  dsc = dm.x * (vec2(uintBitsToFloat((s & 0xFFu) | 0x4B000000u), uintBitsToFloat((s & 0xFF00u) | 0x47000000u)) - big);
+  mn = dm.y * (vec2(uintBitsToFloat((m & 0xFFu) | 0x4B000000u), uintBitsToFloat((m & 0xFF00u) | 0x47000000u)) - big);
 }
 
 #if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
@@ -115,8 +133,8 @@ void gemv_chunk(uint c) {
     [[unroll]] for (uint n = 0u; n < NR; ++n) {
       uint w = qs[n][i];
 #if GEMV_BLOCK == 17
-      vec4 vl = b4(w, 0xFu, 0.0);
-      vec4 vh = b4(w >> 4, 0xFu, 0.0);
+      vec4 vl, vh;
+      nib8(w, 0.0, vl, vh);
 #else
       uint hb = qh[n][i] >> (2u * j);
       vec4 vl = b4((w & 0x0F0F0F0Fu) | ((hb << 4) & 0x10101010u), 0x1Fu, 0.0);
@@ -156,9 +174,14 @@ void gemv_chunk(uint c) {
     qh[n] = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
     uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
     float d = f16_to_f32(load_u16(wb, bs + 208u));
-    int sh = int(8u * c1);
-    dsc[n] = d * vec4(bitfieldExtract(int(s.x), sh, 8), bitfieldExtract(int(s.x), sh + 16, 8),
-                      bitfieldExtract(int(s.y), sh, 8), bitfieldExtract(int(s.y), sh + 16, 8));
+    // The four int8 scales (bytes 0 and 2 of each word after the shift) as exact floats, without an
+    // int -> float conversion: sign bit flipped (v + 128); byte 0 ORed under the exponent 23 and byte 2,
+    // moved to bits 8-15, under the exponent 15 (a mantissa unit of 1 for both); minus those powers of
+    // two and 128.
+    uint sh = 8u * c1, sx = (s.x >> sh) ^ 0x00800080u, sy = (s.y >> sh) ^ 0x00800080u;
+    dsc[n] = d * (vec4(uintBitsToFloat((sx & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sx >> 8) & 0xFF00u) | 0x47000000u),
+                       uintBitsToFloat((sy & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sy >> 8) & 0xFF00u) | 0x47000000u)) -
+                  vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
   }
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     vec4 x0[RB], x1[RB], x2[RB], x3[RB];
@@ -336,8 +359,8 @@ void gemv_chunk(uint c) {
     [[unroll]] for (uint n = 0u; n < NR; ++n) {
       uint w = q[n][i];
 #if GEMV_BLOCK == 11 || GEMV_BLOCK == 12
-      vec4 vl = b4(w, 0xFu, OFF);
-      vec4 vh = b4(w >> 4, 0xFu, OFF);
+      vec4 vl, vh;
+      nib8(w, OFF, vl, vh);
 #else
       vec4 vl = b4((w & 0x0F0F0F0Fu) | (spread4((qh[n] >> (4u * i)) & 15u) << 4), 0x1Fu, OFF);
       vec4 vh = b4(((w >> 4) & 0x0F0F0F0Fu) | (spread4((qh[n] >> (16u + 4u * i)) & 15u) << 4), 0x1Fu, OFF);
@@ -387,8 +410,10 @@ void gemv_chunk(uint c) {
     }
     [[unroll]] for (uint n = 0u; n < NR; ++n) {
       uint w = q[n][i];
-      vec4 vl = iq4_values(b4(w, 0xFu, 0.0));
-      vec4 vh = iq4_values(b4(w >> 4, 0xFu, 0.0));
+      vec4 vl, vh;
+      nib8(w, 0.0, vl, vh);
+      vl = iq4_values(vl);
+      vh = iq4_values(vh);
       [[unroll]] for (uint r = 0u; r < RB; ++r) p[n * RB + r] += dot(vl, xl[r]) + dot(vh, xh[r]);
     }
   }

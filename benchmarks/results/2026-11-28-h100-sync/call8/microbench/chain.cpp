@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       });
       report(with_barriers ? "dispatch per stage, pipeline barriers" : "dispatch per stage, no barriers (not a correct program)", 0, t);
     }
-    for (uint32_t wgs : {132u, 264u}) {
+    for (uint32_t wgs : {132u, 264u, 528u}) {
       for (int pf = 0; pf < 2; ++pf) {
         double t = run([&] {
           cb.bindPipeline(vk::PipelineBindPoint::eCompute, pf ? *persistent_pf : *persistent);
