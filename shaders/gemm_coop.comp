@@ -26,6 +26,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common/weights.glsl"
+#include "common/w16.glsl"  // pack_sat, w16_q8_0: the f16 weights weights_f16.comp makes too
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint FM = 2u;
@@ -61,29 +62,11 @@ uint pack_lo(float a, float b) { return packFloat2x16(f16vec2(float16_t(a - hi_p
     lo[o] = uvec4(pack_lo(v[0], v[1]), pack_lo(v[2], v[3]), pack_lo(v[4], v[5]), pack_lo(v[6], v[7])); \
   }
 #else
-// Saturating: a finite input beyond f16's range becomes +-65504, not infinity (docs/precision.md).
-uint pack_sat(float a, float b) { return packFloat2x16(f16vec2(clamp(vec2(a, b), -65504.0, 65504.0))); }
 #define PUT(arr, lo, o, v) arr[o] = uvec4(pack_sat(v[0], v[1]), pack_sat(v[2], v[3]), pack_sat(v[4], v[5]), pack_sat(v[6], v[7]));
 #endif
 shared float cs[NSG * 128u];      // one 16 x 8 f32 fragment per subgroup, for the epilogue
 
 #if defined(W16_Q8_0) && !defined(OCTO_COOP_SPLIT)
-// Q8_0 unit u (8 quants of block u / 4) dequantized in f16 pairs: a byte b of q + 128 under the f16
-// exponent of 1024 (bits 0x6400 | b) is 1152 + q exactly, so (that - 1152) * d is q * d rounded once
-// to f16, the value the float path rounds to, at a quarter of its instructions; then saturated.
-uint q8_pair(uint lo_hi) { return lo_hi | 0x64006400u; }
-uint q8_scale(uint bytes2, float16_t d) {
-  f16vec2 v = (unpackFloat2x16(q8_pair(bytes2)) - f16vec2(1152.0)) * d;
-  return packFloat2x16(clamp(v, f16vec2(-65504.0), f16vec2(65504.0)));
-}
-uvec4 w16_q8_0(uvec2 addr, uint row_byte, uint u) {
-  u32_buf b = u32_buf(addr);
-  uint base = row_byte + (u >> 2) * 34u;
-  float16_t d = unpackFloat2x16(load_u16(b, base)).x;
-  uvec2 q = load8_even(b, base + 2u + (u & 3u) * 8u) ^ uvec2(0x80808080u);  // q + 128 per byte
-  return uvec4(q8_scale((q.x & 0xffu) | ((q.x & 0xff00u) << 8), d), q8_scale(((q.x >> 16) & 0xffu) | ((q.x >> 8) & 0xff0000u), d),
-               q8_scale((q.y & 0xffu) | ((q.y & 0xff00u) << 8), d), q8_scale(((q.y >> 16) & 0xffu) | ((q.y >> 8) & 0xff0000u), d));
-}
 #define W16 w16_q8_0
 #endif
 

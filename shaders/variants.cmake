@@ -36,7 +36,8 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
   octo_shader_variant(gemm_${dt} gemm.comp DEFINES WUNIT=wunit_${dt})
 endforeach()
 # Register-blocked SIMT GEMM (prefill) and the cooperative-matrix one (tensor cores on NVIDIA; _coopf:
-# plain f16 factors, _coop: f16 high + low parts), per weight dtype.
+# plain f16 factors, _coop: f16 high + low parts), per weight dtype; weights_f16_<dt>: a quantized weight
+# tile dequantized once to f16 for gemm_coopf_f16 (prefill sizes).
 # No cooperative-matrix module for F32 weights: the planner keeps those on gemm_reg / gemm (can_coop in
 # src/vulkan/kernels/gemm.cpp), and unit_vk_kernel_plans fails on a module no task reaches.
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
@@ -47,8 +48,10 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W_RAW)
     elseif(dt STREQUAL "q8_0")
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W16_Q8_0)
+      octo_shader_variant(weights_f16_${dt} weights_f16.comp DEFINES WUNIT=wunit_${dt} W16_Q8_0)
     else()
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt})
+      octo_shader_variant(weights_f16_${dt} weights_f16.comp DEFINES WUNIT=wunit_${dt})
     endif()
   endif()
 endforeach()

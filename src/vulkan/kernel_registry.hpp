@@ -103,6 +103,9 @@ struct task_context {
   /// size the planner asked for (kernel_launch::scratch_bytes) on a first call without one (0 here). A
   /// kernel that uses it must leave it as it found it where it matters (e.g. arrival counters back at 0).
   std::uint64_t scratch_address = 0;
+  /// The program's shared scratch (kernel_launch::shared_scratch_bytes), or 0 where there is none (the
+  /// first call, or the memory left no room for it): a planner then plans its launch without it.
+  std::uint64_t shared_scratch_address = 0;
 };
 
 /// A workgroup count along x computed on the device when the command buffer runs, from the pass's
@@ -154,6 +157,14 @@ struct kernel_launch {
   /// (indirect_groups::n_min / n_max) excludes the others', so exactly one runs at any position. Where
   /// indirect dispatch is off (OCTO_INDIRECT=0) only this launch is recorded.
   std::vector<kernel_launch> alternatives;
+  /// Scratch this launch (with `before`) uses only while its task runs, shared with every other task of
+  /// the VM's programs that asks for one (task_context::shared_scratch_address, sized to the largest
+  /// ask). The recorder puts a barrier before each task that uses it, so one user never overlaps another.
+  std::uint64_t shared_scratch_bytes = 0;
+  /// Kernels recorded before this one for the same task, behind a barrier each and one after the last
+  /// (e.g. a weight tile dequantized into the shared scratch, then the GEMM that reads it). They take the
+  /// task's gate (control words) and are recorded only with this launch, not with its alternatives.
+  std::vector<kernel_launch> before;
 };
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.

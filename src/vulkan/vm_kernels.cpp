@@ -98,7 +98,8 @@ kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t w
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
          a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&
-         a.alternatives.size() == b.alternatives.size();
+         a.alternatives.size() == b.alternatives.size() && a.before.size() == b.before.size() &&
+         a.shared_scratch_bytes == b.shared_scratch_bytes;
 }
 
 }  // namespace octo::vm::vulkan

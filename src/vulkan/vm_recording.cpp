@@ -6,6 +6,52 @@ namespace octo::vm {
 
 using namespace octo::vm::vulkan;
 
+std::uint64_t vulkan_vm::impl::shared_scratch_for(program_state& ps) {
+  std::uint64_t ask = 0;
+  const bool fast = options.precision == matmul_precision::fast;
+  for (const auto& is : ps.instances) {
+    const auto& p = is.program;
+    std::vector<std::uint64_t> addresses(p.buffers.size());
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
+    for (const auto& t : p.tasks) {
+      if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
+      for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
+        task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
+        try {
+          ask = std::max(ask, kernel_for(t.op).planner(ctx).shared_scratch_bytes);
+        } catch (const octo::error&) {
+          // The task's error is reported where record() plans it.
+        }
+        if (!options.control_words) break;
+      }
+    }
+  }
+  if (ask == 0) return 0;
+  static constexpr std::string_view prefix = "#shared scratch ";  // '#' is in no IR buffer name
+  std::string name;
+  shared_buffer* found = nullptr;
+  for (auto& [n, sb] : shared)
+    if (n.starts_with(prefix) && sb.bytes >= ask && (!found || sb.bytes < found->bytes)) {
+      found = &sb;
+      name = n;
+    }
+  if (!found) {
+    // Only where a quarter of the free budget covers it: a faster prefill must not take the memory a
+    // budget-limited (streamed) run needs for its layers.
+    const memory_statistics m = memory->stats();
+    if (m.in_use >= m.budget || ask > (m.budget - m.in_use) / 4) return 0;
+    name = std::string(prefix) + std::to_string(ask);
+    shared_buffer sb;
+    sb.a = memory->allocate(name, ask, memory_class::device_local);
+    sb.bytes = ask;
+    sb.kind = ir::buffer_kind::activation;
+    found = &shared.emplace(name, sb).first->second;
+  }
+  ++found->users;
+  ps.instances.front().shared_names.push_back(name);
+  return found->a.address;
+}
+
 void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
   std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
@@ -83,10 +129,22 @@ void vulkan_vm::impl::record(program_state& ps) {
     kernel_launch launch;
     std::int32_t slot = -1;  // index among the indirect launches
     bool vm_own = false;     // the VM's bypass copy, not the task's kernel
+    bool before = false;     // one of the task kernel's `before` launches (a barrier before each, and after)
   };
   struct planned {
     std::vector<planned_launch> launches;
     std::string who;
+  };
+  // A task's launches in order; a `before` launch writes the shared scratch that another task's kernel
+  // may still be reading (the barrier before it), and the task's kernels read what it wrote (the
+  // barrier after the last one).
+  const auto for_launches = [&](const std::vector<planned_launch>& launches, const auto& each) {
+    bool after_before = false;
+    for (const auto& l : launches) {
+      if (l.before || after_before) barrier();
+      after_before = l.before;
+      each(l);
+    }
   };
   std::vector<std::vector<barrier_step>> steps(ps.instances.size());  // per instance: plan_barriers
   std::vector<std::vector<planned>> plans(ps.instances.size());       // per instance, one per step
@@ -115,6 +173,19 @@ void vulkan_vm::impl::record(program_state& ps) {
     pl.slot = static_cast<std::int32_t>(rules.size() / indirect_rule_words);
     const auto words = indirect_rule_record(r, l.groups, gate);
     rules.insert(rules.end(), words.begin(), words.end());
+  };
+  const std::uint64_t shared_scratch = shared_scratch_for(ps);
+  // A launch's `before` kernels go first into the task's list, with its gate; each is recorded behind a
+  // barrier (for_launches).
+  const auto push_before = [&](planned& pl, planned_launch& owner, const dispatch_gate& gate) {
+    for (auto& b : owner.launch.before) {
+      planned_launch pb;
+      pb.launch = std::move(b);
+      pb.before = true;
+      make_indirect(pb, gate, pl.who + " (before " + std::string(owner.launch.shader) + ")");
+      pl.launches.push_back(std::move(pb));
+    }
+    owner.launch.before.clear();
   };
   for (std::uint32_t i = 0; i < n_inst; ++i) {
     auto& is = ps.instances[i];
@@ -147,6 +218,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         const kernel_planner planner = kernel.planner;
         const bool fast = options.precision == matmul_precision::fast;
         task_context ctx{p, t, addresses, globals.address, facts, fast};
+        ctx.shared_scratch_address = shared_scratch;
         planned_launch main;
         main.launch = planner(ctx);
         if (main.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
@@ -171,6 +243,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         dispatch_gate main_gate = gate;
         if (other) main_gate.precision = fast ? precision_gate_fast : precision_gate_accurate;
         auto alternatives = std::move(main.launch.alternatives);
+        push_before(pl, main, main_gate);
         make_indirect(main, main_gate, pl.who);
         pl.launches.push_back(std::move(main));
         if (indirect_on)  // the planner's other kernels for the task, each for its own range of positions
@@ -185,6 +258,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         if (other) {
           dispatch_gate g = gate;
           g.precision = fast ? precision_gate_accurate : precision_gate_fast;
+          push_before(pl, *other, g);
           make_indirect(*other, g, pl.who + " (the other precision)");
           pl.launches.push_back(std::move(*other));
         }
@@ -271,17 +345,19 @@ void vulkan_vm::impl::record(program_state& ps) {
           slot.query = static_cast<std::uint32_t>(ps.slots.size());
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query);
           bool dispatched = false;
-          for (const auto& l : pl.launches)
-            if (dispatch(l.launch, who, l.slot) && !l.vm_own) {
+          for_launches(pl.launches, [&](const planned_launch& l) {
+            if (dispatch(l.launch, who, l.slot) && !l.vm_own && !l.before) {
               ++task_dispatches;
               dispatched = true;
             }
+          });
           cb.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *ps.queries, 2 * slot.query + 1);
           if (dispatched) ps.slots.push_back(std::move(slot));
           continue;
         }
-        for (const auto& l : pl.launches)
-          if (dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
+        for_launches(pl.launches, [&](const planned_launch& l) {
+          if (dispatch(l.launch, who, l.slot) && !l.vm_own && !l.before) ++task_dispatches;
+        });
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");

@@ -5,6 +5,7 @@
 // into a wider output (ldy > N_tile); everything outside the window must keep its poison bits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -59,9 +60,17 @@ struct gemm_case {
   bool bias;
 };
 
-/// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle.
-/// The bound on |y - oracle| is rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic.
-void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vulkan_vm& vm = gpu()) {
+/// A dequantized weight as the f16 GEMM input weights_f16.comp makes of it: saturated to f16's range,
+/// rounded to f16.
+float as_f16(float v) {
+  return octo::detail::f16_to_f32(octo::detail::f32_to_f16(std::clamp(v, -65504.0f, 65504.0f)));
+}
+
+/// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle (over the
+/// weights rounded to f16 first with `w_f16`). The bound on |y - oracle| is rel * sum_k |x_k w_k|
+/// (+ 1e-6): the error of the kernel's arithmetic. Returns y's bytes.
+std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vulkan_vm& vm = gpu(),
+                                  bool w_f16 = false) {
   CAPTURE(ir::name(g.wd));
   CAPTURE(g.T);
   CAPTURE(g.K);
@@ -103,6 +112,8 @@ void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vu
     else octo::detail::from_f32(g.wd, row, std::span<std::byte>(reinterpret_cast<std::byte*>(dst), row_bytes));
     octo::detail::dequantize_row(g.wd, dst, wf.data() + n * g.K, g.K);  // what the kernel must see
   }
+  if (w_f16)
+    for (auto& v : wf) v = as_f16(v);
 
   vm.load(p);
   vm.write("x", xv);
@@ -113,6 +124,7 @@ void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vu
   octo_test::check_clean(vm);
   const auto got = vm.read_bytes("y");
   REQUIRE(got.size() == static_cast<std::size_t>(g.T * g.ldy * 4));
+  CAPTURE(w_f16);
 
   int bad = 0;
   for (std::int64_t m = 0; m < g.T; ++m)
@@ -143,6 +155,7 @@ void check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vu
       }
     }
   CHECK(bad == 0);
+  return got;
 }
 
 const ir::dtype all_dtypes[] = {ir::dtype::f32,  ir::dtype::f16,  ir::dtype::bf16, ir::dtype::q8_0, ir::dtype::q4_0,
@@ -278,4 +291,107 @@ TEST_CASE("tiled GEMM at the default precision: f16 factors on tensor cores wher
       check_gemm({wd, 200, K, 136, 136, 0, 200, 0, 136, wd == ir::dtype::q8_0}, rel,
                  seed() + static_cast<std::uint64_t>(K), gpu_fast());
     }
+}
+
+TEST_CASE("tiled GEMM: a quantized weight dequantized once to f16 (weights_f16), then the F16 kernel, every dtype") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // On every device: the two passes into the SIMT kernel (OCTO_GEMM_DEQUANT=1 with gemm_reg): exact
+  // f32 arithmetic over the f16-rounded weights, so the oracle rounds them too and the bound stays f32's.
+  {
+    scoped_env e("OCTO_GEMM_KERNEL", "reg");
+    scoped_env d("OCTO_GEMM_DEQUANT", "1");
+    for (ir::dtype wd : all_dtypes) {
+      if (wd == ir::dtype::f32 || wd == ir::dtype::f16) continue;  // read as stored: no weights_f16 module
+      check_gemm({wd, 37, 256, 75, 80, 3, 33, 5, 67, true}, rel_f32, seed() + static_cast<std::uint64_t>(wd), gpu(), true);
+    }
+  }
+  if (!gpu_fast().device().cooperative_matrix_nv) {
+    MESSAGE("no cooperative matrices on " << gpu_fast().device().name
+                                          << ": the default's two passes (gemm_coopf_f16) run on the card's calls only");
+    return;
+  }
+  // With tensor cores, the default from 256 rows: the same bits as gemm_coopf dequantizing in its tiles.
+  for (ir::dtype wd : {ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::q6_k, ir::dtype::q5_0, ir::dtype::iq4_xs, ir::dtype::bf16}) {
+    const gemm_case g{wd, 300, 512, 150, 160, 0, 300, 7, 143, wd == ir::dtype::q8_0};
+    std::vector<std::byte> once, inside;
+    {
+      scoped_env d("OCTO_GEMM_DEQUANT", "");
+      once = check_gemm(g, rel_f16, seed() + static_cast<std::uint64_t>(wd), gpu_fast(), true);
+    }
+    {
+      scoped_env d("OCTO_GEMM_DEQUANT", "0");
+      inside = check_gemm(g, rel_f16, seed() + static_cast<std::uint64_t>(wd), gpu_fast());
+    }
+    CHECK_MESSAGE(once == inside, ir::name(wd) << ": dequantized once and in the tiles differ");
+  }
+}
+
+TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs with no barrier between them") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // x [64, 256] times three weights of different dtypes and heights, independent tasks (one barrier
+  // group); each dequantizes into the same scratch, so the recorder must keep them apart.
+  std::mt19937_64 rng(seed());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::int64_t T = 64, K = 256;
+  const ir::dtype dts[] = {ir::dtype::q4_k, ir::dtype::q6_k, ir::dtype::q8_0};
+  const std::int64_t Ns[] = {96, 160, 64};
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {T, K});
+  std::vector<float> xv(static_cast<std::size_t>(T * K));
+  for (auto& v : xv) v = u(rng);
+  std::vector<std::vector<std::byte>> wbytes(3);
+  std::vector<std::vector<float>> wf(3);
+  for (int i = 0; i < 3; ++i) {
+    auto w = p.add_buffer("w" + std::to_string(i), ir::buffer_kind::weight, dts[i], {Ns[i], K});
+    auto y = p.add_buffer("y" + std::to_string(i), ir::buffer_kind::io_output, ir::dtype::f32, {T, Ns[i]});
+    ir::task t;
+    t.op = ir::opcode::gemm_tile;
+    t.inputs = {x, w};
+    t.outputs = {y};
+    t.out_counter = p.add_counter();
+    t.params.set(ir::param_key::M_tile, T).set(ir::param_key::m_off, 0).set(ir::param_key::K, K);
+    t.params.set(ir::param_key::N_tile, Ns[i]).set(ir::param_key::n_off, 0);
+    p.add_task(t);
+    const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dts[i], K));
+    wbytes[i].resize(row_bytes * static_cast<std::size_t>(Ns[i]));
+    wf[i].resize(static_cast<std::size_t>(Ns[i] * K));
+    std::vector<float> row(static_cast<std::size_t>(K));
+    for (std::int64_t n = 0; n < Ns[i]; ++n) {
+      for (auto& v : row) v = u(rng);
+      auto* dst = reinterpret_cast<std::uint8_t*>(wbytes[i].data()) + row_bytes * static_cast<std::size_t>(n);
+      octo::detail::quantize_row(dts[i], row.data(), dst, K);
+      octo::detail::dequantize_row(dts[i], dst, wf[i].data() + n * K, K);
+    }
+    for (auto& v : wf[i]) v = as_f16(v);
+  }
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  scoped_env e("OCTO_GEMM_KERNEL", coop ? "coopf" : "reg");
+  scoped_env d("OCTO_GEMM_DEQUANT", "1");
+  auto& vm = coop ? gpu_fast() : gpu();
+  vm.load(p);
+  vm.write("x", xv);
+  for (int i = 0; i < 3; ++i) vm.write_bytes("w" + std::to_string(i), wbytes[i]);
+  vm.execute();
+  octo_test::check_clean(vm);
+  const double rel = coop ? rel_f16 : rel_f32;
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    const auto y = vm.read_f32("y" + std::to_string(i));
+    int bad = 0;
+    for (std::int64_t m = 0; m < T; ++m)
+      for (std::int64_t n = 0; n < Ns[i]; ++n) {
+        double want = 0.0, mag = 0.0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          const double prod = double(xv[static_cast<std::size_t>(m * K + k)]) * double(wf[i][static_cast<std::size_t>(n * K + k)]);
+          want += prod;
+          mag += std::abs(prod);
+        }
+        const double got = y[static_cast<std::size_t>(m * Ns[i] + n)];
+        if (!(std::abs(got - want) <= rel * mag + 1e-6) && ++bad <= 3) {
+          INFO("y" << i << "[" << m << "," << n << "] = " << got << ", oracle " << want);
+          CHECK(std::abs(got - want) <= rel * mag + 1e-6);
+        }
+      }
+    CHECK(bad == 0);
+  }
 }

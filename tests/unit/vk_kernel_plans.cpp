@@ -6,8 +6,10 @@
 
 #include <spirv/unified1/spirv.hpp11>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <span>
@@ -152,6 +154,7 @@ struct plans {
   std::vector<std::string> mismatches;
 
   void check(const vm::vulkan::kernel_launch& l, const std::string& what) {
+    for (const auto& b : l.before) check(b, what + " (before " + std::string(l.shader) + ")");
     if (l.shader.empty()) return;
     reached.insert(std::string(l.shader));
     const auto words = vm::vulkan::find_spirv(l.shader);
@@ -160,7 +163,8 @@ struct plans {
     if (!m.empty()) mismatches.push_back(what + " (" + std::string(l.shader) + "): " + m);
   }
 
-  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false) {
+  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false,
+            std::uint64_t shared_scratch = 0) {
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
     const auto& t = p.tasks.at(0);
@@ -168,6 +172,7 @@ struct plans {
     const bool has_planner = row.planner != nullptr;
     REQUIRE_MESSAGE(has_planner, ir::name(t.op) << " has no planner: " << row.no_kernel);
     vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, f16_matmul};
+    c.shared_scratch_address = shared_scratch;
     check(row.planner(c), t.label.str() + (d.subgroup_arithmetic ? "" : " without subgroups"));
   }
 };
@@ -314,6 +319,8 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   }
   ::unsetenv("OCTO_GEMM_KERNEL");
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
+  // Prefill sizes: a quantized weight dequantized once to f16 (weights_f16_<dt>) for gemm_coopf_f16.
+  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 512), device(true), true, 0x900000);
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
   p.plan(attention(16, false), device(true), /*f16_matmul=*/true);
   // The VM's own kernels.
@@ -359,11 +366,13 @@ namespace {
 
 /// The plan of a program's one task on a subgroup device with cooperative matrices, each buffer at its
 /// own address; `f16_matmul`: the `fast` precision.
-vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool f16_matmul) {
+vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool f16_matmul,
+                                                  std::uint64_t shared_scratch = 0) {
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
   const auto d = device(true);
   vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, f16_matmul};
+  c.shared_scratch_address = shared_scratch;
   return vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
 }
 
@@ -448,6 +457,46 @@ vm::vulkan::kernel_launch plan_prefill_gemm(std::int64_t n, std::int64_t k) {
 }
 
 }  // namespace
+
+TEST_CASE("prefill GEMM on quantized weights: the weight tile dequantized once into the shared scratch from 256 rows") {
+  clear_kernel_environment();
+  // rows x (n_tile = 96 of a 160 x 256 weight from row n_off = 64), the `fast` precision, on tensor cores
+  const auto plan = [](dtype w, std::int64_t rows, std::uint64_t scratch) {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::N_tile, 96).set(param_key::n_off, 64).set(param_key::M_tile, rows);
+    const auto prog = single_task(opcode::gemm_tile, {{"x", {rows, 256}}, {"w", {160, 256}, w, ir::buffer_kind::weight}},
+                                  {"y", {rows, 160}}, p);
+    return plan_on_subgroup_device(prog, true, scratch);
+  };
+  const auto lower = [](dtype w) {
+    std::string n(ir::name(w));
+    for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return n;
+  };
+  for (dtype w : {dtype::q4_k, dtype::q6_k, dtype::q8_0, dtype::bf16}) {
+    CAPTURE(ir::name(w));
+    // Without the scratch (the recorder's first call): the direct kernel, and the ask: n_tile rows of K halves.
+    const auto ask = plan(w, 512, 0);
+    CHECK(ask.shader == "gemm_coopf_" + lower(w));
+    CHECK(ask.before.empty());
+    CHECK(ask.shared_scratch_bytes == 96u * 256u * 2u);
+    // With it: weights_f16_<dt> over the tile, then gemm_coopf_f16 reading the scratch as row n_off's base.
+    const auto l = plan(w, 512, 0x900000);
+    CHECK(l.shader == "gemm_coopf_f16");
+    REQUIRE(l.before.size() == 1);
+    CHECK(l.before[0].shader == "weights_f16_" + lower(w));
+    std::uint64_t w_base = 0;
+    std::memcpy(&w_base, l.push_constants.bytes.data() + 8, 8);  // matmul_push: x, then w
+    CHECK(w_base == 0x900000 - 64u * 256u * 2u);
+    // Under 256 rows the second pass over the weight does not pay: the direct kernel, no ask.
+    const auto small = plan(w, 128, 0x900000);
+    CHECK(small.before.empty());
+    CHECK(small.shared_scratch_bytes == 0);
+  }
+  // F16 weights are read as stored.
+  CHECK(plan(dtype::f16, 512, 0x900000).before.empty());
+  CHECK(plan(dtype::f16, 512, 0x900000).shared_scratch_bytes == 0);
+}
 
 TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a wave, else 64 x 64; K steps of 64 under a wave") {
   clear_kernel_environment();

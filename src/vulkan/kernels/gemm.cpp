@@ -35,11 +35,14 @@ namespace {
 struct gemm_module {
   ir::dtype dtype;
   std::string_view old, reg, coop, coopf;
+  std::string_view to_f16;  // shaders/weights_f16.comp: the weight tile dequantized once for gemm_coopf_f16
 };
-#define OCTO_GEMM_ROW(dt) {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt, "gemm_coopf_" #dt}
+#define OCTO_GEMM_ROW(dt) \
+  {ir::dtype::dt, "gemm_" #dt, "gemm_reg_" #dt, "gemm_coop_" #dt, "gemm_coopf_" #dt, "weights_f16_" #dt}
 constexpr gemm_module gemm_modules[] = {
-    {ir::dtype::f32, "gemm_f32", "gemm_reg_f32", {}, {}},  // no tensor-core module: see can_coop
-    OCTO_GEMM_ROW(f16),  OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
+    {ir::dtype::f32, "gemm_f32", "gemm_reg_f32", {}, {}, {}},  // no tensor-core module: see can_coop
+    {ir::dtype::f16, "gemm_f16", "gemm_reg_f16", "gemm_coop_f16", "gemm_coopf_f16", {}},  // read as stored
+    OCTO_GEMM_ROW(bf16), OCTO_GEMM_ROW(q8_0), OCTO_GEMM_ROW(q4_0),
     OCTO_GEMM_ROW(q4_1), OCTO_GEMM_ROW(q5_0), OCTO_GEMM_ROW(q5_1), OCTO_GEMM_ROW(q2_k), OCTO_GEMM_ROW(q3_k),
     OCTO_GEMM_ROW(q4_k), OCTO_GEMM_ROW(q5_k), OCTO_GEMM_ROW(q6_k), OCTO_GEMM_ROW(iq4_nl), OCTO_GEMM_ROW(iq4_xs),
 };
@@ -163,6 +166,43 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
   return coop_choice{all.back(), step_for(all.back())};
 }
 
+/// Prefill sizes on tensor cores: a quantized weight tile is dequantized once into the shared scratch
+/// (shaders/weights_f16.comp), then gemm_coopf_f16 multiplies it, instead of every row block of the
+/// output dequantizing it again inside gemm_coopf (4 times at 512 rows with 128-row tiles). Both convert
+/// through w16_unit, so the products are the same. On the H200 at 512 rows gemm_coopf ran Q4_K at 27-38
+/// and Q6_K at 12-18 TFLOP/s on the 1.5B shapes where F16 ran at 55-83 (benchmarks/results/
+/// 2026-11-28-h200-persistent, call5). Below kDequantRows rows the extra pass over the weight (f16 written
+/// and read back) does not pay. OCTO_GEMM_DEQUANT=0 turns it off, =1 takes it at any row count (and, for
+/// tests, with gemm_reg too).
+/// Without a shared scratch (the planner's first call, or no memory for it) `l` stays the direct launch.
+void plan_weights_f16(const task_context& c, const gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
+                      kernel_launch& l) {
+  constexpr std::uint32_t kDequantRows = 256;
+  const std::string knob = env("OCTO_GEMM_DEQUANT");
+  if (knob == "0" || (knob != "1" && a.rows < kDequantRows)) return;
+  const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
+  l.shared_scratch_bytes = row_bytes * a.n_tile;
+  if (c.shared_scratch_address == 0) return;
+  kernel_launch dq;
+  dq.shader = mod.to_f16;
+  dq.spec_constants = {256};
+  const std::uint64_t units = std::uint64_t{a.n_tile} * (a.K / 8);
+  dq.groups = stride_grid(units, 256);
+  dq.push_constants = push_builder{}
+                          .addr(a.w).addr(c.shared_scratch_address)
+                          .u32(a.n_tile).u32(a.n_off).u32(a.K / 8).u32(a.w_row_bytes)
+                          .take();
+  gemm_args f = a;
+  f.w_dtype = ir::dtype::f16;
+  // The scratch holds rows n_off .. n_off + n_tile; the GEMM addresses weight row n_off + n (as it does
+  // the output's column), so its base sits n_off rows before the scratch (only rows from n_off are read).
+  f.w = c.shared_scratch_address - std::uint64_t{a.n_off} * row_bytes;
+  f.w_row_bytes = static_cast<std::uint32_t>(row_bytes);
+  l.shader = f16_kernel;
+  l.push_constants = matmul_push(c, f);
+  l.before.push_back(std::move(dq));
+}
+
 }  // namespace
 
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l) {
@@ -228,6 +268,12 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid(col_groups, static_cast<std::uint32_t>(row_groups));
   l.push_constants = matmul_push(c, a);
+  if (!mod->to_f16.empty() && kind == "coopf") plan_weights_f16(c, a, *mod, "gemm_coopf_f16", l);
+  // Tests: the same two passes into the SIMT kernel on any device (weights rounded to f16 then, whatever
+  // the precision), so a device without tensor cores (lavapipe in CI) runs weights_f16 and the recorder's
+  // shared scratch.
+  else if (!mod->to_f16.empty() && kind == "reg" && env("OCTO_GEMM_DEQUANT") == "1")
+    plan_weights_f16(c, a, *mod, "gemm_reg_f16", l);
   return true;
 }
 
