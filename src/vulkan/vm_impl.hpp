@@ -290,12 +290,14 @@ struct vulkan_vm::impl {
   void place(instance_state& is, std::uint32_t inst, bool share, std::span<const buffer_placement> placements,
              std::vector<allocation>& fresh, std::vector<std::string>& fresh_shared);
 
-  /// The shared scratch the program's kernels ask for (kernel_launch::shared_scratch_bytes): the smallest
-  /// one already made for another program that is large enough, else a new one where the memory leaves
-  /// room; 0 when none is asked for or there is no room (the planners then keep their direct launches).
-  /// Counted as a shared buffer of the program's first instance, freed with its last user. Programs
-  /// never overlap on the device (each begins with a barrier), so one scratch serves them all.
-  std::uint64_t shared_scratch_for(program_state& ps);
+  /// The shared scratch the program's kernels ask for (kernel_launch::shared_scratch_bytes), as each
+  /// task's address (0: none). The tasks of one wavefront (barrier_plan.hpp) run together and get parts
+  /// of their own; wavefronts reuse it. The smallest one already made for another program that is large
+  /// enough, else a new one where the memory leaves room; none (all 0) when nothing asks or there is no
+  /// room (the planners then keep their direct launches). Counted as a shared buffer of the program's
+  /// first instance, freed with its last user. Programs never overlap on the device (each begins with a
+  /// barrier), so one scratch serves them all.
+  std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps);
 
   void release_instance(instance_state& is);
 

@@ -6,15 +6,24 @@ namespace octo::vm {
 
 using namespace octo::vm::vulkan;
 
-std::uint64_t vulkan_vm::impl::shared_scratch_for(program_state& ps) {
-  std::uint64_t ask = 0;
+std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(program_state& ps) {
+  // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
+  // of one wavefront run together, so each gets its own part; wavefronts reuse the same memory.
+  std::vector<std::vector<std::uint64_t>> offset(ps.instances.size());
+  std::uint64_t need = 0;
   const bool fast = options.precision == matmul_precision::fast;
-  for (const auto& is : ps.instances) {
-    const auto& p = is.program;
+  constexpr std::uint64_t align = 256;
+  for (std::size_t i = 0; i < ps.instances.size(); ++i) {
+    const auto& p = ps.instances[i].program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
-    for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
-    for (const auto& t : p.tasks) {
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = ps.instances[i].buffers[b].address;
+    offset[i].assign(p.tasks.size(), ~std::uint64_t{0});
+    std::uint64_t used = 0;  // by the wavefront so far
+    for (const auto& step : plan_barriers(p)) {
+      if (step.barrier_before) used = 0;
+      const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
+      std::uint64_t ask = 0;
       for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
         task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
         try {
@@ -24,14 +33,20 @@ std::uint64_t vulkan_vm::impl::shared_scratch_for(program_state& ps) {
         }
         if (!options.control_words) break;
       }
+      if (ask == 0) continue;
+      offset[i][static_cast<std::size_t>(t.id)] = used;
+      used += (ask + align - 1) / align * align;
+      need = std::max(need, used);
     }
   }
-  if (ask == 0) return 0;
+  std::vector<std::vector<std::uint64_t>> address(ps.instances.size());
+  for (std::size_t i = 0; i < ps.instances.size(); ++i) address[i].assign(offset[i].size(), 0);
+  if (need == 0) return address;
   static constexpr std::string_view prefix = "#shared scratch ";  // '#' is in no IR buffer name
   std::string name;
   shared_buffer* found = nullptr;
   for (auto& [n, sb] : shared)
-    if (n.starts_with(prefix) && sb.bytes >= ask && (!found || sb.bytes < found->bytes)) {
+    if (n.starts_with(prefix) && sb.bytes >= need && (!found || sb.bytes < found->bytes)) {
       found = &sb;
       name = n;
     }
@@ -39,17 +54,20 @@ std::uint64_t vulkan_vm::impl::shared_scratch_for(program_state& ps) {
     // Only where a quarter of the free budget covers it: a faster prefill must not take the memory a
     // budget-limited (streamed) run needs for its layers.
     const memory_statistics m = memory->stats();
-    if (m.in_use >= m.budget || ask > (m.budget - m.in_use) / 4) return 0;
-    name = std::string(prefix) + std::to_string(ask);
+    if (m.in_use >= m.budget || need > (m.budget - m.in_use) / 4) return address;
+    name = std::string(prefix) + std::to_string(need);
     shared_buffer sb;
-    sb.a = memory->allocate(name, ask, memory_class::device_local);
-    sb.bytes = ask;
+    sb.a = memory->allocate(name, need, memory_class::device_local);
+    sb.bytes = need;
     sb.kind = ir::buffer_kind::activation;
     found = &shared.emplace(name, sb).first->second;
   }
   ++found->users;
   ps.instances.front().shared_names.push_back(name);
-  return found->a.address;
+  for (std::size_t i = 0; i < ps.instances.size(); ++i)
+    for (std::size_t t = 0; t < offset[i].size(); ++t)
+      if (offset[i][t] != ~std::uint64_t{0}) address[i][t] = found->a.address + offset[i][t];
+  return address;
 }
 
 void vulkan_vm::impl::record(program_state& ps) {
@@ -135,9 +153,9 @@ void vulkan_vm::impl::record(program_state& ps) {
     std::vector<planned_launch> launches;
     std::string who;
   };
-  // A task's launches in order; a `before` launch writes the shared scratch that another task's kernel
-  // may still be reading (the barrier before it), and the task's kernels read what it wrote (the
-  // barrier after the last one).
+  // A task's launches in order, for the profiled recording (task by task): a `before` launch writes
+  // the shared scratch that another task's kernel may still be reading (the barrier before it), and the
+  // task's kernels read what it wrote (the barrier after the last one).
   const auto for_launches = [&](const std::vector<planned_launch>& launches, const auto& each) {
     bool after_before = false;
     for (const auto& l : launches) {
@@ -174,7 +192,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     const auto words = indirect_rule_record(r, l.groups, gate);
     rules.insert(rules.end(), words.begin(), words.end());
   };
-  const std::uint64_t shared_scratch = shared_scratch_for(ps);
+  const auto shared_scratch = shared_scratch_for(ps);  // per instance, per task
   // A launch's `before` kernels go first into the task's list, with its gate; each is recorded behind a
   // barrier (for_launches).
   const auto push_before = [&](planned& pl, planned_launch& owner, const dispatch_gate& gate) {
@@ -218,7 +236,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         const kernel_planner planner = kernel.planner;
         const bool fast = options.precision == matmul_precision::fast;
         task_context ctx{p, t, addresses, globals.address, facts, fast};
-        ctx.shared_scratch_address = shared_scratch;
+        ctx.shared_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)];
         planned_launch main;
         main.launch = planner(ctx);
         if (main.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
@@ -325,11 +343,28 @@ void vulkan_vm::impl::record(program_state& ps) {
       auto& is = ps.instances[i];
       const auto& p = is.program;
       if (i > 0) barrier();  // R31 was written by the message kernel
+      std::size_t wave_end = 0;  // steps [wavefront start, wave_end) are the wavefront being recorded
       for (std::size_t k = 0; k < steps[i].size(); ++k) {
         const barrier_step& step = steps[i][k];
         const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
         const planned& pl = plans[i][k];
         if (step.barrier_before) barrier();
+        if (k >= wave_end && !profiling) {
+          // A wavefront's `before` launches first, all of them (each writes its own part of the shared
+          // scratch), then one barrier, then its tasks' kernels together. (Profiling records task by
+          // task: for_launches below.)
+          wave_end = k + 1;
+          while (wave_end < steps[i].size() && !steps[i][wave_end].barrier_before) ++wave_end;
+          bool any_before = false;
+          for (std::size_t j = k; j < wave_end; ++j)
+            for (const auto& l : plans[i][j].launches) {
+              if (!l.before) continue;
+              if (!any_before) barrier();  // (the wavefront's own barrier already covers the scratch's last readers)
+              any_before = true;
+              dispatch(l.launch, plans[i][j].who, l.slot);
+            }
+          if (any_before) barrier();
+        }
         if (t.op == ir::opcode::nop) continue;
         const std::string& who = pl.who;
         const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
@@ -355,9 +390,8 @@ void vulkan_vm::impl::record(program_state& ps) {
           if (dispatched) ps.slots.push_back(std::move(slot));
           continue;
         }
-        for_launches(pl.launches, [&](const planned_launch& l) {
-          if (dispatch(l.launch, who, l.slot) && !l.vm_own && !l.before) ++task_dispatches;
-        });
+        for (const auto& l : pl.launches)
+          if (!l.before && dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");
