@@ -4,12 +4,12 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_u32 src;
-  vm_u32 dst;
+  u32_buf src;
+  u32_buf dst;
   uint n;
 } pc;
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) pc.dst.v[i] = pc.src.v[i];
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) pc.dst.d[i] = pc.src.d[i];
 }

@@ -9,13 +9,13 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_u32 rules;  // 16 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
+  u32_buf rules;  // 16 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
                  // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8,
                  // n_min, n_max (runs only while n_min <= n <= n_max), 1 unused
-  vm_u32 args;   // 3 uints per launch
+  u32_buf args;   // 3 uints per launch
   globals_buf globals;
-  vm_f32 control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
-  vm_u32 layer_control;  // one word per layer: 0 active, 1 skipped
+  f32_buf control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
+  u32_buf layer_control;  // one word per layer: 0 active, 1 skipped
   uint count;
 } pc;
 
@@ -25,24 +25,24 @@ void main() {
   uint i = gl_GlobalInvocationID.x;
   if (i >= pc.count) return;
   uint r = i * 16u;
-  int add = int(pc.rules.v[r]);
-  uint limit = pc.rules.v[r + 1u], div = pc.rules.v[r + 2u];
-  uint lo = pc.rules.v[r + 3u], hi = pc.rules.v[r + 4u], mul = pc.rules.v[r + 5u];
+  int add = int(pc.rules.d[r]);
+  uint limit = pc.rules.d[r + 1u], div = pc.rules.d[r + 2u];
+  uint lo = pc.rules.d[r + 3u], hi = pc.rules.d[r + 4u], mul = pc.rules.d[r + 5u];
   uint base = pc.globals.pos;
-  if (pc.rules.v[r + 6u] != 0u) base = sat_add(base, pc.globals.n_tokens);
+  if (pc.rules.d[r + 6u] != 0u) base = sat_add(base, pc.globals.n_tokens);
   // n = clamp(base + add, 0, limit).
   uint n = add >= 0 ? min(sat_add(base, uint(add)), limit) : (base > uint(-add) ? min(base - uint(-add), limit) : 0u);
   uint g = n / div + (n % div != 0u ? 1u : 0u);
   g = clamp(g, lo, hi);
-  if (n < pc.rules.v[r + 12u] || n > pc.rules.v[r + 13u]) g = 0u;
-  uint layer = pc.rules.v[r + 9u];
-  if (layer != 0u && (pc.layer_control.v[layer - 1u] != 0u) != (pc.rules.v[r + 10u] != 0u)) g = 0u;
-  uint prec = pc.rules.v[r + 11u];
+  if (n < pc.rules.d[r + 12u] || n > pc.rules.d[r + 13u]) g = 0u;
+  uint layer = pc.rules.d[r + 9u];
+  if (layer != 0u && (pc.layer_control.d[layer - 1u] != 0u) != (pc.rules.d[r + 10u] != 0u)) g = 0u;
+  uint prec = pc.rules.d[r + 11u];
   if ((prec & 0xffu) != 0u) {
-    bool accurate = pc.control.v[(prec >> 8) * 4u + 2u] != 0.0;  // precision_mode: 0 fast, 1 accurate
+    bool accurate = pc.control.d[(prec >> 8) * 4u + 2u] != 0.0;  // precision_mode: 0 fast, 1 accurate
     if (accurate != ((prec & 0xffu) == 2u)) g = 0u;
   }
-  pc.args.v[i * 3u] = g * mul;
-  pc.args.v[i * 3u + 1u] = pc.rules.v[r + 7u];
-  pc.args.v[i * 3u + 2u] = pc.rules.v[r + 8u];
+  pc.args.d[i * 3u] = g * mul;
+  pc.args.d[i * 3u + 1u] = pc.rules.d[r + 7u];
+  pc.args.d[i * 3u + 2u] = pc.rules.d[r + 8u];
 }

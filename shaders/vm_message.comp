@@ -5,16 +5,16 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_f32 outbox;
-  vm_f32 inbox;
-  vm_f32 control;  // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
+  f32_buf outbox;
+  f32_buf inbox;
+  f32_buf control;  // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active
   uint n;
   uint receiver;
 } pc;
 
 void main() {
-  float scale = pc.control.v[pc.receiver * 4u];
+  float scale = pc.control.d[pc.receiver * 4u];
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n + 4u; i += stride)
-    pc.inbox.v[i] = i < pc.n ? pc.outbox.v[i] * scale : pc.outbox.v[i];
+    pc.inbox.d[i] = i < pc.n ? pc.outbox.d[i] * scale : pc.outbox.d[i];
 }

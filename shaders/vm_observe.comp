@@ -9,8 +9,8 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_u32 table;    // 4 words per record
-  vm_u32 ring;     // [slots][records][4] words
+  u32_buf table;    // 4 words per record
+  u32_buf ring;     // [slots][records][4] words
   globals_buf globals;
   uint records;
   uint slots;
@@ -24,13 +24,13 @@ void main() {
   uint r = gl_WorkGroupID.x;
   if (r >= pc.records) return;
   uint t = gl_LocalInvocationID.x;
-  uvec2 a = uvec2(pc.table.v[4u * r], pc.table.v[4u * r + 1u]);
-  uint n = pc.table.v[4u * r + 2u];
-  vm_f32 x = vm_f32(a);
+  uvec2 a = uvec2(pc.table.d[4u * r], pc.table.d[4u * r + 1u]);
+  uint n = pc.table.d[4u * r + 2u];
+  f32_buf x = f32_buf(a);
   float sum = 0.0, mx = 0.0;
   uint bad = 0u;
   for (uint i = t; i < n; i += gl_WorkGroupSize.x) {
-    float v = x.v[i];
+    float v = x.d[i];
     if (isnan(v) || isinf(v)) {
       ++bad;
     } else {
@@ -53,8 +53,8 @@ void main() {
   if (t != 0u) return;
   uint finite = n - s_bad[0];
   uint o = ((pc.globals.pos % pc.slots) * pc.records + r) * 4u;
-  pc.ring.v[o + 0u] = floatBitsToUint(finite > 0u ? sqrt(s_sum[0] / float(finite)) : 0.0);
-  pc.ring.v[o + 1u] = floatBitsToUint(s_max[0]);
-  pc.ring.v[o + 2u] = s_bad[0];
-  pc.ring.v[o + 3u] = n;
+  pc.ring.d[o + 0u] = floatBitsToUint(finite > 0u ? sqrt(s_sum[0] / float(finite)) : 0.0);
+  pc.ring.d[o + 1u] = floatBitsToUint(s_max[0]);
+  pc.ring.d[o + 2u] = s_bad[0];
+  pc.ring.d[o + 3u] = n;
 }

@@ -6,9 +6,9 @@
 #include "common/vm_common.glsl"
 
 layout(push_constant) uniform push_t {
-  vm_f32 x;        // the outbox; words n..n+3 receive the telemetry
-  vm_f32 metrics;  // 8 floats per instance
-  vm_f32 control;  // 4 floats per instance
+  f32_buf x;        // the outbox; words n..n+3 receive the telemetry
+  f32_buf metrics;  // 8 floats per instance
+  f32_buf control;  // 4 floats per instance
   uint n;
   uint instance;
   uint n_instances;
@@ -25,7 +25,7 @@ void main() {
   float sum = 0.0, mx = 0.0;
   uint flags = 0u;
   for (uint i = t; i < pc.n; i += gl_WorkGroupSize.x) {
-    float v = pc.x.v[i];
+    float v = pc.x.d[i];
     if (isnan(v)) flags |= 2u;
     else if (isinf(v)) flags |= 4u;
     else {
@@ -53,20 +53,20 @@ void main() {
   bool vanish = target > 0.0 && norm < 1e-6 * target;
   if (explode || vanish || f != 0u) f |= 1u;  // bit 0: anomaly
   uint m = pc.instance * 8u;
-  pc.metrics.v[m + 0u] = norm;
-  pc.metrics.v[m + 1u] = s_max[0];
-  pc.metrics.v[m + 2u] = 0.0;  // compute_ticks: no timestamps inside one dispatch
-  pc.metrics.v[m + 4u] = float(pc.instance);
-  pc.metrics.v[m + 5u] = float(f);
-  pc.metrics.v[m + 6u] = (f & 2u) != 0u ? 1.0 : 0.0;
-  pc.metrics.v[m + 7u] = (f & 4u) != 0u ? 1.0 : 0.0;
-  pc.x.v[pc.n + 0u] = norm;
-  pc.x.v[pc.n + 1u] = s_max[0];
-  pc.x.v[pc.n + 2u] = 0.0;
-  pc.x.v[pc.n + 3u] = float(f);
+  pc.metrics.d[m + 0u] = norm;
+  pc.metrics.d[m + 1u] = s_max[0];
+  pc.metrics.d[m + 2u] = 0.0;  // compute_ticks: no timestamps inside one dispatch
+  pc.metrics.d[m + 4u] = float(pc.instance);
+  pc.metrics.d[m + 5u] = float(f);
+  pc.metrics.d[m + 6u] = (f & 2u) != 0u ? 1.0 : 0.0;
+  pc.metrics.d[m + 7u] = (f & 4u) != 0u ? 1.0 : 0.0;
+  pc.x.d[pc.n + 0u] = norm;
+  pc.x.d[pc.n + 1u] = s_max[0];
+  pc.x.d[pc.n + 2u] = 0.0;
+  pc.x.d[pc.n + 3u] = float(f);
   if (pc.regulate != 0u && pc.instance + 1u < pc.n_instances) {
     float scale = 1.0;
     if ((f & 6u) == 0u && (explode || (vanish && norm > 0.0))) scale = target / norm;
-    pc.control.v[(pc.instance + 1u) * 4u] = scale;
+    pc.control.d[(pc.instance + 1u) * 4u] = scale;
   }
 }
