@@ -395,3 +395,36 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("tiled GEMM: no room for the shared scratch: the weight is dequantized in the tiles, as without it") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // The two passes forced into gemm_reg (any device). The scratch is made only where a quarter of the
+  // free budget covers it (src/vulkan/vm_recording.cpp); under a budget that leaves twice its size free
+  // the VM keeps the direct kernel: exact f32 against the weights as dequantized (an f16 rounding of
+  // them would miss the f32 bound by far), and no more memory than without the two passes.
+  scoped_env e("OCTO_GEMM_KERNEL", "reg");
+  const gemm_case g{ir::dtype::q4_k, 37, 256, 75, 80, 3, 33, 5, 67, true};
+  const std::uint64_t ask = 67u * 256u * 2u;  // n_tile rows of K halves
+  std::uint64_t without = 0, with = 0;
+  {
+    scoped_env d("OCTO_GEMM_DEQUANT", "0");
+    octo::vm::vulkan_vm vm(octo_test::small_options());
+    check_gemm(g, rel_f32, seed(), vm);
+    without = vm.stats().memory_in_use;
+  }
+  {
+    scoped_env d("OCTO_GEMM_DEQUANT", "1");
+    octo::vm::vulkan_vm vm(octo_test::small_options());
+    check_gemm(g, rel_f32, seed(), vm, /*w_f16=*/true);
+    with = vm.stats().memory_in_use;
+  }
+  CHECK(with > without);  // the scratch, where there is room
+  {
+    scoped_env d("OCTO_GEMM_DEQUANT", "1");
+    auto o = octo_test::small_options();
+    o.memory_budget = without + 2 * ask;
+    octo::vm::vulkan_vm vm(o);
+    check_gemm(g, rel_f32, seed(), vm, /*w_f16=*/false);
+    CHECK(vm.stats().memory_in_use == without);
+  }
+}
