@@ -10,8 +10,8 @@
 
 layout(push_constant) uniform push_t {
   u32_buf rules;  // 16 uints per launch: add (int), limit, div, min, max, mul, tokens, y, z, 1 + layer (0: no
-                 // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8,
-                 // n_min, n_max (runs only while n_min <= n <= n_max), 1 unused
+                  // layer gate), runs while skipped, precision gate (0 either, 1 fast, 2 accurate) | instance << 8,
+                  // n_min, n_max (runs only while n_min <= n <= n_max), 1 unused
   u32_buf args;   // 3 uints per launch
   globals_buf globals;
   f32_buf control;        // 4 floats per instance: scale_factor, eviction_priority, precision_mode, active

@@ -157,13 +157,14 @@ struct kernel_launch {
   /// (indirect_groups::n_min / n_max) excludes the others', so exactly one runs at any position. Where
   /// indirect dispatch is off (OCTO_INDIRECT=0) only this launch is recorded.
   std::vector<kernel_launch> alternatives;
-  /// Scratch this launch (with `before`) uses only while its task runs, shared with every other task of
-  /// the VM's programs that asks for one (task_context::shared_scratch_address, sized to the largest
-  /// ask). The recorder puts a barrier before each task that uses it, so one user never overlaps another.
+  /// Scratch this launch (with `before`) uses only while its task runs (task_context::
+  /// shared_scratch_address): the VM's one shared scratch, where each task of a wavefront has a part of
+  /// its own and later wavefronts use the same memory again.
   std::uint64_t shared_scratch_bytes = 0;
-  /// Kernels recorded before this one for the same task, behind a barrier each and one after the last
-  /// (e.g. a weight tile dequantized into the shared scratch, then the GEMM that reads it). They take the
-  /// task's gate (control words) and are recorded only with this launch, not with its alternatives.
+  /// Kernels that must run before this one for the same task (e.g. a weight tile dequantized into the
+  /// shared scratch, then the GEMM that reads it). The recorder puts a wavefront's `before` kernels
+  /// together ahead of its tasks' kernels with a barrier between. They take the task's gate (control
+  /// words) and go only with this launch, not with its alternatives.
   std::vector<kernel_launch> before;
 };
 

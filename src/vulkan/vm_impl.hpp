@@ -297,7 +297,8 @@ struct vulkan_vm::impl {
   /// room (the planners then keep their direct launches). Counted as a shared buffer of the program's
   /// first instance, freed with its last user. Programs never overlap on the device (each begins with a
   /// barrier), so one scratch serves them all.
-  std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps);
+  std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps,
+                                                              const std::vector<std::vector<barrier_step>>& steps);
 
   void release_instance(instance_state& is);
 

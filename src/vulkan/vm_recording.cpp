@@ -6,7 +6,8 @@ namespace octo::vm {
 
 using namespace octo::vm::vulkan;
 
-std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(program_state& ps) {
+std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
+    program_state& ps, const std::vector<std::vector<barrier_step>>& steps) {
   // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
   // of one wavefront run together, so each gets its own part; wavefronts reuse the same memory.
   std::vector<std::vector<std::uint64_t>> offset(ps.instances.size());
@@ -19,7 +20,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(prog
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = ps.instances[i].buffers[b].address;
     offset[i].assign(p.tasks.size(), ~std::uint64_t{0});
     std::uint64_t used = 0;  // by the wavefront so far
-    for (const auto& step : plan_barriers(p)) {
+    for (const auto& step : steps[i]) {
       if (step.barrier_before) used = 0;
       const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
@@ -147,7 +148,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     kernel_launch launch;
     std::int32_t slot = -1;  // index among the indirect launches
     bool vm_own = false;     // the VM's bypass copy, not the task's kernel
-    bool before = false;     // one of the task kernel's `before` launches (a barrier before each, and after)
+    bool before = false;     // one of the task kernel's `before` launches (recorded ahead of the wavefront)
   };
   struct planned {
     std::vector<planned_launch> launches;
@@ -192,9 +193,10 @@ void vulkan_vm::impl::record(program_state& ps) {
     const auto words = indirect_rule_record(r, l.groups, gate);
     rules.insert(rules.end(), words.begin(), words.end());
   };
-  const auto shared_scratch = shared_scratch_for(ps);  // per instance, per task
-  // A launch's `before` kernels go first into the task's list, with its gate; each is recorded behind a
-  // barrier (for_launches).
+  for (std::uint32_t i = 0; i < n_inst; ++i) steps[i] = plan_barriers(ps.instances[i].program);
+  const auto shared_scratch = shared_scratch_for(ps, steps);  // per instance, per task
+  // A launch's `before` kernels go first into the task's list, with its gate (recorded ahead of the
+  // wavefront's kernels, or task by task when profiling: for_launches).
   const auto push_before = [&](planned& pl, planned_launch& owner, const dispatch_gate& gate) {
     for (auto& b : owner.launch.before) {
       planned_launch pb;
@@ -210,7 +212,6 @@ void vulkan_vm::impl::record(program_state& ps) {
     const auto& p = is.program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
-    steps[i] = plan_barriers(p);
     // Control words: each task's layer span, and the spans' first tasks (where a bypass copy goes).
     std::vector<std::int32_t> span_of(p.tasks.size(), -1);
     std::vector<ir::layer_span> spans;
@@ -355,14 +356,12 @@ void vulkan_vm::impl::record(program_state& ps) {
           // task: for_launches below.)
           wave_end = k + 1;
           while (wave_end < steps[i].size() && !steps[i][wave_end].barrier_before) ++wave_end;
+          // The wavefront's own barrier (or the program's opening one) already orders the scratch's
+          // last readers before these writes.
           bool any_before = false;
           for (std::size_t j = k; j < wave_end; ++j)
-            for (const auto& l : plans[i][j].launches) {
-              if (!l.before) continue;
-              if (!any_before) barrier();  // (the wavefront's own barrier already covers the scratch's last readers)
-              any_before = true;
-              dispatch(l.launch, plans[i][j].who, l.slot);
-            }
+            for (const auto& l : plans[i][j].launches)
+              if (l.before) any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
           if (any_before) barrier();
         }
         if (t.op == ir::opcode::nop) continue;
