@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ constexpr const char* usage =
     "  --ctx N              KV positions (default: prompt + decode rounded up to 256)\n"
     "  --repeat R           timed runs after one warm-up run; the best of each phase (default 2)\n"
     "  --no-baseline        skip the all-resident run (compute time without streaming)\n"
+    "  --profile            then one more prefill on each engine with GPU timestamps per task (tasks\n"
+    "                       serialized): its GPU time per opcode, as JSON lines\n"
     "  --bandwidth-mib N    bytes per measured upload / read (default 256)\n"
     "  --name TEXT          a label copied into the JSON\n"
     "  --device NAME        Vulkan device index or name substring\n";
@@ -109,7 +112,7 @@ int main(int argc, char** argv) {
   std::uint64_t vram_budget = std::uint64_t(4) << 30;
   std::int64_t prompt_tokens = 512, decode_tokens = 32, ctx = 0, repeat = 2, ring = 2, bw_mib = 256;
   std::int64_t resident_layers = -1;
-  bool baseline = true;
+  bool baseline = true, profile = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -142,6 +145,8 @@ int main(int argc, char** argv) {
         repeat = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--no-baseline") {
         baseline = false;
+      } else if (a == "--profile") {
+        profile = true;
       } else if (a == "--bandwidth-mib") {
         bw_mib = octo_bench::positive("bench_stream", a, value());
       } else if (a == "--name") {
@@ -194,6 +199,30 @@ int main(int argc, char** argv) {
       }
       if (warm_stats) *warm_stats = e.stats();
       return best;
+    };
+
+    // --profile: one prefill on an engine of the same options with per-task GPU timestamps (tasks
+    // serialized, so the sums show where each program's time goes, not the overlap within it).
+    const auto profile_prefill = [&](octo::runtime::engine_options o, const char* which) {
+      o.vulkan.profile = true;
+      octo::runtime::engine e(model, o);
+      e.reset();
+      (void)e.prefill(prompt);  // once to build and warm, once measured
+      e.reset();
+      (void)e.prefill(prompt);
+      std::map<std::string, std::pair<double, int>> by_op;
+      double total = 0;
+      for (const auto& t : e.profile()) {
+        auto& o1 = by_op[t.opcode];
+        o1.first += t.microseconds;
+        ++o1.second;
+        total += t.microseconds;
+      }
+      for (const auto& [op, v] : by_op)
+        octo_bench::print_json_line({{"name", "stream_profile"}, {"engine", which}, {"opcode", op}, {"count", v.second},
+                                     {"us", v.first}});
+      octo_bench::print_json_line({{"name", "stream_profile"}, {"engine", which}, {"gpu_us", total},
+                                   {"prefill_ms", e.last_timing().prefill_ms}});
     };
 
     // Compute alone: every layer resident (the whole model in one program per pass, no uploads), when it
@@ -288,6 +317,13 @@ int main(int argc, char** argv) {
                                  {"fetch_wait_ms_per_pass", st.fetch_wait_ms / passes},
                                  {"upload_wait_ms_per_pass", st.upload_wait_ms / passes},
                                  {"compute_wait_ms_per_pass", st.compute_wait_ms / passes}});
+    if (profile) {
+      auto resident = so;
+      resident.vram_budget = 0;
+      resident.resident_layers = -1;
+      if (baseline) profile_prefill(resident, "resident");
+      profile_prefill(so, "streamed");
+    }
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "%s\n", ex.what());
     return 1;

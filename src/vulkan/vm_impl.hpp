@@ -102,9 +102,10 @@ struct program_state {
   bool profiled_run = false;  // submitted since it was recorded
   std::uint64_t dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, barriers = 0, submits = 0;
   // Layer statistics (shaders/vm_observe.comp): the observed layers in record order, the table the
-  // observer reads ({address, values, layer} each) and the readback ring it writes.
+  // observer reads ({address, values, layer} each), the readback ring it writes and its workgroups'
+  // partials (with a counter per layer).
   std::vector<std::int32_t> observed_layers;
-  allocation observe_table, observe_ring;
+  allocation observe_table, observe_ring, observe_partials;
   // Control words: the layers recorded with gates, and whether each can be bypassed (ir::layer_spans).
   std::vector<std::pair<std::int32_t, bool>> gated_layers;
 };

@@ -47,14 +47,20 @@ kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::ui
   return l;
 }
 
-kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint32_t records,
-                              std::uint32_t slots, const device_facts& d) {
+kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint64_t partials,
+                              std::uint32_t records, std::uint32_t slots, std::uint32_t chunks, const device_facts& d) {
+  if (records > 65535) throw octo::error("octo: the layer observer takes at most 65535 layers a program");
   kernel_launch l;
   l.shader = "vm_observe";
   l.spec_constants = {std::min<std::uint32_t>(256, std::bit_floor(std::max<std::uint32_t>(d.max_workgroup_size_x, 1)))};
-  l.groups = {records, 1, 1};
-  l.push_constants = push_builder().addr(table).addr(ring).addr(globals).u32(records).u32(slots).take();
+  l.groups = {chunks, records, 1};
+  l.push_constants = push_builder().addr(table).addr(ring).addr(globals).addr(partials).u32(records).u32(slots).take();
   return l;
+}
+
+std::uint32_t observe_chunks(std::uint64_t values) {
+  constexpr std::uint64_t per_group = 16384;
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((values + per_group - 1) / per_group, 1, 1024));
 }
 
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,

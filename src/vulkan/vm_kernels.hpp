@@ -16,10 +16,13 @@ kernel_launch plan_vm_regulator(std::uint64_t outbox, std::uint64_t metrics, std
                                 const device_facts& d);
 kernel_launch plan_vm_message(std::uint64_t outbox, std::uint64_t inbox, std::uint64_t control, std::uint32_t n,
                               std::uint32_t receiver);
-/// The layer observer (shaders/vm_observe.comp): one workgroup per record of `table` ({address lo, hi,
-/// values, layer}) writes {rms, max |x|, non-finite, values} into ring slot globals.pos % slots.
-kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint32_t records,
-                              std::uint32_t slots, const device_facts& d);
+/// The layer observer (shaders/vm_observe.comp): `chunks` workgroups per record of `table` ({address lo,
+/// hi, values, layer}), their partials in `partials` ([records][chunks][3] words, then a counter per
+/// record, zeroed once), write {rms, max |x|, non-finite, values} into ring slot globals.pos % slots.
+kernel_launch plan_vm_observe(std::uint64_t table, std::uint64_t ring, std::uint64_t globals, std::uint64_t partials,
+                              std::uint32_t records, std::uint32_t slots, std::uint32_t chunks, const device_facts& d);
+/// Workgroups per observed layer for `values` values: one per 16384 (64 KiB of f32), 1 to 1024.
+std::uint32_t observe_chunks(std::uint64_t values);
 /// The token loop's tail (shaders/vm_token_loop.comp): next_token -> tokens, pos and globals.pos + 1, the
 /// token into ring slot globals.pos % ring_slots. One invocation.
 kernel_launch plan_vm_token_loop(std::uint64_t next_token, std::uint64_t tokens, std::uint64_t pos,

@@ -131,7 +131,8 @@ void vulkan_vm::impl::release_program(program_state& ps) {
   }
   if (ps.observe_table) memory->free(ps.observe_table);
   if (ps.observe_ring) memory->free(ps.observe_ring);
-  ps.observe_table = ps.observe_ring = {};
+  if (ps.observe_partials) memory->free(ps.observe_partials);
+  ps.observe_table = ps.observe_ring = ps.observe_partials = {};
   ps.observed_layers.clear();
   for (auto& is : ps.instances) release_instance(is);
   ps.instances.clear();

@@ -429,9 +429,15 @@ void vulkan_vm::impl::record(program_state& ps) {
         const std::uint64_t ring_bytes = std::uint64_t{layer_stats_slots} * records * 16;
         ps.observe_ring = memory->allocate("layer statistics ring", ring_bytes, memory_class::readback);
         std::memset(ps.observe_ring.mapped, 0, ring_bytes);
+        std::uint64_t most = 0;  // values of the largest record
+        for (std::size_t r = 0; r < ps.observed_layers.size(); ++r) most = std::max<std::uint64_t>(most, table[4 * r + 2]);
+        const std::uint32_t chunks = observe_chunks(most);
+        ps.observe_partials = memory->allocate("layer statistics partials", (std::uint64_t{records} * chunks * 3 + records) * 4,
+                                               memory_class::device_local);
+        scratch.push_back(ps.observe_partials);  // zero-filled below: the counters start at 0
         barrier();
-        dispatch(plan_vm_observe(ps.observe_table.address, ps.observe_ring.address, globals.address, records,
-                                 layer_stats_slots, facts),
+        dispatch(plan_vm_observe(ps.observe_table.address, ps.observe_ring.address, globals.address,
+                                 ps.observe_partials.address, records, layer_stats_slots, chunks, facts),
                  "the layer observer");
       }
     }

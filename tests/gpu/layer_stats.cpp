@@ -8,7 +8,9 @@
 #include "../support/temp_dir.hpp"
 #include "../support/test_data.hpp"
 #include "../support/token_loop_checks.hpp"
+#include "gpu_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/ir/program.hpp>
+#include <octo/vm/vulkan_vm.hpp>
 #include <octo/model_file/gguf.hpp>
 #include <octo/model_file/gguf_writer.hpp>
 #include <octo/runtime/engine.hpp>
@@ -216,4 +220,83 @@ TEST_CASE("layer statistics: off (OCTO_LAYER_STATS=0) the engine reports none an
   CHECK(without.tokens == with.tokens);
   for (const auto& p : without.passes) CHECK(p.empty());
   CHECK(on.decode_stats().dispatches == off.decode_stats().dispatches + 1);  // the observer
+}
+
+TEST_CASE("layer statistics: a layer output of many chunks (one workgroup each) against double, every run alike") {
+  // The observer splits each layer's output over up to 1024 workgroups of 16384 values
+  // (vm::vulkan::observe_chunks) and the last to arrive merges their partials. Three layers: 300 x 1000
+  // values (19 chunks), the same again, and 4 x 10 (its 17 chunks past the first are empty). NaN and
+  // infinities planted in different chunks, a largest |x| in another; the figures against the host in
+  // double, and the same bits on a second run (the arrival counters are back at 0).
+  const std::int64_t R = 300, N = 1000;
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {R, N});
+  auto u = p.add_buffer("u", ir::buffer_kind::io_input, ir::dtype::f32, {4, 10});
+  auto y0 = p.add_buffer("y0", ir::buffer_kind::io_output, ir::dtype::f32, {R, N});
+  auto y1 = p.add_buffer("y1", ir::buffer_kind::io_output, ir::dtype::f32, {R, N});
+  auto y2 = p.add_buffer("y2", ir::buffer_kind::io_output, ir::dtype::f32, {4, 10});
+  const auto add = [&](std::int32_t a, std::int32_t b, std::int32_t y, std::int64_t layer, std::int32_t after) {
+    ir::task t;
+    t.op = ir::opcode::add;
+    t.inputs = {a, b};
+    t.outputs = {y};
+    t.out_counter = p.add_counter();
+    if (after >= 0) t.waits.push_back({after, 1});
+    t.params.set(ir::param_key::layer, layer);
+    p.add_task(t);
+    return t.out_counter;
+  };
+  const auto c0 = add(x, x, y0, 0, -1);  // 2x
+  add(y0, x, y1, 1, c0);                 // 3x
+  add(u, u, y2, 2, -1);                  // 2u
+  std::vector<float> xv(static_cast<std::size_t>(R * N)), uv(40);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.001f * float(i)) * (1.0f + float(i % 7));
+  for (std::size_t i = 0; i < uv.size(); ++i) uv[i] = 0.25f * float(i) - 3.0f;
+  xv[5] = std::numeric_limits<float>::quiet_NaN();
+  xv[100000] = std::numeric_limits<float>::infinity();
+  xv[299999] = -std::numeric_limits<float>::infinity();
+  xv[123456] = 1000.0f;
+  struct want_t {
+    double rms, max_abs;
+    std::uint32_t bad, values;
+  };
+  const auto want = [](const std::vector<float>& v, double k) {
+    double ss = 0, mx = 0;
+    std::uint32_t bad = 0, finite = 0;
+    for (float f : v) {
+      const double d = k * double(f);
+      if (!std::isfinite(d)) {
+        ++bad;
+        continue;
+      }
+      ss += d * d;
+      mx = std::max(mx, std::abs(d));
+      ++finite;
+    }
+    return want_t{std::sqrt(ss / finite), mx, bad, static_cast<std::uint32_t>(v.size())};
+  };
+  const want_t w[] = {want(xv, 2.0), want(xv, 3.0), want(uv, 2.0)};
+  vm::vulkan_vm v(octo_test::small_options());
+  const auto id = v.add_program(p);
+  std::vector<std::vector<vm::layer_stats>> runs;
+  for (int run = 0; run < 2; ++run) {
+    v.write_bytes(id, "x", std::as_bytes(std::span<const float>(xv)));
+    v.write_bytes(id, "u", std::as_bytes(std::span<const float>(uv)));
+    v.execute(id);
+    runs.push_back(v.layer_statistics(id, 0));
+  }
+  REQUIRE(runs[0].size() == 3);
+  for (std::size_t l = 0; l < 3; ++l) {
+    CAPTURE(l);
+    const auto& s = runs[0][l];
+    CHECK(s.layer == static_cast<std::int32_t>(l));
+    CHECK(s.values == w[l].values);
+    CHECK(s.non_finite == w[l].bad);
+    CHECK(double(s.max_abs) == doctest::Approx(w[l].max_abs).epsilon(1e-6));
+    CHECK(double(s.rms) == doctest::Approx(w[l].rms).epsilon(1e-5));
+    const auto& t = runs[1][l];
+    CHECK(std::memcmp(&s.rms, &t.rms, sizeof s.rms) == 0);
+    CHECK(t.max_abs == s.max_abs);
+    CHECK(t.non_finite == s.non_finite);
+  }
 }

@@ -327,7 +327,8 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
   p.check(vm::vulkan::plan_vm_token_loop(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 4), "vm_token_loop");
-  p.check(vm::vulkan::plan_vm_observe(0x1000, 0x2000, 0x3000, 24, 256, device(true)), "vm_observe");
+  p.check(vm::vulkan::plan_vm_observe(0x1000, 0x2000, 0x3000, 0x4000, 24, 256, vm::vulkan::observe_chunks(512 * 3584), device(true)),
+          "vm_observe");
   p.check(vm::vulkan::plan_vm_dispatch_size(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 3), "vm_dispatch_size");
   p.check(vm::vulkan::plan_vm_copy(0x1000, 0x2000, 896), "vm_copy");
 
