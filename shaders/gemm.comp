@@ -1,5 +1,6 @@
 #version 450
-// GEMM_TILE / GEMV_TILE over many rows (prefill): y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias).
+// GEMM_TILE / GEMV_TILE / GEMV_ADD over many rows (prefill): y[row0+m, n_off+n] = (r[row0+m, n_off+n] +)
+// x[row0+m] . W[n_off+n] (+ bias).
 // A 64 x 64 output tile per workgroup of 256 invocations, each computing 4 x 4; per step of 32 along K
 // the x tile and the dequantized W tile (one 8-element unit per invocation, dtype fixed per variant:
 // WUNIT, see shaders/variants.cmake) go through shared memory, so each weight byte is read once per 64
@@ -11,6 +12,7 @@ layout(local_size_x = 256) in;
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
 } pc;
 
 const uint BM = 64u, BN = 64u, BK = 32u, PAD = 4u;
@@ -69,7 +71,9 @@ void main() {
       if (n >= pc.n_tile) continue;
       float s = acc[i][j];
       if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-      yb.d[(pc.row0 + m) * pc.ldy + pc.n_off + n] = s;
+      uint o = (pc.row0 + m) * pc.ldy + pc.n_off + n;
+      if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[o] + s;
+      yb.d[o] = s;
     }
   }
 }

@@ -1,6 +1,6 @@
 #version 450
-// GEMM_TILE / GEMV_TILE over many rows (prefill) on tensor cores through GL_NV_cooperative_matrix:
-// y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias), f16 products summed in f32.
+// GEMM_TILE / GEMV_TILE / GEMV_ADD over many rows (prefill) on tensor cores through GL_NV_cooperative_matrix:
+// y[row0+m, n_off+n] = (r[row0+m, n_off+n] +) x[row0+m] . W[n_off+n] (+ bias), f16 products summed in f32.
 // WM x WN subgroups of 32 (WG = 32 WM WN invocations, spec constants 0 and 4); each owns FM x FN
 // fragments of 16 x 8 (spec constants 1, 2), so the workgroup tile is (16 FM WM) x (8 FN WN). Per step
 // of BK (32 or 64) along K, x (f32) and W (dequantized by WUNIT) are staged in shared memory as f16, in
@@ -37,6 +37,7 @@ layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
 } pc;
 
 const uint WG = gl_WorkGroupSize.x;
@@ -187,6 +188,7 @@ void main() {
           if (n < pc.n_tile) {
             float s = cs[sg * 128u + fr * 8u + fc + c];
             if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+            if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
             yb.d[yrow + n] = s;
           }
         }

@@ -1,6 +1,6 @@
 #version 450
-// GEMM_TILE / GEMV_TILE over many rows (prefill), register-blocked SIMT kernel:
-// y[row0+m, n_off+n] = x[row0+m] . W[n_off+n] (+ bias). A (16*TM) x (16*TN) output tile per workgroup
+// GEMM_TILE / GEMV_TILE / GEMV_ADD over many rows (prefill), register-blocked SIMT kernel:
+// y[row0+m, n_off+n] = (r[row0+m, n_off+n] +) x[row0+m] . W[n_off+n] (+ bias). A (16*TM) x (16*TN) output tile per workgroup
 // of 256 invocations, each holding TM x TN sums (TM, TN = 4 or 8: spec constants 1 and 2, chosen by
 // src/vulkan/kernels/gemm.cpp). Per step of 16 along K the x tile (16-byte loads) and the W tile
 // (dequantized once per tile by WUNIT, one 8-element unit per invocation) are staged in shared memory
@@ -16,6 +16,7 @@ layout(constant_id = 2) const uint TN = 8u;
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
 } pc;
 
 const uint BK = 16u;
@@ -106,6 +107,7 @@ void main() {
           if (n >= pc.n_tile) continue;
           float s = acc[(4u * h + i) * (TN / 4u) + g][j];
           if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+          if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
           yb.d[yrow + n] = s;
         }
     }

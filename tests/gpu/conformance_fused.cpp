@@ -79,6 +79,42 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   }
 }
 
+TEST_CASE("conformance: GEMV_ADD over many rows (prefill): the residual in the tiled GEMM kernels' epilogue") {
+  // From 16 rows GEMV_ADD runs as a tiled GEMM whose epilogue adds r (src/vulkan/kernels/gemv.cpp), in
+  // every GEMM kernel this device has: the 64 x 64 kernel, the register-blocked one, the register-blocked
+  // one after the weight dequantized once to f16 (OCTO_GEMM_DEQUANT=1), and with cooperative matrices
+  // the tensor-core kernels (f16 factors: their bound, docs/precision.md). Two column tiles leave the
+  // columns between them poisoned.
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  std::vector<std::pair<std::string, std::string>> kernels{{"old", ""}, {"reg", ""}, {"reg", "1"}};
+  if (coop) kernels.insert(kernels.end(), {{"coop", ""}, {"coopf", ""}, {"coopf", "1"}});
+  for (const auto& [kernel, dequant] : kernels) {
+    ::setenv("OCTO_GEMM_KERNEL", kernel.c_str(), 1);
+    ::setenv("OCTO_GEMM_DEQUANT", dequant.c_str(), 1);
+    const bool f16_factors = kernel == "coopf" || dequant == "1";
+    for (dtype wd : weight_dtypes) {
+      if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
+      if (kernel != "reg" && !reduction_sample(wd)) continue;
+      CAPTURE(kernel);
+      CAPTURE(dequant);
+      CAPTURE(octo::ir::name(wd));
+      const std::int64_t R = 37, K = 256, N = 75;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+      auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+      for (auto [n_tile, n_off] : {std::pair<std::int64_t, std::int64_t>{67, 3}, {2, 72}})
+        c.task(opcode::gemv_add, {x, w, r}, {y},
+               params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
+      // f16 factors: about 2^-11 of each product, summed over K (random signs keep it far below).
+      run_case(c, f16_factors ? tolerance{2e-2, 2e-3} : tolerance{2e-4, 2e-4});
+    }
+  }
+  ::unsetenv("OCTO_GEMM_KERNEL");
+  ::unsetenv("OCTO_GEMM_DEQUANT");
+}
+
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {
   // The RoPE pairs of one rotation are summed in one workgroup; the KV form writes the rotated (n_rot = 0:
   // plain) rows into an F32 or F16 cache at pos + globals.pos, leaving every other slot as it was.

@@ -89,7 +89,7 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
       .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
       .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
-push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_fields(c, a).take(); }
+push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_fields(c, a).addr(a.residual).take(); }
 
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
@@ -212,10 +212,12 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
   kernel_launch l;
-  // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp); the fused ops have no GEMM form.
-  const gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
-                     u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
-  if (!fused && plan_gemm_tiled(c, ga, l)) return l;
+  // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp), GEMV_ADD with its residual in their
+  // epilogue; the other fused ops have no GEMM form.
+  gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
+               u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
+  if (ops.fuse == 2) ga.residual = aux_addr;
+  if ((!fused || ops.fuse == 2) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.

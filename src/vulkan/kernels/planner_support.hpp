@@ -127,11 +127,13 @@ struct gemm_args {
   std::uint64_t x, w, bias, y;  // device addresses (bias 0 when absent)
   std::uint32_t K, rows, row0, n_tile, n_off, ldy, w_row_bytes, bias_dtype;
   bool has_bias;
-  bool vec;  // K % 8 == 0 and x (and unquantized W) 16-byte aligned
+  bool vec;                    // K % 8 == 0 and x (and unquantized W) 16-byte aligned
+  std::uint64_t residual = 0;  // GEMV_ADD's r, laid out as y, added to every output (the GEMM kernels); 0: none
 };
 /// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
+push_builder matmul_fields(const task_context& c, const gemm_args& a);
+/// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual's address.
 push_block matmul_push(const task_context& c, const gemm_args& a);
-push_builder matmul_fields(const task_context& c, const gemm_args& a);  // matmul_push's fields, to extend
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
 kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD
