@@ -382,6 +382,53 @@ TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row b
   check_prefill(tiny_qwen3, 8);
 }
 
+TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD): the residual adds fold into the o and down projections, the same logits") {
+  const auto fused_sc = octo::models::fused_prefill_schedule();
+  const octo::ir::schedule_config plain_sc;
+  const std::vector<std::int32_t> tokens{5, 2, 11, 30, 7, 1, 9};
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  std::vector<std::int32_t> pos(tokens.size());
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+  using octo::ir::opcode;
+  for (const model_config* c : {&tiny_llama, &tiny_qwen2, &tiny_qwen3}) {
+    CAPTURE(c->name);
+    const auto fused_p = octo::models::prefill(*c, T, {.schedule = &fused_sc, .all_logits = true});
+    const auto plain_p = octo::models::prefill(*c, T, {.schedule = &plain_sc, .all_logits = true});
+    std::map<opcode, int> f, pl;
+    for (const auto& t : fused_p.tasks) ++f[t.op];
+    for (const auto& t : plain_p.tasks) ++pl[t.op];
+    const int L = static_cast<int>(c->layers);
+    CHECK(f[opcode::gemv_add] == 2 * L);  // o and down, each with its residual
+    CHECK(f[opcode::add] == pl[opcode::add] - 2 * L);
+    CHECK(f[opcode::gemm_tile] == pl[opcode::gemm_tile] - 2 * L);
+    for (const auto& t : fused_p.tasks)
+      if (t.op == opcode::gemv_add) CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);
+    // GEMV_ADD is the composition of the GEMM and the ADD (include/octo/semantics/fused.hpp): the reference
+    // VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32 rounding.
+    const weights w = random_weights(*c, 21);
+    octo::vm::reference_vm a(plain_p), b(fused_p);
+    for (auto* vm : {&a, &b}) {
+      load_weights(*vm, w);
+      vm->write_i32("tokens", tokens);
+      vm->write_i32("pos", pos);
+      vm->run();
+    }
+    const auto got = b.read_f32("logits");
+    CHECK(a.read_f32("logits") == got);
+    oracle ref(*c, w);
+    for (std::int64_t t = 0; t < T; ++t) {
+      const vec want = ref.step(tokens[static_cast<std::size_t>(t)], t);
+      std::vector<float> row(got.begin() + t * c->vocab, got.begin() + (t + 1) * c->vocab);
+      CAPTURE(t);
+      CHECK(max_rel_err(row, want) < 2e-5);
+    }
+  }
+  // A chain lowering does not know is refused at prefill too.
+  octo::ir::schedule_config bad;
+  bad.fusion_grouping = {{"GEMM_TILE", "SILU_MUL"}};
+  CHECK_THROWS_AS(octo::models::prefill(tiny_qwen2, T, {.schedule = &bad}), octo::error);
+}
+
 TEST_CASE("a dynamic shape error at run time is an octo::error naming the op") {
   {
     auto bad = tiny_qwen2;

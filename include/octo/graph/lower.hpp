@@ -81,7 +81,7 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 8> fusion_chains{{
+inline constexpr std::array<fusion_chain, 9> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -90,6 +90,7 @@ inline constexpr std::array<fusion_chain, 8> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_gemv_kv},
     {{"RMSNORM", "ROPE"}, 2, ir::opcode::rmsnorm_rope},
     {{"RMSNORM", "ROPE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_rope_kv},
+    {{"GEMM_TILE", "ADD"}, 2, ir::opcode::gemv_add},  // prefill: GEMV_ADD over every row (the GEMM kernels' epilogue)
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -186,7 +187,7 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
     if (t.kind != node_kind::op || t.fused_away) continue;
     switch (t.op) {
       case ir::opcode::add: {
-        if (!chain_on(1)) break;
+        if (!chain_on(1) && !chain_on(8)) break;
         for (std::int32_t s = 1; s >= 0; --s) {
           const std::int32_t g = t.in[static_cast<std::size_t>(s)], r = t.in[static_cast<std::size_t>(1 - s)];
           const node& gn = nodes[static_cast<std::size_t>(g)];
@@ -195,7 +196,9 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
           for (std::int32_t d = 0; same_shape && d < t.rank; ++d)
             same_shape = gn.shape[static_cast<std::size_t>(d)] == t.shape[static_cast<std::size_t>(d)] &&
                          rn.shape[static_cast<std::size_t>(d)] == t.shape[static_cast<std::size_t>(d)];
-          if (!is(g, ir::opcode::gemv_tile) || gn.n_in != 2 || !sole(g) || !same_shape) continue;
+          // From a GEMM_TILE (prefill) the GEMV_ADD covers every row and takes the GEMV column tiling.
+          const bool matmul = (chain_on(1) && is(g, ir::opcode::gemv_tile)) || (chain_on(8) && is(g, ir::opcode::gemm_tile));
+          if (!matmul || gn.n_in != 2 || !sole(g) || !same_shape) continue;
           t.op = ir::opcode::gemv_add;
           t.params = gn.params;
           t.n_in = 3;

@@ -42,6 +42,15 @@ constexpr ir::schedule_config fused_decode_schedule() {
   return s;
 }
 
+/// A prefill's fusions: each residual ADD of a GEMM (the o and down projections) becomes GEMV_ADD over
+/// every row, which the Vulkan VM runs on its tiled GEMM kernels with the residual added in their
+/// epilogue. Not yet the prefill default (docs/ir.md §5.1): pass it as build_options::schedule.
+constexpr ir::schedule_config fused_prefill_schedule() {
+  ir::schedule_config s;
+  s.fusion_grouping = {{"GEMM_TILE", "ADD"}};
+  return s;
+}
+
 struct build_options {
   bool argmax = false;                        // also output "next_token" (SAMPLE_ARGMAX of the logits)
   std::int64_t max_ctx = 0;                   // KV cache rows; 0: the config's max_ctx
