@@ -50,6 +50,28 @@ device_memory::~device_memory() {
     if (b && b->mapped) b->memory.unmapMemory();
 }
 
+void device_memory::back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families) const {
+  std::vector<std::uint32_t> unique(families.begin(), families.end());
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  const auto& d = dev_.logical();
+  using U = vk::BufferUsageFlagBits;
+  vk::BufferCreateInfo bci({}, bytes,
+                           U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst |
+                               U::eIndirectBuffer,
+                           unique.size() > 1 ? vk::SharingMode::eConcurrent : vk::SharingMode::eExclusive);
+  if (unique.size() > 1) bci.setQueueFamilyIndices(unique);
+  b.buffer = vk::raii::Buffer(d, bci);
+  auto req = b.buffer.getMemoryRequirements();
+  vk::StructureChain<vk::MemoryAllocateInfo, vk::MemoryAllocateFlagsInfo> mai(
+      vk::MemoryAllocateInfo(req.size, find_type(dev_.memory_properties(), req.memoryTypeBits, b.cls)),
+      vk::MemoryAllocateFlagsInfo(vk::MemoryAllocateFlagBits::eDeviceAddress));
+  b.memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
+  b.buffer.bindMemory(*b.memory, 0);
+  b.address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b.buffer));
+  if (b.cls != memory_class::device_local) b.mapped = static_cast<std::byte*>(b.memory.mapMemory(0, VK_WHOLE_SIZE));
+}
+
 device_memory::block& device_memory::new_block(std::string_view name, std::uint64_t size, memory_class cls) {
   std::uint64_t bytes = std::max(block_size_, std::bit_ceil(size));
   // Small host-visible pools: one full block each would waste budget on metrics-sized data.
@@ -60,21 +82,7 @@ device_memory::block& device_memory::new_block(std::string_view name, std::uint6
   auto b = std::make_unique<block>();
   b->cls = cls;
   try {
-    const auto& d = dev_.logical();
-    using U = vk::BufferUsageFlagBits;
-    vk::BufferCreateInfo bci({}, bytes,
-                             U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst |
-                                 U::eIndirectBuffer,
-                             vk::SharingMode::eExclusive);
-    b->buffer = vk::raii::Buffer(d, bci);
-    auto req = b->buffer.getMemoryRequirements();
-    vk::StructureChain<vk::MemoryAllocateInfo, vk::MemoryAllocateFlagsInfo> mai(
-        vk::MemoryAllocateInfo(req.size, find_type(dev_.memory_properties(), req.memoryTypeBits, cls)),
-        vk::MemoryAllocateFlagsInfo(vk::MemoryAllocateFlagBits::eDeviceAddress));
-    b->memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
-    b->buffer.bindMemory(*b->memory, 0);
-    b->address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b->buffer));
-    if (cls != memory_class::device_local) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
+    back(*b, bytes, {});
   } catch (const vk::SystemError& e) {
     throw octo::error("octo: out of device memory allocating a " + mib(bytes) + " block for '" + std::string(name) +
                       "' (" + e.code().message() + ")");
@@ -172,28 +180,11 @@ allocation device_memory::allocate_dedicated(std::string_view name, std::uint64_
   if (dev_.max_allocation_size() && size > dev_.max_allocation_size())
     throw octo::error("octo: '" + std::string(name) + "' needs " + mib(size) +
                       ", more than the device's largest allocation (" + mib(dev_.max_allocation_size()) + ")");
-  std::vector<std::uint32_t> unique(families.begin(), families.end());
-  std::sort(unique.begin(), unique.end());
-  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   auto b = std::make_unique<block>();
   b->cls = cls;
   b->dedicated_bytes = size;
   try {
-    const auto& d = dev_.logical();
-    using U = vk::BufferUsageFlagBits;
-    vk::BufferCreateInfo bci({}, size,
-                             U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst,
-                             unique.size() > 1 ? vk::SharingMode::eConcurrent : vk::SharingMode::eExclusive);
-    if (unique.size() > 1) bci.setQueueFamilyIndices(unique);
-    b->buffer = vk::raii::Buffer(d, bci);
-    auto req = b->buffer.getMemoryRequirements();
-    vk::StructureChain<vk::MemoryAllocateInfo, vk::MemoryAllocateFlagsInfo> mai(
-        vk::MemoryAllocateInfo(req.size, find_type(dev_.memory_properties(), req.memoryTypeBits, cls)),
-        vk::MemoryAllocateFlagsInfo(vk::MemoryAllocateFlagBits::eDeviceAddress));
-    b->memory = vk::raii::DeviceMemory(d, mai.get<vk::MemoryAllocateInfo>());
-    b->buffer.bindMemory(*b->memory, 0);
-    b->address = d.getBufferAddress(vk::BufferDeviceAddressInfo(*b->buffer));
-    if (cls != memory_class::device_local) b->mapped = static_cast<std::byte*>(b->memory.mapMemory(0, VK_WHOLE_SIZE));
+    back(*b, size, families);
   } catch (const vk::SystemError& e) {
     throw octo::error("octo: out of memory allocating " + mib(size) + " for '" + std::string(name) + "' (" +
                       e.code().message() + ")");

@@ -72,6 +72,10 @@ class device_memory {
     std::uint64_t dedicated_bytes = 0;
   };
   block& new_block(std::string_view name, std::uint64_t size, memory_class cls);
+  /// Gives `b` (its class set) a buffer of `bytes` bound to memory of its own, its device address and,
+  /// unless device-local, a mapping; shared CONCURRENT between `families` when they are several.
+  /// Throws vk::SystemError (the callers name what was being allocated).
+  void back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families) const;
 
   const device& dev_;
   std::uint64_t budget_;
