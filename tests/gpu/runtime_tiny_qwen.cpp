@@ -2,6 +2,7 @@
 // exactly the greedy ids PyTorch produced at training time, through the Vulkan VM and the reference VM.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -70,4 +71,12 @@ TEST_CASE("tiny-qwen: the 50 reference sums, greedy, on Vulkan (prefill in overl
 
 TEST_CASE("tiny-qwen: the 50 reference sums, greedy, on the reference VM (one prefill pass per prompt)") {
   check_all(runtime::backend::reference, 128);
+}
+
+TEST_CASE("tiny-qwen: the 50 reference sums, greedy, on Vulkan with the fused prefill (OCTO_PREFILL_FUSION=1)") {
+  // The residual adds of the o and down projections folded into GEMV_ADD (models::fused_prefill_schedule,
+  // docs/ir.md 5.1), through the engine: the same greedy ids as PyTorch's.
+  ::setenv("OCTO_PREFILL_FUSION", "1", 1);
+  check_all(runtime::backend::vulkan, 128);
+  ::unsetenv("OCTO_PREFILL_FUSION");
 }
