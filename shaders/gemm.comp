@@ -13,11 +13,19 @@ layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
   uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
+  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
+  // epilogue (before the bias), as gemv.comp's norm does.
+  uvec2 norm_w;
+  uint norm_dtype;
+  float eps;
 } pc;
 
 const uint BM = 64u, BN = 64u, BK = 32u, PAD = 4u;
 shared vec4 xs[BK][(BM + PAD) / 4u];  // xs[k][m / 4], transposed so an invocation reads 4 rows at once
 shared vec4 ws[BK][(BN + PAD) / 4u];
+shared float s_ss[256];      // the norm: each loader's sum of squares (4 loaders a row)
+shared float s_rstd[BM];     // and each row's 1 / RMS
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -37,6 +45,8 @@ void main() {
 
   vec4 acc[4];
   [[unroll]] for (uint i = 0u; i < 4u; ++i) acc[i] = vec4(0.0);
+  const bool norm = pc.norm_w != uvec2(0u);
+  float ss = 0.0;
 
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     float t[8];
@@ -45,6 +55,10 @@ void main() {
     [[unroll]] for (uint h = 0u; h < 2u; ++h) {
       uint q = lq + 4u * h;  // which quad of the 32-wide K step
       vec4 v = x_ok ? xb.d[x_base + (k0 >> 2) + q] : vec4(0.0);
+      if (norm) {
+        ss += dot(v, v);
+        v *= load_norm4(pc.norm_w, k0 + 4u * q, pc.norm_dtype);
+      }
       xs[q * 4u + 0u][lr >> 2][lr & 3u] = v.x;
       xs[q * 4u + 1u][lr >> 2][lr & 3u] = v.y;
       xs[q * 4u + 2u][lr >> 2][lr & 3u] = v.z;
@@ -62,6 +76,12 @@ void main() {
     barrier();
   }
 
+  if (norm) {  // loaders 4 lr .. 4 lr + 3 hold row lr's sums of squares
+    s_ss[tid] = ss;
+    barrier();
+    if (lq == 0u) s_rstd[lr] = 1.0 / sqrt((s_ss[tid] + s_ss[tid + 1u] + s_ss[tid + 2u] + s_ss[tid + 3u]) / float(pc.K) + pc.eps);
+    barrier();
+  }
   f32_buf yb = f32_buf(pc.y);
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     uint m = m0 + ty * 4u + i;
@@ -70,6 +90,7 @@ void main() {
       uint n = n0 + tx * 4u + j;
       if (n >= pc.n_tile) continue;
       float s = acc[i][j];
+      if (norm) s *= s_rstd[ty * 4u + i];
       if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
       uint o = (pc.row0 + m) * pc.ldy + pc.n_off + n;
       if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[o] + s;

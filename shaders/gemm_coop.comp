@@ -38,6 +38,12 @@ layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
   uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
+  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
+  // epilogue (before the bias), as gemv.comp's norm does.
+  uvec2 norm_w;
+  uint norm_dtype;
+  float eps;
 } pc;
 
 const uint WG = gl_WorkGroupSize.x;
@@ -66,6 +72,8 @@ uint pack_lo(float a, float b) { return packFloat2x16(f16vec2(float16_t(a - hi_p
 #define PUT(arr, lo, o, v) arr[o] = uvec4(pack_sat(v[0], v[1]), pack_sat(v[2], v[3]), pack_sat(v[4], v[5]), pack_sat(v[6], v[7]));
 #endif
 shared float cs[NSG * 128u];      // one 16 x 8 f32 fragment per subgroup, for the epilogue
+shared float s_ss[WG];            // the norm: each loader's sum of squares (KU loaders a row)
+shared float s_rstd[BM];          // and each row's 1 / RMS
 
 #if defined(W16_Q8_0) && !defined(OCTO_COOP_SPLIT)
 #define W16 w16_q8_0
@@ -115,9 +123,18 @@ void main() {
     uint n = min(n0 + ur + (WG / KU) * p, pc.n_tile - 1u);               \
     LOAD_W(p, n, k0)                                                     \
   }
-#define STORE_STEP(buf)                                                  \
+#define STORE_STEP(buf, k0)                                              \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
+    if (norm) {                                                          \
+      vec4 g0 = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);    \
+      vec4 g1 = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype); \
+      [[unroll]] for (uint i = 0u; i < 4u; ++i) {                        \
+        ss[p] += xv[p][i] * xv[p][i] + xv[p][i + 4u] * xv[p][i + 4u];    \
+        xv[p][i] *= g0[i];                                               \
+        xv[p][i + 4u] *= g1[i];                                          \
+      }                                                                  \
+    }                                                                    \
     PUT(as_, al_, o, xv[p])                                              \
   }                                                                      \
   [[unroll]] for (uint p = 0u; p < WU; ++p) {                            \
@@ -128,8 +145,11 @@ void main() {
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
+  const bool norm = pc.norm_w != uvec2(0u);
+  float ss[XV];
+  [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
   LOAD_STEP(0u)
-  STORE_STEP(0u)
+  STORE_STEP(0u, 0u)
   barrier();
   uint steps = pc.K / BK;
   for (uint s = 0u; s < steps; ++s) {
@@ -161,7 +181,7 @@ void main() {
       }
     }
     if (more) {
-      STORE_STEP(cur ^ 1u)
+      STORE_STEP(cur ^ 1u, (s + 1u) * BK)
     }
     barrier();
   }
@@ -171,6 +191,19 @@ void main() {
 #undef STORE_W
 #undef PUT
 
+  if (norm) {  // loaders KU r .. KU r + KU - 1 hold row r's sums of squares (the same unit uk each step)
+    float t = 0.0;
+    [[unroll]] for (uint p = 0u; p < XV; ++p) {
+      s_ss[tid] = ss[p];
+      barrier();
+      if (uk == 0u) {
+        t = 0.0;
+        for (uint u = 0u; u < KU; ++u) t += s_ss[tid + u];
+        s_rstd[ur + (WG / KU) * p] = 1.0 / sqrt(t / float(pc.K) + pc.eps);
+      }
+      barrier();
+    }
+  }
   // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns
   // 4 (l % 2) .. + 3 of it.
   f32_buf yb = f32_buf(pc.y);
@@ -187,6 +220,7 @@ void main() {
           uint n = nb + c;
           if (n < pc.n_tile) {
             float s = cs[sg * 128u + fr * 8u + fc + c];
+            if (norm) s *= s_rstd[m - m0];
             if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
             if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
             yb.d[yrow + n] = s;

@@ -17,6 +17,12 @@ layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
   uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
+  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
+  // epilogue (before the bias), as gemv.comp's norm does.
+  uvec2 norm_w;
+  uint norm_dtype;
+  float eps;
 } pc;
 
 const uint BK = 16u;
@@ -26,6 +32,8 @@ const uint WU = (BN + 127u) / 128u;  // W units per invocation per step (BN * 2 
 // [k][row / 4] as vec4 (4 consecutive rows), one vec4 of padding per k row against bank conflicts.
 shared vec4 xs[BK][BM / 4u + 1u];
 shared vec4 ws[BK][BN / 4u + 1u];
+shared float s_ss[4u * BM];  // the norm: each loader's sum of squares (4 loaders a row)
+shared float s_rstd[BM];     // and each row's 1 / RMS
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -61,15 +69,23 @@ void main() {
 
   vec4 acc[TM * TN / 4u];
   [[unroll]] for (uint i = 0u; i < TM * TN / 4u; ++i) acc[i] = vec4(0.0);
+  const bool norm = pc.norm_w != uvec2(0u);
+  float ss[XV];
+  [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
 
   LOAD_STEP(0u)
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
       uint r = xr + 64u * p;
-      xs[4u * xq + 0u][r >> 2][r & 3u] = xv[p].x;
-      xs[4u * xq + 1u][r >> 2][r & 3u] = xv[p].y;
-      xs[4u * xq + 2u][r >> 2][r & 3u] = xv[p].z;
-      xs[4u * xq + 3u][r >> 2][r & 3u] = xv[p].w;
+      vec4 v = xv[p];
+      if (norm) {
+        ss[p] += dot(v, v);
+        v *= load_norm4(pc.norm_w, k0 + 4u * xq, pc.norm_dtype);
+      }
+      xs[4u * xq + 0u][r >> 2][r & 3u] = v.x;
+      xs[4u * xq + 1u][r >> 2][r & 3u] = v.y;
+      xs[4u * xq + 2u][r >> 2][r & 3u] = v.z;
+      xs[4u * xq + 3u][r >> 2][r & 3u] = v.w;
     }
     [[unroll]] for (uint p = 0u; p < WU; ++p) {
       uint c = wc + 128u * p;
@@ -92,6 +108,13 @@ void main() {
     barrier();
   }
 #undef LOAD_STEP
+  if (norm) {  // loaders 4 r .. 4 r + 3 hold row r's sums of squares
+    [[unroll]] for (uint p = 0u; p < XV; ++p) s_ss[4u * (xr + 64u * p) + xq] = ss[p];
+    barrier();
+    for (uint r = tid; r < BM; r += 256u)
+      s_rstd[r] = 1.0 / sqrt((s_ss[4u * r] + s_ss[4u * r + 1u] + s_ss[4u * r + 2u] + s_ss[4u * r + 3u]) / float(pc.K) + pc.eps);
+    barrier();
+  }
 
   // Thread (tx, ty) holds rows 4 (ty + 16 h) + i and columns 4 (tx + 16 g) + j: a subgroup's stores of
   // one (h, i, g) cover 64 consecutive columns.
@@ -106,6 +129,7 @@ void main() {
           uint n = n0 + 4u * (tx + 16u * g) + j;
           if (n >= pc.n_tile) continue;
           float s = acc[(4u * h + i) * (TN / 4u) + g][j];
+          if (norm) s *= s_rstd[4u * (ty + 16u * h) + i];
           if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
           if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
           yb.d[yrow + n] = s;

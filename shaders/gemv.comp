@@ -56,12 +56,7 @@ layout(push_constant) uniform params {
 uvec2 wsrc(uint n) { return FUSE == FUSE_SWIGLU && n >= NR / 2u ? pc.aux : pc.w; }
 // The norm weight's elements e..e+3 (x is multiplied by it on load), or ones. F32 in a GGUF; a
 // safetensors model may bring F16 / BF16.
-vec4 xnorm(uint e) {
-  if (!NORM) return vec4(1.0);
-  if (pc.nw_dtype == DT_F32) return v4_buf(pc.nw).d[e >> 2];
-  return vec4(load_elem(pc.nw, e, pc.nw_dtype), load_elem(pc.nw, e + 1u, pc.nw_dtype),
-              load_elem(pc.nw, e + 2u, pc.nw_dtype), load_elem(pc.nw, e + 3u, pc.nw_dtype));
-}
+vec4 xnorm(uint e) { return NORM ? load_norm4(pc.nw, e, pc.nw_dtype) : vec4(1.0); }
 float xnorm1(uint k) { return NORM ? load_elem(pc.nw, k, pc.nw_dtype) : 1.0; }
 
 // Output columns: `group_cols` per workgroup (NR, or NR/2 with PAIRS), `total_cols` in all (ROPE/KV:

@@ -72,6 +72,13 @@ float load_elem(uvec2 addr, uint i, uint dt) {
   return 0.0;
 }
 
+// Elements e..e+3 of a norm weight (F32, F16 or BF16): one 16-byte load for F32 (16-byte-aligned
+// tensor, e % 4 == 0), else four. A fused RMSNORM multiplies x by them as it loads x.
+vec4 load_norm4(uvec2 addr, uint e, uint dt) {
+  if (dt == DT_F32) return v4_buf(addr).d[e >> 2];
+  return vec4(load_elem(addr, e, dt), load_elem(addr, e + 1u, dt), load_elem(addr, e + 2u, dt), load_elem(addr, e + 3u, dt));
+}
+
 // Bits of element i as stored in dtype dt (16-bit types in the low half).
 uint encode_elem(float v, uint dt) {
   if (dt == DT_F16) return f32_to_f16(v);

@@ -79,12 +79,14 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   }
 }
 
-TEST_CASE("conformance: GEMV_ADD over many rows (prefill): the residual in the tiled GEMM kernels' epilogue") {
-  // From 16 rows GEMV_ADD runs as a tiled GEMM whose epilogue adds r (src/vulkan/kernels/gemv.cpp), in
-  // every GEMM kernel this device has: the 64 x 64 kernel, the register-blocked one, the register-blocked
-  // one after the weight dequantized once to f16 (OCTO_GEMM_DEQUANT=1), and with cooperative matrices
-  // the tensor-core kernels (f16 factors: their bound, docs/precision.md). Two column tiles leave the
-  // columns between them poisoned.
+TEST_CASE("conformance: GEMV_ADD and RMSNORM_GEMV over many rows (prefill): the tiled GEMM kernels' fused forms") {
+  // From 16 rows these run as a tiled GEMM (src/vulkan/kernels/gemv.cpp): GEMV_ADD with r added in the
+  // epilogue; RMSNORM_GEMV with x multiplied by the norm weight as it is staged, each row's sum of squares
+  // kept beside and its 1 / RMS applied in the epilogue (with and without a bias; a norm weight in F32
+  // and in F16). In every GEMM kernel this device has: the 64 x 64 kernel, the register-blocked one, the
+  // register-blocked one after the weight dequantized once to f16 (OCTO_GEMM_DEQUANT=1), and with
+  // cooperative matrices the tensor-core kernels (f16 factors: their bound, docs/precision.md). Two
+  // column tiles leave the columns between them poisoned.
   const bool coop = gpu_fast().device().cooperative_matrix_nv;
   std::vector<std::pair<std::string, std::string>> kernels{{"old", ""}, {"reg", ""}, {"reg", "1"}};
   if (coop) kernels.insert(kernels.end(), {{"coop", ""}, {"coopf", ""}, {"coopf", "1"}});
@@ -95,20 +97,38 @@ TEST_CASE("conformance: GEMV_ADD over many rows (prefill): the residual in the t
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
       if (kernel != "reg" && !reduction_sample(wd)) continue;
-      CAPTURE(kernel);
-      CAPTURE(dequant);
-      CAPTURE(octo::ir::name(wd));
-      const std::int64_t R = 37, K = 256, N = 75;
-      case_builder c;
-      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
-      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
-      auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
-      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
-      for (auto [n_tile, n_off] : {std::pair<std::int64_t, std::int64_t>{67, 3}, {2, 72}})
-        c.task(opcode::gemv_add, {x, w, r}, {y},
-               params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
-      // f16 factors: about 2^-11 of each product, summed over K (random signs keep it far below).
-      run_case(c, f16_factors ? tolerance{2e-2, 2e-3} : tolerance{2e-4, 2e-4});
+      for (int form : {0, 1, 2}) {  // GEMV_ADD; RMSNORM_GEMV (F32 norm weight); with a bias and an F16 norm weight
+        // Every format's tile loads once (the norm form); the three forms on a sample (CI's lavapipe time).
+        if (!reduction_sample(wd) && form != 1) continue;
+        CAPTURE(kernel);
+        CAPTURE(dequant);
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(form);
+        const std::int64_t R = 37, K = 256, N = 75;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+        auto nw = c.buf("norm_w", buffer_kind::weight, form == 2 ? dtype::f16 : dtype::f32, {K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+        auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+        c.range[nw] = {0.5f, 1.5f};
+        c.range[x] = {-3.0f, 3.0f};  // an RMS far from 1: the norm must matter
+        for (auto [n_tile, n_off] : {std::pair<std::int64_t, std::int64_t>{67, 3}, {2, 72}}) {
+          auto pl = params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}});
+          if (form == 0) {
+            c.task(opcode::gemv_add, {x, w, r}, {y}, pl);
+          } else {
+            pl.set(param_key::hidden, K);
+            pl.set_real(param_key::eps, 1e-5);
+            std::vector<std::int32_t> in{x, nw, w};
+            if (form == 2) in.push_back(b);
+            c.task(opcode::rmsnorm_gemv, in, {y}, pl);
+          }
+        }
+        // f16 factors: about 2^-11 of each product, summed over K (random signs keep it far below).
+        run_case(c, f16_factors ? tolerance{2e-2, 2e-3} : tolerance{2e-4, 2e-4});
+      }
     }
   }
   ::unsetenv("OCTO_GEMM_KERNEL");

@@ -382,7 +382,7 @@ TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row b
   check_prefill(tiny_qwen3, 8);
 }
 
-TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD): the residual adds fold into the o and down projections, the same logits") {
+TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSNORM_GEMV): the adds and norms fold into the GEMMs, the same logits") {
   const auto fused_sc = octo::models::fused_prefill_schedule();
   const octo::ir::schedule_config plain_sc;
   const std::vector<std::int32_t> tokens{5, 2, 11, 30, 7, 1, 9};
@@ -398,13 +398,18 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD): the residual adds fold in
     for (const auto& t : fused_p.tasks) ++f[t.op];
     for (const auto& t : plain_p.tasks) ++pl[t.op];
     const int L = static_cast<int>(c->layers);
-    CHECK(f[opcode::gemv_add] == 2 * L);  // o and down, each with its residual
+    CHECK(f[opcode::gemv_add] == 2 * L);          // o and down, each with its residual
+    CHECK(f[opcode::rmsnorm_gemv] == 5 * L + 1);  // q, k, v, gate, up with their layer's norms; the head
+    CHECK(f[opcode::gemm_tile] == 0);
+    CHECK(pl[opcode::gemm_tile] == 7 * L + 1);
     CHECK(f[opcode::add] == pl[opcode::add] - 2 * L);
-    CHECK(f[opcode::gemm_tile] == pl[opcode::gemm_tile] - 2 * L);
+    CHECK(f[opcode::rmsnorm] == pl[opcode::rmsnorm] - (2 * L + 1));  // Qwen3's per-head q/k norms stay
     for (const auto& t : fused_p.tasks)
-      if (t.op == opcode::gemv_add) CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);
-    // GEMV_ADD is the composition of the GEMM and the ADD (include/octo/semantics/fused.hpp): the reference
-    // VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32 rounding.
+      if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv)
+        CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);
+    // A fused op is the composition of the ops it replaces (include/octo/semantics/fused.hpp): the
+    // reference VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32
+    // rounding.
     const weights w = random_weights(*c, 21);
     octo::vm::reference_vm a(plain_p), b(fused_p);
     for (auto* vm : {&a, &b}) {

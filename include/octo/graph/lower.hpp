@@ -81,7 +81,7 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 9> fusion_chains{{
+inline constexpr std::array<fusion_chain, 10> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -91,6 +91,7 @@ inline constexpr std::array<fusion_chain, 9> fusion_chains{{
     {{"RMSNORM", "ROPE"}, 2, ir::opcode::rmsnorm_rope},
     {{"RMSNORM", "ROPE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_rope_kv},
     {{"GEMM_TILE", "ADD"}, 2, ir::opcode::gemv_add},  // prefill: GEMV_ADD over every row (the GEMM kernels' epilogue)
+    {{"RMSNORM", "GEMM_TILE"}, 2, ir::opcode::rmsnorm_gemv},  // prefill: the norm in the GEMM kernels' x staging
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -316,8 +317,9 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         absorb(g);
         break;
       }
-      case ir::opcode::gemv_tile: {
-        if (!chain_on(0) || !norm_of(t.in[0])) break;
+      case ir::opcode::gemv_tile:
+      case ir::opcode::gemm_tile: {  // a GEMM_TILE (prefill) gives RMSNORM_GEMV over every row, the GEMV column tiling
+        if (!chain_on(t.op == ir::opcode::gemv_tile ? 0 : 9) || !norm_of(t.in[0])) break;
         const std::int64_t K = t.params.get(ir::param_key::K);
         const std::int32_t w = t.in[1], bias = t.n_in > 2 ? t.in[2] : -1;
         t.op = ir::opcode::rmsnorm_gemv;

@@ -42,12 +42,14 @@ constexpr ir::schedule_config fused_decode_schedule() {
   return s;
 }
 
-/// A prefill's fusions: each residual ADD of a GEMM (the o and down projections) becomes GEMV_ADD over
-/// every row, which the Vulkan VM runs on its tiled GEMM kernels with the residual added in their
-/// epilogue. Not yet the prefill default (docs/ir.md §5.1): pass it as build_options::schedule.
+/// A prefill's fusions, each over every row, which the Vulkan VM runs on its tiled GEMM kernels: the
+/// residual ADD of a GEMM (the o and down projections) becomes GEMV_ADD (r added in the epilogue), and
+/// an RMSNORM feeding GEMMs (q, k, v; gate, up) becomes RMSNORM_GEMV in each (x scaled by the norm weight
+/// as it is staged, each row's 1 / RMS applied in the epilogue). Not yet the prefill default (docs/ir.md
+/// §5.1): pass it as build_options::schedule (the runtime: OCTO_PREFILL_FUSION=1).
 constexpr ir::schedule_config fused_prefill_schedule() {
   ir::schedule_config s;
-  s.fusion_grouping = {{"GEMM_TILE", "ADD"}};
+  s.fusion_grouping = {{"GEMM_TILE", "ADD"}, {"RMSNORM", "GEMM_TILE"}};
   return s;
 }
 

@@ -89,7 +89,9 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
       .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
       .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
-push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_fields(c, a).addr(a.residual).take(); }
+push_block matmul_push(const task_context& c, const gemm_args& a) {
+  return matmul_fields(c, a).addr(a.residual).addr(a.norm_w).u32(a.norm_dtype).f32(a.eps).take();
+}
 
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
@@ -213,11 +215,17 @@ kernel_launch plan_gemv(const task_context& c) {
 
   kernel_launch l;
   // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp), GEMV_ADD with its residual in their
-  // epilogue; the other fused ops have no GEMM form.
+  // epilogue, RMSNORM_GEMV with the norm in their x staging and epilogue; the other fused ops have no
+  // GEMM form.
   gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
                u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
   if (ops.fuse == 2) ga.residual = aux_addr;
-  if ((!fused || ops.fuse == 2) && plan_gemm_tiled(c, ga, l)) return l;
+  if (ops.fuse == 1) {
+    ga.norm_w = nw_addr;
+    ga.norm_dtype = nw_dtype;
+    ga.eps = eps;
+  }
+  if ((!fused || ops.fuse <= 2) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.

@@ -129,10 +129,14 @@ struct gemm_args {
   bool has_bias;
   bool vec;                    // K % 8 == 0 and x (and unquantized W) 16-byte aligned
   std::uint64_t residual = 0;  // GEMV_ADD's r, laid out as y, added to every output (the GEMM kernels); 0: none
+  // RMSNORM_GEMV's norm over x's rows (hidden = K) in the GEMM kernels: its weight (0: none), dtype, eps.
+  std::uint64_t norm_w = 0;
+  std::uint32_t norm_dtype = 0;
+  float eps = 0.0f;
 };
 /// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
 push_builder matmul_fields(const task_context& c, const gemm_args& a);
-/// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual's address.
+/// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual and the norm.
 push_block matmul_push(const task_context& c, const gemm_args& a);
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
