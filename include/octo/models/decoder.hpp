@@ -32,7 +32,7 @@ struct segment {
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
 /// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
 /// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's per-head q/k norms fuse with RoPE (and k's KV
-/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. Prefill keeps the plain ops (its GEMMs have no fused form).
+/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. Prefill keeps the plain ops by default (fused_prefill_schedule, below, is opt-in).
 constexpr ir::schedule_config fused_decode_schedule() {
   ir::schedule_config s;
   s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
