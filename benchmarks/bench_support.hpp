@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/enums.hpp"
+#include "octo/vm/vulkan_vm.hpp"
 
 namespace octo_bench {
 
@@ -29,6 +31,26 @@ inline std::vector<std::string> split(const std::string& list) {
     if (q > p) out.push_back(list.substr(p, q - p));
     p = q + 1;
   }
+  return out;
+}
+
+/// A profiled pass's GPU time per opcode (tasks serialized: each kernel's own time), largest first.
+struct opcode_time {
+  std::string opcode;
+  double us = 0;
+  int count = 0;
+};
+inline std::vector<opcode_time> time_by_opcode(const std::vector<octo::vm::task_profile>& prof) {
+  std::map<std::string, opcode_time> by;
+  for (const auto& r : prof) {
+    auto& e = by[r.opcode];
+    e.opcode = r.opcode;
+    e.us += r.microseconds;
+    ++e.count;
+  }
+  std::vector<opcode_time> out;
+  for (auto& [op, e] : by) out.push_back(std::move(e));
+  std::sort(out.begin(), out.end(), [](const opcode_time& a, const opcode_time& b) { return a.us > b.us; });
   return out;
 }
 

@@ -192,12 +192,11 @@ void main() {
 #undef PUT
 
   if (norm) {  // loaders KU r .. KU r + KU - 1 hold row r's sums of squares (the same unit uk each step)
-    float t = 0.0;
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
       s_ss[tid] = ss[p];
       barrier();
       if (uk == 0u) {
-        t = 0.0;
+        float t = 0.0;
         for (uint u = 0u; u < KU; ++u) t += s_ss[tid + u];
         s_rstd[ur + (WG / KU) * p] = 1.0 / sqrt(t / float(pc.K) + pc.eps);
       }

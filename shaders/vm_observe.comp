@@ -8,7 +8,8 @@
 // last of a record's workgroups to arrive (a counter per record, put back to 0 for the next run) sums
 // the partials in chunk order. One workgroup per layer read 29 MB alone at a 7B prefill of 2048 rows,
 // about 1 ms a layer, which a chain of one program per layer (streaming) paid in series. Deterministic
-// (a fixed reduction tree, no float atomics), so a rerun of the same pass writes the same bits.
+// (a fixed reduction tree, no float atomics), so a rerun of the same pass writes the same bits. With one
+// chunk (a decode step's rows) the workgroup writes the ring itself: no partials, no counter.
 #extension GL_EXT_buffer_reference_uvec2 : require
 #include "common/vm_common.glsl"
 
@@ -42,6 +43,16 @@ void reduce(uint t) {
   }
 }
 
+// Record r's figures into the ring slot of the pass's position.
+void write_ring(uint r, uint n, float sum, float mx, uint bad) {
+  uint finite = n - bad;
+  uint o = ((pc.globals.pos % pc.slots) * pc.records + r) * 4u;
+  pc.ring.d[o + 0u] = floatBitsToUint(finite > 0u ? sqrt(sum / float(finite)) : 0.0);
+  pc.ring.d[o + 1u] = floatBitsToUint(mx);
+  pc.ring.d[o + 2u] = bad;
+  pc.ring.d[o + 3u] = n;
+}
+
 void main() {
   uint p = gl_WorkGroupID.x, r = gl_WorkGroupID.y;
   uint chunks = gl_NumWorkGroups.x;
@@ -67,6 +78,10 @@ void main() {
   s_max[t] = mx;
   s_bad[t] = bad;
   reduce(t);
+  if (chunks == 1u) {
+    if (t == 0u) write_ring(r, n, s_sum[0], s_max[0], s_bad[0]);
+    return;
+  }
   uint counter = pc.records * chunks * 3u + r;
   if (t == 0u) {
     uint o = (r * chunks + p) * 3u;
@@ -96,11 +111,5 @@ void main() {
   s_max[t] = mx;
   s_bad[t] = bad;
   reduce(t);
-  if (t != 0u) return;
-  uint finite = n - s_bad[0];
-  uint o = ((pc.globals.pos % pc.slots) * pc.records + r) * 4u;
-  pc.ring.d[o + 0u] = floatBitsToUint(finite > 0u ? sqrt(s_sum[0] / float(finite)) : 0.0);
-  pc.ring.d[o + 1u] = floatBitsToUint(s_max[0]);
-  pc.ring.d[o + 2u] = s_bad[0];
-  pc.ring.d[o + 3u] = n;
+  if (t == 0u) write_ring(r, n, s_sum[0], s_max[0], s_bad[0]);
 }

@@ -66,23 +66,16 @@ constexpr const char* usage =
 // JSON lines: the top opcodes (summed) and the top tasks of one pass, by GPU time.
 void print_profile(const char* phase, const std::vector<octo::vm::task_profile>& prof, std::size_t top) {
   double total = 0;
-  std::map<std::string, std::pair<double, int>> by_op;
-  for (const auto& r : prof) {
-    total += r.microseconds;
-    auto& e = by_op[r.opcode];
-    e.first += r.microseconds;
-    ++e.second;
-  }
+  for (const auto& r : prof) total += r.microseconds;
   print_json_line({{"name", "profile"}, {"phase", phase}, {"tasks", prof.size()}, {"gpu_us", total}});
-  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const auto ops = octo_bench::time_by_opcode(prof);
   for (std::size_t i = 0; i < ops.size() && i < top; ++i)
     print_json_line({{"name", "profile_opcode"},
                      {"phase", phase},
-                     {"opcode", ops[i].first},
-                     {"count", ops[i].second.second},
-                     {"us", ops[i].second.first},
-                     {"fraction", total > 0 ? ops[i].second.first / total : 0.0}});
+                     {"opcode", ops[i].opcode},
+                     {"count", ops[i].count},
+                     {"us", ops[i].us},
+                     {"fraction", total > 0 ? ops[i].us / total : 0.0}});
   // By role: opcode and output name without its "blk.N." prefix (attn_q, ffn_down, ...), so each
   // weight shape's total shows.
   std::map<std::string, std::pair<double, int>> by_role;
@@ -121,23 +114,15 @@ void print_profile(const char* phase, const std::vector<octo::vm::task_profile>&
 // (no barrier between them) or ran faster than under timestamps (on lavapipe, always: CPU threads).
 void print_step_table(const std::vector<octo::vm::task_profile>& prof, double ms_per_token, std::uint64_t dispatches,
                       std::uint64_t barriers) {
-  std::map<std::string, std::pair<double, int>> by_op;
   double kernels_us = 0;
-  for (const auto& r : prof) {
-    auto& e = by_op[r.opcode];
-    e.first += r.microseconds;
-    ++e.second;
-    kernels_us += r.microseconds;
-  }
-  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  for (const auto& r : prof) kernels_us += r.microseconds;
+  const auto ops = octo_bench::time_by_opcode(prof);
   const double step_us = ms_per_token * 1000.0;
   const auto pct = [&](double us) { return step_us > 0 ? 100.0 * us / step_us : 0.0; };
   std::fprintf(stderr, "where a decode step goes (%.1f us unprofiled; %llu dispatches, %llu barriers):\n", step_us,
                static_cast<unsigned long long>(dispatches), static_cast<unsigned long long>(barriers));
   std::fprintf(stderr, "  %-28s %6s %10s %7s\n", "opcode", "count", "us/step", "% step");
-  for (const auto& [op, v] : ops)
-    std::fprintf(stderr, "  %-28s %6d %10.1f %6.1f%%\n", op.c_str(), v.second, v.first, pct(v.first));
+  for (const auto& o : ops) std::fprintf(stderr, "  %-28s %6d %10.1f %6.1f%%\n", o.opcode.c_str(), o.count, o.us, pct(o.us));
   std::fprintf(stderr, "  %-28s %6zu %10.1f %6.1f%%\n", "kernels (sum)", prof.size(), kernels_us, pct(kernels_us));
   std::fprintf(stderr, "  %-28s %6s %10.1f %6.1f%%\n", "outside kernels", "", step_us - kernels_us,
                pct(step_us - kernels_us));

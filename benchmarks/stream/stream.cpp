@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -209,20 +208,17 @@ int main(int argc, char** argv) {
       e.reset();
       (void)e.prefill(prompt);  // once to build and warm, once measured
       e.reset();
+      const auto t0 = clock_type::now();
       (void)e.prefill(prompt);
-      std::map<std::string, std::pair<double, int>> by_op;
+      const double wall_ms = seconds_since(t0) * 1e3;
+      const auto prof = e.profile();
       double total = 0;
-      for (const auto& t : e.profile()) {
-        auto& o1 = by_op[t.opcode];
-        o1.first += t.microseconds;
-        ++o1.second;
-        total += t.microseconds;
-      }
-      for (const auto& [op, v] : by_op)
-        octo_bench::print_json_line({{"name", "stream_profile"}, {"engine", which}, {"opcode", op}, {"count", v.second},
-                                     {"us", v.first}});
+      for (const auto& t : prof) total += t.microseconds;
+      for (const auto& o : octo_bench::time_by_opcode(prof))
+        octo_bench::print_json_line({{"name", "stream_profile"}, {"engine", which}, {"opcode", o.opcode},
+                                     {"count", o.count}, {"us", o.us}});
       octo_bench::print_json_line({{"name", "stream_profile"}, {"engine", which}, {"gpu_us", total},
-                                   {"prefill_ms", e.last_timing().prefill_ms}});
+                                   {"prefill_ms", wall_ms}});
     };
 
     // Compute alone: every layer resident (the whole model in one program per pass, no uploads), when it

@@ -206,8 +206,8 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
-  // OCTO_PREFILL_FUSION=1: models::fused_prefill_schedule() (the residual adds in the GEMMs' epilogue),
-  // not yet the default (docs/ir.md §5.1), to measure one against the other without a rebuild.
+  // OCTO_PREFILL_FUSION=1: models::fused_prefill_schedule() (the residual adds and the norms in the GEMM
+  // kernels), not yet the default (docs/ir.md §5.1), to measure one against the other without a rebuild.
   const ir::schedule_config fused = models::fused_prefill_schedule();
   if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && std::string_view(f) == "1") o.schedule = &fused;
   return bind(models::prefill(config(), tokens, o));
