@@ -8,12 +8,18 @@
 #include "common/weights.glsl"
 
 layout(local_size_x = 256) in;
+// The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
+// 2 GEMV_ADD's residual. A constant, not a test of the push fields, so the plain GEMM compiles without
+// the norm's registers and code: as a run-time test it cost every GEMM 7-10% on the H200
+// (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
+layout(constant_id = 5) const uint EPI = 0u;
+const bool NORM = EPI == 1u, RESID = EPI == 2u;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
-  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2)
+  // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
   uvec2 norm_w;
@@ -24,8 +30,14 @@ layout(push_constant) uniform params {
 const uint BM = 64u, BN = 64u, BK = 32u, PAD = 4u;
 shared vec4 xs[BK][(BM + PAD) / 4u];  // xs[k][m / 4], transposed so an invocation reads 4 rows at once
 shared vec4 ws[BK][(BN + PAD) / 4u];
-shared float s_ss[256];      // the norm: each loader's sum of squares (4 loaders a row)
-shared float s_rstd[BM];     // and each row's 1 / RMS
+// The norm's sums (each loader's sum of squares, then each row's 1 / RMS) reuse the x tiles once the
+// K loop is done: arrays of their own cost a workgroup per multiprocessor where the tiles already
+// fill the shared memory (the H200 ran every GEMM 10-45% slower, plain ones too;
+// benchmarks/results/2026-11-28-h200-prefill-fusion, call2).
+// Floats 0 .. 255: the loaders' sums (4 loaders a row); 256 .. 256 + BM - 1: the rows' 1 / RMS.
+const uint XSW = 4u * ((BM + PAD) / 4u);  // floats per row of xs
+void put_norm(uint i, float v) { xs[i / XSW][(i % XSW) >> 2][i & 3u] = v; }
+float norm_at(uint i) { return xs[i / XSW][(i % XSW) >> 2][i & 3u]; }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -45,7 +57,7 @@ void main() {
 
   vec4 acc[4];
   [[unroll]] for (uint i = 0u; i < 4u; ++i) acc[i] = vec4(0.0);
-  const bool norm = pc.norm_w != uvec2(0u);
+  const bool norm = NORM;
   float ss = 0.0;
 
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
@@ -77,9 +89,9 @@ void main() {
   }
 
   if (norm) {  // loaders 4 lr .. 4 lr + 3 hold row lr's sums of squares
-    s_ss[tid] = ss;
+    put_norm(tid, ss);
     barrier();
-    if (lq == 0u) s_rstd[lr] = 1.0 / sqrt((s_ss[tid] + s_ss[tid + 1u] + s_ss[tid + 2u] + s_ss[tid + 3u]) / float(pc.K) + pc.eps);
+    if (lq == 0u) put_norm(256u + lr, 1.0 / sqrt((norm_at(tid) + norm_at(tid + 1u) + norm_at(tid + 2u) + norm_at(tid + 3u)) / float(pc.K) + pc.eps));
     barrier();
   }
   f32_buf yb = f32_buf(pc.y);
@@ -90,10 +102,10 @@ void main() {
       uint n = n0 + tx * 4u + j;
       if (n >= pc.n_tile) continue;
       float s = acc[i][j];
-      if (norm) s *= s_rstd[ty * 4u + i];
+      if (norm) s *= norm_at(256u + ty * 4u + i);
       if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
       uint o = (pc.row0 + m) * pc.ldy + pc.n_off + n;
-      if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[o] + s;
+      if (RESID) s = f32_buf(pc.residual).d[o] + s;
       yb.d[o] = s;
     }
   }

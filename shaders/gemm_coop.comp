@@ -33,12 +33,18 @@ layout(constant_id = 1) const uint FM = 2u;
 layout(constant_id = 2) const uint FN = 4u;
 layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (K % 64 == 0)
 layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32 / WM along N
+// The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
+// 2 GEMV_ADD's residual. A constant, not a test of the push fields, so the plain GEMM compiles without
+// the norm's registers and code: as a run-time test it cost every GEMM 7-10% on the H200
+// (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
+layout(constant_id = 5) const uint EPI = 0u;
+const bool NORM = EPI == 1u, RESID = EPI == 2u;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
-  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2)
+  // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
   uvec2 norm_w;
@@ -72,8 +78,13 @@ uint pack_lo(float a, float b) { return packFloat2x16(f16vec2(float16_t(a - hi_p
 #define PUT(arr, lo, o, v) arr[o] = uvec4(pack_sat(v[0], v[1]), pack_sat(v[2], v[3]), pack_sat(v[4], v[5]), pack_sat(v[6], v[7]));
 #endif
 shared float cs[NSG * 128u];      // one 16 x 8 f32 fragment per subgroup, for the epilogue
-shared float s_ss[WG];            // the norm: each loader's sum of squares (KU loaders a row)
-shared float s_rstd[BM];          // and each row's 1 / RMS
+// The norm's sums (each loader's sum of squares, then each row's 1 / RMS) reuse the x tiles once the
+// K loop is done: arrays of their own cost a workgroup per multiprocessor where the tiles already
+// fill the shared memory (the H200 ran every GEMM 10-45% slower, plain ones too;
+// benchmarks/results/2026-11-28-h200-prefill-fusion, call2).
+// Floats 0 .. WG - 1: the loaders' sums (KU loaders a row); WG .. WG + BM - 1: the rows' 1 / RMS.
+void put_norm(uint i, float v) { as_[i >> 2][i & 3u] = floatBitsToUint(v); }
+float norm_at(uint i) { return uintBitsToFloat(as_[i >> 2][i & 3u]); }
 
 #if defined(W16_Q8_0) && !defined(OCTO_COOP_SPLIT)
 #define W16 w16_q8_0
@@ -94,6 +105,11 @@ void main() {
   uint ur = tid / KU, uk = tid % KU;
 
   float xv[XV][8];
+  // The norm: x's elements 8 uk .. 8 uk + 7 of a step are scaled by the norm weight's, which LOAD_STEP
+  // fetches beside x (the unit is the same for every p) so that no load waits after the products.
+  const bool norm = NORM;
+  vec4 gv[2] = {vec4(1.0), vec4(1.0)};
+  float ss[XV];
 #if defined(W_RAW) || defined(W16)
   uvec4 wv[WU];  // 8 halves per unit, stored as they are
 #ifdef W_RAW
@@ -108,6 +124,10 @@ void main() {
 #define STORE_W(o, p) PUT(bs_, bl_, o, wv[p])
 #endif
 #define LOAD_STEP(k0)                                                    \
+  if (norm) {                                                            \
+    gv[0] = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);        \
+    gv[1] = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype);   \
+  }                                                                      \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint r = m0 + ur + (WG / KU) * p;                                    \
     vec4 a = vec4(0.0), b = vec4(0.0);                                   \
@@ -127,12 +147,10 @@ void main() {
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
     if (norm) {                                                          \
-      vec4 g0 = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);    \
-      vec4 g1 = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype); \
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {                        \
         ss[p] += xv[p][i] * xv[p][i] + xv[p][i + 4u] * xv[p][i + 4u];    \
-        xv[p][i] *= g0[i];                                               \
-        xv[p][i + 4u] *= g1[i];                                          \
+        xv[p][i] *= gv[0][i];                                            \
+        xv[p][i + 4u] *= gv[1][i];                                       \
       }                                                                  \
     }                                                                    \
     PUT(as_, al_, o, xv[p])                                              \
@@ -145,8 +163,7 @@ void main() {
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
-  const bool norm = pc.norm_w != uvec2(0u);
-  float ss[XV];
+
   [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
   LOAD_STEP(0u)
   STORE_STEP(0u, 0u)
@@ -193,12 +210,12 @@ void main() {
 
   if (norm) {  // loaders KU r .. KU r + KU - 1 hold row r's sums of squares (the same unit uk each step)
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
-      s_ss[tid] = ss[p];
+      put_norm(tid, ss[p]);
       barrier();
       if (uk == 0u) {
         float t = 0.0;
-        for (uint u = 0u; u < KU; ++u) t += s_ss[tid + u];
-        s_rstd[ur + (WG / KU) * p] = 1.0 / sqrt(t / float(pc.K) + pc.eps);
+        for (uint u = 0u; u < KU; ++u) t += norm_at(tid + u);
+        put_norm(WG + ur + (WG / KU) * p, 1.0 / sqrt(t / float(pc.K) + pc.eps));
       }
       barrier();
     }
@@ -219,9 +236,9 @@ void main() {
           uint n = nb + c;
           if (n < pc.n_tile) {
             float s = cs[sg * 128u + fr * 8u + fc + c];
-            if (norm) s *= s_rstd[m - m0];
+            if (norm) s *= norm_at(WG + m - m0);
             if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-            if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
+            if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
             yb.d[yrow + n] = s;
           }
         }

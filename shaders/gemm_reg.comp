@@ -12,12 +12,18 @@
 layout(local_size_x = 256) in;
 layout(constant_id = 1) const uint TM = 8u;
 layout(constant_id = 2) const uint TN = 8u;
+// The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
+// 2 GEMV_ADD's residual. A constant, not a test of the push fields, so the plain GEMM compiles without
+// the norm's registers and code: as a run-time test it cost every GEMM 7-10% on the H200
+// (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
+layout(constant_id = 5) const uint EPI = 0u;
+const bool NORM = EPI == 1u, RESID = EPI == 2u;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output; 0: none
-  // RMSNORM_GEMV's norm weight (0: none): x is multiplied by it as it is staged, each row's sum of
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2)
+  // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
   uvec2 norm_w;
@@ -32,8 +38,14 @@ const uint WU = (BN + 127u) / 128u;  // W units per invocation per step (BN * 2 
 // [k][row / 4] as vec4 (4 consecutive rows), one vec4 of padding per k row against bank conflicts.
 shared vec4 xs[BK][BM / 4u + 1u];
 shared vec4 ws[BK][BN / 4u + 1u];
-shared float s_ss[4u * BM];  // the norm: each loader's sum of squares (4 loaders a row)
-shared float s_rstd[BM];     // and each row's 1 / RMS
+// The norm's sums (each loader's sum of squares, then each row's 1 / RMS) reuse the x tiles once the
+// K loop is done: arrays of their own cost a workgroup per multiprocessor where the tiles already
+// fill the shared memory (the H200 ran every GEMM 10-45% slower, plain ones too;
+// benchmarks/results/2026-11-28-h200-prefill-fusion, call2).
+// Floats 0 .. 4 BM - 1: the loaders' sums (4 loaders a row); 4 BM .. 5 BM - 1: the rows' 1 / RMS.
+const uint XSW = 4u * (BM / 4u + 1u);  // floats per row of xs
+void put_norm(uint i, float v) { xs[i / XSW][(i % XSW) >> 2][i & 3u] = v; }
+float norm_at(uint i) { return xs[i / XSW][(i % XSW) >> 2][i & 3u]; }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -52,9 +64,14 @@ void main() {
 
   vec4 xv[XV];
   float wv[WU][8];
+  // The norm: the norm weight's elements of this invocation's k quad, fetched with x (the quad is the
+  // same for every p) so no load waits between the products and the next step's staging.
+  const bool norm = NORM;
+  vec4 gv = vec4(1.0);
 
   // Issue the global loads of the step starting at k0 into registers.
 #define LOAD_STEP(k0)                                                                    \
+  if (norm) gv = load_norm4(pc.norm_w, (k0) + 4u * xq, pc.norm_dtype);                   \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                                            \
     uint r = m0 + xr + 64u * p;                                                          \
     xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0);       \
@@ -69,7 +86,6 @@ void main() {
 
   vec4 acc[TM * TN / 4u];
   [[unroll]] for (uint i = 0u; i < TM * TN / 4u; ++i) acc[i] = vec4(0.0);
-  const bool norm = pc.norm_w != uvec2(0u);
   float ss[XV];
   [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
 
@@ -80,7 +96,7 @@ void main() {
       vec4 v = xv[p];
       if (norm) {
         ss[p] += dot(v, v);
-        v *= load_norm4(pc.norm_w, k0 + 4u * xq, pc.norm_dtype);
+        v *= gv;
       }
       xs[4u * xq + 0u][r >> 2][r & 3u] = v.x;
       xs[4u * xq + 1u][r >> 2][r & 3u] = v.y;
@@ -109,10 +125,10 @@ void main() {
   }
 #undef LOAD_STEP
   if (norm) {  // loaders 4 r .. 4 r + 3 hold row r's sums of squares
-    [[unroll]] for (uint p = 0u; p < XV; ++p) s_ss[4u * (xr + 64u * p) + xq] = ss[p];
+    [[unroll]] for (uint p = 0u; p < XV; ++p) put_norm(4u * (xr + 64u * p) + xq, ss[p]);
     barrier();
     for (uint r = tid; r < BM; r += 256u)
-      s_rstd[r] = 1.0 / sqrt((s_ss[4u * r] + s_ss[4u * r + 1u] + s_ss[4u * r + 2u] + s_ss[4u * r + 3u]) / float(pc.K) + pc.eps);
+      put_norm(4u * BM + r, 1.0 / sqrt((norm_at(4u * r) + norm_at(4u * r + 1u) + norm_at(4u * r + 2u) + norm_at(4u * r + 3u)) / float(pc.K) + pc.eps));
     barrier();
   }
 
@@ -129,9 +145,9 @@ void main() {
           uint n = n0 + 4u * (tx + 16u * g) + j;
           if (n >= pc.n_tile) continue;
           float s = acc[(4u * h + i) * (TN / 4u) + g][j];
-          if (norm) s *= s_rstd[4u * (ty + 16u * h) + i];
+          if (norm) s *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
           if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-          if (pc.residual != uvec2(0u)) s = f32_buf(pc.residual).d[yrow + n] + s;
+          if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
           yb.d[yrow + n] = s;
         }
     }

@@ -50,15 +50,15 @@ device_memory::~device_memory() {
     if (b && b->mapped) b->memory.unmapMemory();
 }
 
-void device_memory::back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families) const {
+void device_memory::back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families, bool indirect) const {
   std::vector<std::uint32_t> unique(families.begin(), families.end());
   std::sort(unique.begin(), unique.end());
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   const auto& d = dev_.logical();
   using U = vk::BufferUsageFlagBits;
-  vk::BufferCreateInfo bci({}, bytes,
-                           U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst |
-                               U::eIndirectBuffer,
+  vk::BufferUsageFlags usage = U::eStorageBuffer | U::eShaderDeviceAddress | U::eTransferSrc | U::eTransferDst;
+  if (indirect) usage |= U::eIndirectBuffer;
+  vk::BufferCreateInfo bci({}, bytes, usage,
                            unique.size() > 1 ? vk::SharingMode::eConcurrent : vk::SharingMode::eExclusive);
   if (unique.size() > 1) bci.setQueueFamilyIndices(unique);
   b.buffer = vk::raii::Buffer(d, bci);
@@ -82,7 +82,7 @@ device_memory::block& device_memory::new_block(std::string_view name, std::uint6
   auto b = std::make_unique<block>();
   b->cls = cls;
   try {
-    back(*b, bytes, {});
+    back(*b, bytes, {}, true);
   } catch (const vk::SystemError& e) {
     throw octo::error("octo: out of device memory allocating a " + mib(bytes) + " block for '" + std::string(name) +
                       "' (" + e.code().message() + ")");
@@ -184,7 +184,7 @@ allocation device_memory::allocate_dedicated(std::string_view name, std::uint64_
   b->cls = cls;
   b->dedicated_bytes = size;
   try {
-    back(*b, size, families);
+    back(*b, size, families, false);
   } catch (const vk::SystemError& e) {
     throw octo::error("octo: out of memory allocating " + mib(size) + " for '" + std::string(name) + "' (" +
                       e.code().message() + ")");

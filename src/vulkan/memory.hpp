@@ -74,8 +74,10 @@ class device_memory {
   block& new_block(std::string_view name, std::uint64_t size, memory_class cls);
   /// Gives `b` (its class set) a buffer of `bytes` bound to memory of its own, its device address and,
   /// unless device-local, a mapping; shared CONCURRENT between `families` when they are several.
+  /// `indirect`: also usable as an indirect dispatch's arguments (pool blocks; dedicated allocations,
+  /// the large weights, keep the usage they were measured with).
   /// Throws vk::SystemError (the callers name what was being allocated).
-  void back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families) const;
+  void back(block& b, std::uint64_t bytes, std::span<const std::uint32_t> families, bool indirect) const;
 
   const device& dev_;
   std::uint64_t budget_;

@@ -501,22 +501,44 @@ TEST_CASE("prefill GEMM on quantized weights: the weight tile dequantized once i
 
 TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a wave, else 64 x 64; K steps of 64 under a wave") {
   clear_kernel_environment();
-  // spec constants: workgroup, fragments along M and N, K step, subgroups along M (shaders/gemm_coop.comp)
+  // spec constants: workgroup, fragments along M and N, K step, subgroups along M, the fused epilogue
+  // (0: none; shaders/gemm_coop.comp)
   using sc = std::vector<std::uint32_t>;
   // 7B q/o (112 workgroups of 128 x 128) and gate/up (592), 0.5B gate/up (152): 128 x 128, K steps of 32
   for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{3584, 3584}, {18944, 3584}, {4864, 896}}) {
     CAPTURE(n);
     const auto l = plan_prefill_gemm(n, k);
     CHECK(l.shader == "gemm_coopf_f16");
-    CHECK(l.spec_constants == sc{256, 4, 4, 32, 2});
+    CHECK(l.spec_constants == sc{256, 4, 4, 32, 2, 0});
   }
   // 1.5B q/o: 48 workgroups of 128 x 128 -> 64 x 64 (192 workgroups: K steps of 32)
-  CHECK(plan_prefill_gemm(1536, 1536).spec_constants == sc{256, 2, 2, 32, 2});
+  CHECK(plan_prefill_gemm(1536, 1536).spec_constants == sc{256, 2, 2, 32, 2, 0});
   // 0.5B q/o: 112 workgroups of 64 x 64, under a wave -> K steps of 64; 1.5B k/v (32 workgroups) too
-  CHECK(plan_prefill_gemm(896, 896).spec_constants == sc{256, 2, 2, 64, 2});
-  CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2});
+  CHECK(plan_prefill_gemm(896, 896).spec_constants == sc{256, 2, 2, 64, 2, 0});
+  CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2, 0});
   // K = 32 x odd: steps of 32 whatever the grid
-  CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2});
+  CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0});
+}
+
+TEST_CASE("prefill GEMMs with a fused epilogue: RMSNORM_GEMV and GEMV_ADD over many rows specialize it (constant 5)") {
+  clear_kernel_environment();
+  const octo::test::tensor_spec x{"x", {512, 1536}}, nw{"norm_w", {1536}, dtype::f32, ir::buffer_kind::weight},
+      wt{"w", {1536, 1536}, dtype::f16, ir::buffer_kind::weight}, r{"r", {512, 1536}};
+  ir::param_list p;
+  p.set(param_key::K, 1536).set(param_key::N_tile, 1536).set(param_key::n_off, 0).set(param_key::M_tile, 512);
+  ir::param_list pn = p;
+  pn.set(param_key::hidden, 1536).set_real(param_key::eps, 1e-6);
+  for (bool coop : {true, false}) {
+    CAPTURE(coop);
+    const auto norm = plan_on_subgroup_device(single_task(opcode::rmsnorm_gemv, {x, nw, wt}, {"y", {512, 1536}}, pn), coop);
+    const auto add = plan_on_subgroup_device(single_task(opcode::gemv_add, {x, wt, r}, {"y", {512, 1536}}, p), coop);
+    CHECK(norm.shader.starts_with("gemm"));
+    CHECK(add.shader.starts_with("gemm"));
+    REQUIRE(norm.spec_constants.size() == 6);
+    REQUIRE(add.spec_constants.size() == 6);
+    CHECK(norm.spec_constants[5] == 1);
+    CHECK(add.spec_constants[5] == 2);
+  }
 }
 
 namespace {

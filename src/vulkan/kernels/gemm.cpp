@@ -102,10 +102,9 @@ static_assert(coop_configs[0].bm == 128 && coop_configs[0].bn == 128 && coop_con
               coop_configs[3].bm == 64 && coop_configs[3].bn == 64 && coop_configs[4].bn == 64);
 
 /// gemm_coop's shared memory: two f16 buffers of the x and W tiles in rows of bk + 8 halves (twice that
-/// with the split), one 16 x 8 f32 staging fragment per subgroup, and the norm's sums (a float per
-/// invocation and per row).
+/// with the split) and one 16 x 8 f32 staging fragment per subgroup (the norm's sums reuse the x tiles).
 std::uint32_t coop_shared_bytes(const coop_config& c, std::uint32_t bk, bool split) {
-  return 2 * (c.bm + c.bn) * (bk + 8) * 2 * (split ? 2 : 1) + c.wg / 32 * 512 + 4 * (c.wg + c.bm);  // + the norm's
+  return 2 * (c.bm + c.bn) * (bk + 8) * 2 * (split ? 2 : 1) + c.wg / 32 * 512;
 }
 
 /// A gemm_coop launch: its configuration and K per step.
@@ -216,7 +215,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   const std::string force = env("OCTO_GEMM_KERNEL");
   const std::string no_coop = env("OCTO_KERNELS_NO_COOPMAT");
 
-  const bool can_old = a.K % 32 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 20000;  // 18.7 KB
+  const bool can_old = a.K % 32 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 20000;  // 17 KB
   const bool can_reg = a.K % 16 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 17 * 1024;
   const bool coop_device = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
                            a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
@@ -249,20 +248,23 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   static constexpr std::array<tile, 3> other{{{128, 64}, {64, 128}, {64, 64}}};
   const std::span<const tile> tiles = std::uint64_t{a.n_tile} >= 4ull * a.K ? std::span<const tile>(wide)
                                                                             : std::span<const tile>(other);
+  // The fused epilogue, gemm*.comp's spec constant 5 (the others' ids 0-4 left at their defaults).
+  const std::uint32_t epi = a.norm_w ? 1 : (a.residual ? 2 : 0);
   if (kind == "old") {
     l.shader = mod->old;
+    l.spec_constants = {256, 0, 0, 0, 0, epi};
   } else if (kind == "reg") {
     l.shader = mod->reg;
-    // xs and ws: 16 k rows of (BM + 4) and (BN + 4) floats; the norm's 5 floats a row.
+    // xs and ws: 16 k rows of (BM + 4) and (BN + 4) floats (the norm's sums reuse xs).
     t = pick_tile(tiles, a.rows, a.n_tile, d.max_shared_memory,
-                  [](tile x) { return 16 * 4 * (x.bm + x.bn + 8) + 5 * 4 * x.bm; });
-    l.spec_constants = {256, t.bm / 16, t.bn / 16};
+                  [](tile x) { return 16 * 4 * (x.bm + x.bn + 8); });
+    l.spec_constants = {256, t.bm / 16, t.bn / 16, 0, 0, epi};
   } else {
     const bool split = kind == "coop";
     l.shader = split ? mod->coop : mod->coopf;
     const coop_choice ch = split ? *split_cfg : *coop_cfg;
     t = {ch.cfg.bm, ch.cfg.bn};
-    l.spec_constants = {ch.cfg.wg, ch.cfg.fm, ch.cfg.fn, ch.bk, ch.cfg.wm};
+    l.spec_constants = {ch.cfg.wg, ch.cfg.fm, ch.cfg.fn, ch.bk, ch.cfg.wm, epi};
   }
   const std::uint64_t col_groups = (a.n_tile + t.bn - 1) / t.bn;
   const std::uint64_t row_groups = (a.rows + t.bm - 1) / t.bm;
