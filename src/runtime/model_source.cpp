@@ -206,10 +206,12 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
-  // OCTO_PREFILL_FUSION=1: models::fused_prefill_schedule() (the residual adds and the norms in the GEMM
-  // kernels), not yet the default (docs/ir.md §5.1), to measure one against the other without a rebuild.
-  const ir::schedule_config fused = models::fused_prefill_schedule();
+  // OCTO_PREFILL_FUSION (to measure the schedules against each other without a rebuild): 1 takes
+  // models::fused_prefill_schedule() (the norms in the GEMM kernels too), 0 the plain ops; unset, the
+  // default models::prefill_schedule() (docs/ir.md §5.1).
+  const ir::schedule_config fused = models::fused_prefill_schedule(), plain{};
   if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && std::string_view(f) == "1") o.schedule = &fused;
+  else if (f && std::string_view(f) == "0") o.schedule = &plain;
   return bind(models::prefill(config(), tokens, o));
 }
 

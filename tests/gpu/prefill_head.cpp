@@ -178,21 +178,23 @@ TEST_CASE("precision contract: the default prefill's last-row logits within rela
   }
 }
 
-TEST_CASE("fused prefill (GEMV_ADD, RMSNORM_GEMV over every row): the plain prefill's logits, at both precisions") {
+TEST_CASE("fused prefill (GEMV_ADD, RMSNORM_GEMV over every row) and the default (GEMV_ADD): the plain prefill's logits, at both precisions") {
   // models::fused_prefill_schedule() folds the o and down projections' residual adds into GEMV_ADD and
   // the layer norms into RMSNORM_GEMV (q, k, v, gate, up; the head), which the Vulkan VM runs on its
   // tiled GEMM kernels (src/vulkan/kernels/gemv.cpp). The norm is applied differently (x times the norm
   // weight, the 1 / RMS after the sums), so the logits match the plain prefill's and the reference VM's
   // to float32 rounding (the `fast` bound: f16 factors), not bit for bit.
   const auto sc = models::fused_prefill_schedule();
+  const ir::schedule_config plain_sc;
   for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q4_k}) {
     for (auto precision : {octo::vm::matmul_precision::accurate, octo::vm::matmul_precision::fast}) {
       CAPTURE(ir::name(wd));
       CAPTURE(precision == octo::vm::matmul_precision::fast);
       const auto c = small_qwen2(wd, 256, 512, 2, 1000);
       const std::int64_t T = 40;
-      const auto plain = models::prefill(c, T);
+      const auto plain = models::prefill(c, T, {.schedule = &plain_sc});
       const auto fused = models::prefill(c, T, {.schedule = &sc});
+      const auto by_default = models::prefill(c, T);  // prefill_schedule(): the residual adds only
       REQUIRE(ir::validate(fused).ok);
       std::size_t gemv_add = 0, norm_gemv = 0;
       for (const auto& t : fused.tasks) {
@@ -207,6 +209,11 @@ TEST_CASE("fused prefill (GEMV_ADD, RMSNORM_GEMV over every row): the plain pref
       const auto got = run_vulkan(vm, fused, 11, T, c.vocab);
       CHECK(octo::test::rel_l2(got, want) < (fast ? 5e-3 : 1e-5));
       CHECK(argmax(got) == argmax(want));
+      // The residual added in the GEMM's epilogue is the ADD's own sum: the same logits bit for bit.
+      std::size_t default_adds = 0;
+      for (const auto& t : by_default.tasks) default_adds += t.op == ir::opcode::gemv_add;
+      CHECK(default_adds == 4);
+      CHECK(run_vulkan(vm, by_default, 11, T, c.vocab) == want);
       octo::vm::reference_vm ref(fused);
       for (const auto& [name, bytes] : random_weights(fused, 11)) ref.write_bytes(name, bytes);
       ref.write_i32("tokens", prompt_ids(T, c.vocab));

@@ -394,10 +394,18 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSN
     CAPTURE(c->name);
     const auto fused_p = octo::models::prefill(*c, T, {.schedule = &fused_sc, .all_logits = true});
     const auto plain_p = octo::models::prefill(*c, T, {.schedule = &plain_sc, .all_logits = true});
-    std::map<opcode, int> f, pl;
+    const auto default_p = octo::models::prefill(*c, T, {.all_logits = true});  // prefill_schedule()
+    std::map<opcode, int> f, pl, d;
     for (const auto& t : fused_p.tasks) ++f[t.op];
     for (const auto& t : plain_p.tasks) ++pl[t.op];
+    for (const auto& t : default_p.tasks) ++d[t.op];
     const int L = static_cast<int>(c->layers);
+    // The default folds the residual adds only.
+    CHECK(d[opcode::gemv_add] == 2 * L);
+    CHECK(d[opcode::rmsnorm_gemv] == 0);
+    CHECK(d[opcode::gemm_tile] == 5 * L + 1);
+    CHECK(d[opcode::add] == pl[opcode::add] - 2 * L);
+    CHECK(d[opcode::rmsnorm] == pl[opcode::rmsnorm]);
     CHECK(f[opcode::gemv_add] == 2 * L);          // o and down, each with its residual
     CHECK(f[opcode::rmsnorm_gemv] == 5 * L + 1);  // q, k, v, gate, up with their layer's norms; the head
     CHECK(f[opcode::gemm_tile] == 0);
@@ -411,8 +419,8 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSN
     // reference VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32
     // rounding.
     const weights w = random_weights(*c, 21);
-    octo::vm::reference_vm a(plain_p), b(fused_p);
-    for (auto* vm : {&a, &b}) {
+    octo::vm::reference_vm a(plain_p), b(fused_p), dv(default_p);
+    for (auto* vm : {&a, &b, &dv}) {
       load_weights(*vm, w);
       vm->write_i32("tokens", tokens);
       vm->write_i32("pos", pos);
@@ -420,6 +428,7 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSN
     }
     const auto got = b.read_f32("logits");
     CHECK(a.read_f32("logits") == got);
+    CHECK(dv.read_f32("logits") == got);
     oracle ref(*c, w);
     for (std::int64_t t = 0; t < T; ++t) {
       const vec want = ref.step(tokens[static_cast<std::size_t>(t)], t);

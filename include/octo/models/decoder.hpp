@@ -32,7 +32,8 @@ struct segment {
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
 /// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
 /// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's per-head q/k norms fuse with RoPE (and k's KV
-/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. Prefill keeps the plain ops by default (fused_prefill_schedule, below, is opt-in).
+/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. A prefill's default is
+/// prefill_schedule(), below.
 constexpr ir::schedule_config fused_decode_schedule() {
   ir::schedule_config s;
   s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
@@ -42,11 +43,21 @@ constexpr ir::schedule_config fused_decode_schedule() {
   return s;
 }
 
-/// A prefill's fusions, each over every row, which the Vulkan VM runs on its tiled GEMM kernels: the
-/// residual ADD of a GEMM (the o and down projections) becomes GEMV_ADD (r added in the epilogue), and
-/// an RMSNORM feeding GEMMs (q, k, v; gate, up) becomes RMSNORM_GEMV in each (x scaled by the norm weight
-/// as it is staged, each row's 1 / RMS applied in the epilogue). Not yet the prefill default (docs/ir.md
-/// §5.1): pass it as build_options::schedule (the runtime: OCTO_PREFILL_FUSION=1).
+/// The schedule a prefill gets by default: the residual ADD of a GEMM (the o and down projections)
+/// becomes GEMV_ADD over every row, r added in the tiled GEMM kernels' epilogue. On the H200 the fused
+/// GEMM took what the GEMM alone took, so each ADD pass and its barrier level go (1.5B Q4_K_M, tasks
+/// serialized: 1,838 against 1,787 + 247 us, 12,207 against 12,161 + 247;
+/// benchmarks/results/2026-11-28-h200-prefill-fusion, call2). docs/ir.md §5.1.
+constexpr ir::schedule_config prefill_schedule() {
+  ir::schedule_config s;
+  s.fusion_grouping = {{"GEMM_TILE", "ADD"}};
+  return s;
+}
+
+/// prefill_schedule() and the norms too: an RMSNORM feeding GEMMs (q, k, v; gate, up) becomes
+/// RMSNORM_GEMV in each (x scaled by the norm weight as it is staged, each row's 1 / RMS applied in the
+/// epilogue). Opt-in (the runtime: OCTO_PREFILL_FUSION=1): on the H200 each such GEMM took 24-54% longer
+/// than the plain one it replaces, far more than the RMSNORM pass it saves (call2 above).
 constexpr ir::schedule_config fused_prefill_schedule() {
   ir::schedule_config s;
   s.fusion_grouping = {{"GEMM_TILE", "ADD"}, {"RMSNORM", "GEMM_TILE"}};
@@ -184,8 +195,9 @@ constexpr ir::program build(const model_config& c, const pass_shape& s, const bu
   } else {
     g.output("hidden_out", x);
   }
-  ir::schedule_config defaults;
-  if (!s.prefill) defaults = fused_decode_schedule();  // no `?:` (below)
+  ir::schedule_config defaults;  // no `?:` (below)
+  if (s.prefill) defaults = prefill_schedule();
+  else defaults = fused_decode_schedule();
   const ir::schedule_config& sc = o.schedule ? *o.schedule : defaults;
   // no `?:` on programs: g++ 12 frees the temporary's storage too early in constant evaluation
   ir::program p;
