@@ -77,18 +77,6 @@ std::vector<std::byte> make_cache(ir::dtype kv, std::int64_t rows, std::int64_t 
   return out;
 }
 
-constexpr const char* usage =
-    "usage: bench_attention [--quick] [--shapes HxKVxD,...] [--ctx N,...] [--kv-types t,...] [--passes P]\n"
-    "                       [--bandwidth-gbs X] [--chain-mib M]\n"
-    "  --quick            one shape (14x2x64), a 256-token context, few passes (a smoke test for lavapipe)\n"
-    "  --shapes           query heads x KV heads x head_dim (default 14x2x64,12x2x128,28x4x128: Qwen2.5\n"
-    "                     0.5B, 1.5B, 7B)\n"
-    "  --ctx              visible keys per step (default 1024,32768)\n"
-    "  --kv-types         KV cache types (default f16,q8_0,f32)\n"
-    "  --passes P         timed passes after 2 warm-up passes; per-layer times are over all (default 20)\n"
-    "  --bandwidth-gbs X  the bound for reading K/V once (default 3071: the H100's measured HBM read)\n"
-    "  --chain-mib M      K/V MiB per pass, spread over that many layers (default 512, at most 64 layers)\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,37 +84,24 @@ int main(int argc, char** argv) {
   int passes = -1, failed = 0;
   double bound_gbs = 3071.0, chain_mib = 512.0;
   std::string shapes_arg = "14x2x64,12x2x128,28x4x128", ctx_arg, types_arg = "f16,q8_0,f32";
+  CLI::App app("Decode attention time per layer against reading its K/V once, one JSON line per shape, context\n"
+               "and KV type.",
+               "bench_attention");
+  octo_bench::set_up(app);
+  app.add_flag("--quick", quick, "one shape (14x2x64), a 256-token context, few passes (a smoke test for lavapipe)");
+  octo_bench::option(app, "--shapes", "HxKVxD,...",
+                     "query heads x KV heads x head_dim (default 14x2x64,12x2x128,28x4x128: Qwen2.5 0.5B, 1.5B, 7B)",
+                     [&](const std::string& v) {
+                       shapes_arg = v;
+                       shapes_given = true;
+                     });
+  app.add_option("--ctx", ctx_arg, "visible keys per step (default 1024,32768)")->type_name("N,...");
+  app.add_option("--kv-types", types_arg, "KV cache types")->type_name("LIST")->capture_default_str();
+  octo_bench::positive_option(app, "--passes", passes, "timed passes after 2 warm-up passes; per-layer times are over all (default 20)");
+  octo_bench::positive_real_option(app, "--bandwidth-gbs", bound_gbs, "the bound for reading K/V once (default 3071: the H100's measured HBM read)");
+  octo_bench::positive_real_option(app, "--chain-mib", chain_mib, "K/V MiB per pass, spread over that many layers (default 512, at most 64 layers)");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw octo::error("bench_attention: " + a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--quick") {
-        quick = true;
-      } else if (a == "--shapes") {
-        shapes_arg = value();
-        shapes_given = true;
-      } else if (a == "--ctx") {
-        ctx_arg = value();
-      } else if (a == "--kv-types") {
-        types_arg = value();
-      } else if (a == "--passes") {
-        passes = static_cast<int>(octo_bench::positive("bench_attention", a, value()));
-      } else if (a == "--bandwidth-gbs") {
-        bound_gbs = std::atof(value().c_str());
-        if (!(bound_gbs > 0)) throw octo::error("bench_attention: --bandwidth-gbs must be > 0");
-      } else if (a == "--chain-mib") {
-        chain_mib = std::atof(value().c_str());
-        if (!(chain_mib > 0)) throw octo::error("bench_attention: --chain-mib must be > 0");
-      } else {
-        throw octo::error("bench_attention: unknown argument '" + a + "' (see --help)");
-      }
-    }
     if (passes < 0) passes = quick ? 2 : 20;
     if (ctx_arg.empty()) ctx_arg = quick ? "256" : "1024,32768";
     if (quick && !shapes_given) shapes_arg = "14x2x64";

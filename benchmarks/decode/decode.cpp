@@ -37,32 +37,6 @@ namespace {
 
 using octo_bench::print_json_line;
 
-constexpr const char* usage =
-    "usage: bench_decode --model FILE.gguf [options]\n"
-    "  --prompt-tokens N    random prompt ids to prefill (default 512)\n"
-    "  --decode-tokens N    greedy tokens to decode after the prompt (default 128)\n"
-    "  --prefill-chunk N    most prompt tokens per prefill pass (default: the whole prompt)\n"
-    "  --ctx N              KV cache positions (default: prompt + decode rounded up to 256)\n"
-    "  --kv-type T          the KV cache's type: f32, f16 (default) or q8_0\n"
-    "  --repeat R           timed runs after one warm-up run; the best of each phase is reported (default 2)\n"
-    "  --bandwidth-gbs X    the bound for the fraction (default 3071: the H100's measured HBM read)\n"
-    "  --name TEXT          a label copied into the JSON (e.g. 0.5B-Q8_0)\n"
-    "  --device NAME        Vulkan device index or name substring\n"
-    "  --precision P        fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
-    "                       accurate (f32 arithmetic; docs/precision.md)\n"
-    "  --in-flight N        greedy steps kept submitted ahead of the host, the next token fed on the\n"
-    "                       device (default: the engine's, 4)\n"
-    "  --host-loop          each token read back and written as the next step's input (--in-flight 0)\n"
-    "  --at-positions LIST  comma-separated positions: decode steps timed at each (a prompt of that\n"
-    "                       length prefilled first, --decode-tokens steps after it; default ctx: the\n"
-    "                       largest + decode tokens); one JSON line per position\n"
-    "  --control-words      record the control words' gates (every layer task an indirect dispatch;\n"
-    "                       docs/vulkan.md \"Control words\"): their cost with nothing skipped\n"
-    "  --skip-layers LIST   comma-separated layers to skip (turns the control words on)\n"
-    "  --profile            then, on a second engine with GPU timestamps per task (tasks serialized):\n"
-    "                       the top opcodes and tasks of one decode step and of one prefill pass, and a\n"
-    "                       table (stderr) of where the unprofiled ms/token goes\n";
-
 // JSON lines: the top opcodes (summed) and the top tasks of one pass, by GPU time.
 void print_profile(const char* phase, const std::vector<octo::vm::task_profile>& prof, std::size_t top) {
   double total = 0;
@@ -146,63 +120,63 @@ int main(int argc, char** argv) {
   octo::ir::dtype kv_type = octo::runtime::default_kv_dtype;
   std::uint32_t in_flight = octo::runtime::engine_options{}.decode_in_flight;
   std::vector<std::int64_t> at_positions;
+  CLI::App app("A prompt of random ids prefilled in one pass, then greedy decode, on the Vulkan VM: one JSON line\n"
+               "with both speeds and the decode's fraction of the memory bound.",
+               "bench_decode");
+  octo_bench::set_up(app);
+  app.add_option("-m,--model", model, "the GGUF model (required)")->type_name("FILE.gguf");
+  octo_bench::positive_option(app, "--prompt-tokens", prompt_tokens, "random prompt ids to prefill (default 512)");
+  octo_bench::positive_option(app, "--decode-tokens", decode_tokens, "greedy tokens to decode after the prompt (default 128)");
+  octo_bench::positive_option(app, "--prefill-chunk", chunk, "most prompt tokens per prefill pass (default: the whole prompt)");
+  octo_bench::positive_option(app, "--ctx", ctx, "KV cache positions (default: prompt + decode rounded up to 256)");
+  octo_bench::option(app, "--kv-type", "T", "the KV cache's type: f32, f16 (default) or q8_0",
+                     [&](const std::string& v) { kv_type = octo::runtime::parse_kv_type(v); });
+  octo_bench::positive_option(app, "--repeat", repeat, "timed runs after one warm-up run; the best of each phase (default 2)");
+  octo_bench::positive_real_option(app, "--bandwidth-gbs", bound_gbs, "the bound for the fraction (default 3071: the H100's measured HBM read)");
+  app.add_option("--name", label, "a label copied into the JSON (e.g. 0.5B-Q8_0)")->type_name("TEXT");
+  app.add_option("--device", device, "Vulkan device index or name substring")->type_name("NAME");
+  octo_bench::option(app, "--precision", "P",
+                     "fast (default: prefill GEMMs on tensor cores where the device has them) or\n"
+                     "accurate (f32 arithmetic; docs/precision.md)",
+                     [&](const std::string& v) {
+                       if (v != "fast" && v != "accurate") throw octo::error("bench_decode: --precision must be fast or accurate");
+                       precision = v;
+                     });
+  octo_bench::option(app, "--in-flight", "N",
+                     "greedy steps kept submitted ahead of the host, the next token fed on the device\n"
+                     "(default: the engine's, 4; at most 256)",
+                     [&](const std::string& v) {
+                       in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(octo_bench::positive("bench_decode", "--in-flight", v), 256));
+                     });
+  app.add_flag_callback("--host-loop", [&] { in_flight = 0; },
+                        "each token read back and written as the next step's input (--in-flight 0)");
+  octo_bench::option(app, "--at-positions", "LIST",
+                     "comma-separated positions: decode steps timed at each (a prompt of that length\n"
+                     "prefilled first, --decode-tokens steps after it); one JSON line per position",
+                     [&](const std::string& v) {
+                       at_positions.clear();
+                       for (const auto& p : octo_bench::split(v)) at_positions.push_back(octo_bench::positive("bench_decode", "--at-positions", p));
+                       if (at_positions.empty()) throw octo::error("bench_decode: --at-positions needs at least one position");
+                       std::sort(at_positions.begin(), at_positions.end());
+                     });
+  app.add_flag("--control-words", control_words,
+               "record the control words' gates (every layer task an indirect dispatch;\n"
+               "docs/vulkan.md \"Control words\"): their cost with nothing skipped");
+  octo_bench::option(app, "--skip-layers", "LIST", "comma-separated layers to skip (turns the control words on)",
+                     [&](const std::string& v) {
+                       skip_layers.clear();
+                       for (const auto& l : octo_bench::split(v)) {
+                         if (l.find_first_not_of("0123456789") != std::string::npos || l.size() > 9)
+                           throw octo::error("bench_decode: --skip-layers: '" + l + "' is not a layer index");
+                         skip_layers.push_back(std::stoll(l));
+                       }
+                     });
+  app.add_flag("--profile", profile,
+               "then, on a second engine with GPU timestamps per task (tasks serialized): the top\n"
+               "opcodes and tasks of one decode step and of one prefill pass, and a table (stderr) of\n"
+               "where the unprofiled ms/token goes");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> const char* {
-        if (i + 1 >= argc) throw octo::error("bench_decode: " + a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--model" || a == "-m") {
-        model = value();
-      } else if (a == "--prompt-tokens") {
-        prompt_tokens = octo_bench::positive("bench_decode", a, value());
-      } else if (a == "--decode-tokens") {
-        decode_tokens = octo_bench::positive("bench_decode", a, value());
-      } else if (a == "--prefill-chunk") {
-        chunk = octo_bench::positive("bench_decode", a, value());
-      } else if (a == "--ctx") {
-        ctx = octo_bench::positive("bench_decode", a, value());
-      } else if (a == "--kv-type") {
-        kv_type = octo::runtime::parse_kv_type(value());
-      } else if (a == "--repeat") {
-        repeat = octo_bench::positive("bench_decode", a, value());
-      } else if (a == "--bandwidth-gbs") {
-        bound_gbs = std::atof(value());
-        if (!(bound_gbs > 0)) throw octo::error("bench_decode: --bandwidth-gbs must be > 0");
-      } else if (a == "--name") {
-        label = value();
-      } else if (a == "--device") {
-        device = value();
-      } else if (a == "--in-flight") {
-        in_flight = static_cast<std::uint32_t>(std::min<std::int64_t>(octo_bench::positive("bench_decode", a, value()), 256));
-      } else if (a == "--host-loop") {
-        in_flight = 0;
-      } else if (a == "--at-positions") {
-        for (const auto& p : octo_bench::split(value())) at_positions.push_back(octo_bench::positive("bench_decode", a, p));
-        if (at_positions.empty()) throw octo::error("bench_decode: --at-positions needs at least one position");
-        std::sort(at_positions.begin(), at_positions.end());
-      } else if (a == "--profile") {
-        profile = true;
-      } else if (a == "--control-words") {
-        control_words = true;
-      } else if (a == "--skip-layers") {
-        for (const auto& l : octo_bench::split(value())) {
-          if (l.find_first_not_of("0123456789") != std::string::npos || l.size() > 9)
-            throw octo::error("bench_decode: --skip-layers: '" + l + "' is not a layer index");
-          skip_layers.push_back(std::stoll(l));
-        }
-      } else if (a == "--precision") {
-        precision = value();
-        if (precision != "fast" && precision != "accurate")
-          throw octo::error("bench_decode: --precision must be fast or accurate");
-      } else {
-        throw octo::error("bench_decode: unknown argument '" + a + "' (see --help)");
-      }
-    }
     if (model.empty()) throw octo::error("bench_decode: --model FILE.gguf is required (see --help)");
     if (!std::filesystem::exists(model)) throw octo::error("bench_decode: --model: no such file '" + model + "'");
     if (!at_positions.empty()) prompt_tokens = std::max(prompt_tokens, at_positions.back());

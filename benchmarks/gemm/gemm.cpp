@@ -74,18 +74,6 @@ ir::program make_gemm(ir::dtype dt, std::int64_t t, std::int64_t n, std::int64_t
   return p;
 }
 
-constexpr const char* usage =
-    "usage: bench_gemm [--quick] [--models 0.5b,1.5b,7b] [--tokens 128,512] [--dtypes d,...] [--kernels k,...] [--passes P]\n"
-    "  --quick     the 'tiny' model at T=32, 3 passes (a smoke test for lavapipe)\n"
-    "  --models    Qwen2.5 shapes: 0.5b 1.5b 7b tiny (default 0.5b,1.5b,7b)\n"
-    "  --tokens    prompt lengths T (default 128,512)\n"
-    "  --dtypes    weight dtypes (default f16,q8_0,q4_0,q4_k,q6_k)\n"
-    "  --kernels   auto (the planner's choice), old (64x64), reg (register-blocked SIMT), coop (cooperative\n"
-    "              matrix, f16 high + low parts), coopf (cooperative matrix, plain f16); the coop kernels\n"
-    "              fall back where the device lacks them. Default auto,old\n"
-    "  --passes P  timed passes per case after 2 warm-up passes (default 20; quick 3)\n"
-    "  OCTO_GEMM_TILE=MxN forces the tile (see src/vulkan/kernels/gemm.cpp).\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,32 +81,22 @@ int main(int argc, char** argv) {
   int passes = -1;
   std::string models_arg = "0.5b,1.5b,7b", tokens_arg = "128,512", dtypes_arg = "f16,q8_0,q4_0,q4_k,q6_k",
               kernels_arg = "auto,old";
+  CLI::App app("Prefill GEMM throughput of Qwen2.5-shaped weights, one JSON line per shape, dtype and kernel.",
+               "bench_gemm");
+  octo_bench::set_up(app);
+  app.add_flag("--quick", quick, "the 'tiny' model at T=32, 3 passes (a smoke test for lavapipe)");
+  app.add_option("--models", models_arg, "Qwen2.5 shapes: 0.5b 1.5b 7b tiny")->type_name("LIST")->capture_default_str();
+  app.add_option("--tokens", tokens_arg, "prompt lengths T")->type_name("LIST")->capture_default_str();
+  app.add_option("--dtypes", dtypes_arg, "weight dtypes")->type_name("LIST")->capture_default_str();
+  app.add_option("--kernels", kernels_arg,
+                 "auto (the planner's choice), old (64x64), reg (register-blocked SIMT),\n"
+                 "coop (cooperative matrix, f16 high + low parts), coopf (cooperative\n"
+                 "matrix, plain f16); the coop kernels fall back where the device lacks them")
+      ->type_name("LIST")->capture_default_str();
+  octo_bench::positive_option(app, "--passes", passes, "timed passes per case after 2 warm-up passes (default 20; quick 3)");
+  app.footer("OCTO_GEMM_TILE=MxN forces the tile (see src/vulkan/kernels/gemm.cpp).");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw octo::error("bench_gemm: " + a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--quick") {
-        quick = true;
-      } else if (a == "--passes") {
-        passes = static_cast<int>(std::min<std::int64_t>(octo_bench::positive("bench_gemm", a, value()), 1000000));
-      } else if (a == "--models") {
-        models_arg = value();
-      } else if (a == "--tokens") {
-        tokens_arg = value();
-      } else if (a == "--dtypes") {
-        dtypes_arg = value();
-      } else if (a == "--kernels") {
-        kernels_arg = value();
-      } else {
-        throw octo::error("bench_gemm: unknown argument '" + a + "' (see --help)");
-      }
-    }
     if (quick) {
       models_arg = "tiny";
       tokens_arg = "32";

@@ -81,15 +81,6 @@ ir::program make_copy(std::int64_t n) {
   return p;
 }
 
-constexpr const char* usage =
-    "usage: bench_gemv_bandwidth [--quick] [--passes P] [--bandwidth-gbs X] [--sizes NxK,...] [--dtypes d,...]\n"
-    "  --quick            small sizes, few passes (a smoke test for lavapipe)\n"
-    "  --passes P         timed passes per case after 3 warm-up passes (default 50; quick 3)\n"
-    "  --bandwidth-gbs X  the bound to report fractions of (default: a measured device COPY, read+write)\n"
-    "  --sizes            N x K of W (default 896x896,4864x896,896x4864,3584x3584,18944x3584,3584x18944,152064x3584)\n"
-    "  --dtypes           weight dtypes (default f32,f16,q8_0,q4_0,q4_k,q6_k)\n"
-    "  --chain-mib M      weight MiB per chained pass (default 512; quick 4)\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,34 +88,20 @@ int main(int argc, char** argv) {
   int passes = -1;
   double bound_gbs = 0.0, chain_mib = -1.0;
   std::string sizes_arg, dtypes_arg = "f32,f16,q8_0,q4_0,q4_k,q6_k";
+  CLI::App app("GEMV weight bandwidth per shape and dtype against a device copy, one JSON line each.",
+               "bench_gemv_bandwidth");
+  octo_bench::set_up(app);
+  app.add_flag("--quick", quick, "small sizes, few passes (a smoke test for lavapipe)");
+  octo_bench::positive_option(app, "--passes", passes, "timed passes per case after 3 warm-up passes (default 50; quick 3)");
+  octo_bench::positive_real_option(app, "--bandwidth-gbs", bound_gbs,
+                                   "the bound to report fractions of (default: a measured device COPY, read+write)");
+  app.add_option("--sizes", sizes_arg,
+                 "N x K of W (default 896x896,4864x896,896x4864,3584x3584,18944x3584,3584x18944,\n152064x3584)")
+      ->type_name("NxK,...");
+  app.add_option("--dtypes", dtypes_arg, "weight dtypes")->type_name("LIST")->capture_default_str();
+  octo_bench::positive_real_option(app, "--chain-mib", chain_mib, "weight MiB per chained pass (default 512; quick 4)");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw octo::error("bench_gemv_bandwidth: " + a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--quick") {
-        quick = true;
-      } else if (a == "--passes") {
-        passes = static_cast<int>(std::min<std::int64_t>(octo_bench::positive("bench_gemv_bandwidth", a, value()), 1000000));
-      } else if (a == "--bandwidth-gbs") {
-        bound_gbs = std::atof(value().c_str());
-        if (!(bound_gbs > 0)) throw octo::error("bench_gemv_bandwidth: --bandwidth-gbs must be > 0");
-      } else if (a == "--chain-mib") {
-        chain_mib = std::atof(value().c_str());
-        if (!(chain_mib > 0)) throw octo::error("bench_gemv_bandwidth: --chain-mib must be > 0");
-      } else if (a == "--sizes") {
-        sizes_arg = value();
-      } else if (a == "--dtypes") {
-        dtypes_arg = value();
-      } else {
-        throw octo::error("bench_gemv_bandwidth: unknown argument '" + a + "' (see --help)");
-      }
-    }
     if (passes < 0) passes = quick ? 3 : 50;
     if (chain_mib < 0) chain_mib = quick ? 4 : 512;
     if (sizes_arg.empty())

@@ -227,14 +227,6 @@ std::vector<op_case> cases_for(const model_shape& m, const std::vector<std::int6
   return out;
 }
 
-constexpr const char* usage =
-    "usage: bench_kernels [--models 0.5b,1.5b,7b] [--kv 128,640,2048,4096] [--ctx 4096] [--kv-dtype f32]\n"
-    "                     [--ops floor,attention,rmsnorm,rope,kv_append,add,silu_mul,embed,argmax,softmax]\n"
-    "                     [--copies 32] [--passes 20] [--quick]\n"
-    "  one JSON line per (model, op): us_per_op_chain (copies chained by waits, as a decode step runs them)\n"
-    "  and us_per_op_independent (copies without barriers), both net of the submit\n"
-    "  --quick  the tiny shape, kv 8,40, ctx 64, 4 copies, 3 passes (a smoke test for lavapipe)\n";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,43 +235,23 @@ int main(int argc, char** argv) {
   std::int64_t ctx = 4096;
   int copies = 32, passes = 20;
   bool quick = false;
+  CLI::App app("The decode step's small kernels on Qwen2.5 shapes: one JSON line per (model, op) with\n"
+               "us_per_op_chain (copies chained by waits, as a decode step runs them) and us_per_op_independent\n"
+               "(copies without barriers), both net of the submit.",
+               "bench_kernels");
+  octo_bench::set_up(app);
+  app.add_option("--models", models_arg, "Qwen2.5 shapes: 0.5b 1.5b 7b tiny")->type_name("LIST")->capture_default_str();
+  app.add_option("--kv", kv_arg, "visible keys per case")->type_name("N,...")->capture_default_str();
+  octo_bench::positive_option(app, "--ctx", ctx, "KV cache positions (default 4096)");
+  app.add_option("--kv-dtype", dtype_arg, "the KV cache's dtype")->capture_default_str();
+  app.add_option("--ops", ops_arg, "the ops to time")->type_name("LIST")->capture_default_str();
+  octo_bench::positive_option(app, "--copies", copies, "copies of each op per pass, at least 2 (default 32)");
+  octo_bench::positive_option(app, "--passes", passes, "timed passes (default 20)");
+  app.add_flag("--quick", quick, "the tiny shape, kv 8,40, ctx 64, 4 copies, 3 passes (a smoke test for lavapipe)");
+  octo_bench::parse_command_line(app, argc, argv);
+  copies = std::max(2, copies);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw octo::error("bench_kernels: " + a + " needs a value");
-        return argv[++i];
-      };
-      const auto positive = [&](const std::string& v) {
-        char* end = nullptr;
-        const long long x = std::strtoll(v.c_str(), &end, 10);
-        if (end == v.c_str() || *end != 0 || x <= 0 || x > (1LL << 30))
-          throw octo::error("bench_kernels: " + a + ": '" + v + "' is not a positive integer");
-        return static_cast<std::int64_t>(x);
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--models") {
-        models_arg = value();
-      } else if (a == "--kv") {
-        kv_arg = value();
-      } else if (a == "--ctx") {
-        ctx = positive(value());
-      } else if (a == "--kv-dtype") {
-        dtype_arg = value();
-      } else if (a == "--ops") {
-        ops_arg = value();
-      } else if (a == "--copies") {
-        copies = static_cast<int>(std::max<std::int64_t>(2, positive(value())));
-      } else if (a == "--passes") {
-        passes = static_cast<int>(positive(value()));
-      } else if (a == "--quick") {
-        quick = true;
-      } else {
-        throw octo::error("bench_kernels: unknown argument '" + a + "' (see --help)");
-      }
-    }
+    if (ctx > (std::int64_t{1} << 30)) throw octo::error("bench_kernels: --ctx " + std::to_string(ctx) + " is over 2^30 positions");
     if (quick) {
       models_arg = "tiny";
       kv_arg = "8,40";

@@ -24,15 +24,6 @@ namespace {
 using octo_bench::json;
 using octo_bench::print_json_line;
 
-constexpr const char* usage =
-    "usage: bench_layer_skip [options]\n"
-    "  --model FILE         a tiny-qwen GGUF (default: models/tiny-qwen/tiny-qwen.gguf of the source tree)\n"
-    "  --reference FILE     its held-out sums (default: reference.json beside the model)\n"
-    "  --vm vulkan|reference  the VM (default vulkan)\n"
-    "  --sets LIST          layer sets to skip besides none and each single layer, ';'-separated, each\n"
-    "                       a comma-separated list (e.g. \"4,5;1,2,3\")\n"
-    "  --device NAME        Vulkan device index or name substring\n";
-
 struct sum_case {
   std::string prompt, answer;
   std::vector<std::int32_t> prompt_ids, greedy_ids;
@@ -42,24 +33,21 @@ int run(int argc, char** argv) {
   std::filesystem::path model = std::filesystem::path(OCTO_BENCH_SOURCE_DIR) / "models/tiny-qwen/tiny-qwen.gguf";
   std::filesystem::path reference;
   std::string vm_name = "vulkan", sets_arg, device;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw octo::error("bench_layer_skip: " + a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--model") model = value();
-    else if (a == "--reference") reference = value();
-    else if (a == "--vm") vm_name = value();
-    else if (a == "--sets") sets_arg = value();
-    else if (a == "--device") device = value();
-    else if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else {
-      throw octo::error("bench_layer_skip: unknown option '" + a + "'\n" + usage);
-    }
-  }
+  CLI::App app("Skips each layer (and the --sets) of tiny-qwen through control words and scores its held-out\n"
+               "sums against the reference answers, one JSON line per skipped set.",
+               "bench_layer_skip");
+  octo_bench::set_up(app);
+  octo_bench::option(app, "--model", "FILE", "a tiny-qwen GGUF (default: models/tiny-qwen/tiny-qwen.gguf of the source tree)",
+                     [&](const std::string& v) { model = v; });
+  octo_bench::option(app, "--reference", "FILE", "its held-out sums (default: reference.json beside the model)",
+                     [&](const std::string& v) { reference = v; });
+  app.add_option("--vm", vm_name, "vulkan or reference")->capture_default_str();
+  app.add_option("--sets", sets_arg,
+                 "layer sets to skip besides none and each single layer, ';'-separated, each a\n"
+                 "comma-separated list (e.g. \"4,5;1,2,3\")")
+      ->type_name("LIST");
+  app.add_option("--device", device, "Vulkan device index or name substring")->type_name("NAME");
+  octo_bench::parse_command_line(app, argc, argv);
   if (vm_name != "vulkan" && vm_name != "reference")
     throw octo::error("bench_layer_skip: --vm must be vulkan or reference, not '" + vm_name + "'");
   if (reference.empty()) reference = model.parent_path() / "reference.json";

@@ -32,24 +32,6 @@
 
 namespace {
 
-constexpr const char* usage =
-    "usage: bench_stream --model FILE.gguf|DIR [options]\n"
-    "  --vram-budget SIZE   device memory for weights, KV cache, activations, ring (default 4GiB)\n"
-    "  --tier ram|disk      ram: every streamed layer kept in pinned RAM (filled by the warm-up run);\n"
-    "                       disk: no RAM tier, every pass reads the layers from the source (default ram)\n"
-    "  --ring N             ring slots (default 2)\n"
-    "  --resident-layers N  exactly N layers resident (first and last first) instead of the budget's plan\n"
-    "  --prompt-tokens N    random prompt ids, prefilled in one pass (default 512)\n"
-    "  --decode-tokens N    greedy tokens after the prompt (default 32)\n"
-    "  --ctx N              KV positions (default: prompt + decode rounded up to 256)\n"
-    "  --repeat R           timed runs after one warm-up run; the best of each phase (default 2)\n"
-    "  --no-baseline        skip the all-resident run (compute time without streaming)\n"
-    "  --profile            then one more prefill on each engine with GPU timestamps per task (tasks\n"
-    "                       serialized): its GPU time per opcode, as JSON lines\n"
-    "  --bandwidth-mib N    bytes per measured upload / read (default 256)\n"
-    "  --name TEXT          a label copied into the JSON\n"
-    "  --device NAME        Vulkan device index or name substring\n";
-
 using clock_type = std::chrono::steady_clock;
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -112,50 +94,39 @@ int main(int argc, char** argv) {
   std::int64_t prompt_tokens = 512, decode_tokens = 32, ctx = 0, repeat = 2, ring = 2, bw_mib = 256;
   std::int64_t resident_layers = -1;
   bool baseline = true, profile = false;
+  CLI::App app("A model streamed through a memory budget (layers uploaded through a ring, from a pinned RAM tier\n"
+               "or the source) against the same model resident: prefill and decode speeds, the PCIe bound and\n"
+               "where the time goes, one JSON line.",
+               "bench_stream");
+  octo_bench::set_up(app);
+  app.add_option("-m,--model", model, "the GGUF model or decomposed directory (required)")->type_name("FILE.gguf|DIR");
+  octo_bench::option(app, "--vram-budget", "SIZE", "device memory for weights, KV cache, activations, ring (default 4GiB)",
+                     [&](const std::string& v) { vram_budget = octo::runtime::parse_bytes(v, "bench_stream: --vram-budget"); });
+  octo_bench::option(app, "--tier", "ram|disk",
+                     "ram: every streamed layer kept in pinned RAM (filled by the warm-up run); disk: no RAM\n"
+                     "tier, every pass reads the layers from the source (default ram)",
+                     [&](const std::string& v) {
+                       if (v != "ram" && v != "disk") throw octo::error("bench_stream: --tier must be ram or disk");
+                       tier = v;
+                     });
+  octo_bench::positive_option(app, "--ring", ring, "ring slots (default 2)");
+  octo_bench::option(app, "--resident-layers", "N", "exactly N layers resident (first and last first) instead of the budget's plan",
+                     [&](const std::string& v) {
+                       resident_layers = v == "0" ? 0 : octo_bench::positive("bench_stream", "--resident-layers", v);
+                     });
+  octo_bench::positive_option(app, "--prompt-tokens", prompt_tokens, "random prompt ids, prefilled in one pass (default 512)");
+  octo_bench::positive_option(app, "--decode-tokens", decode_tokens, "greedy tokens after the prompt (default 32)");
+  octo_bench::positive_option(app, "--ctx", ctx, "KV positions (default: prompt + decode rounded up to 256)");
+  octo_bench::positive_option(app, "--repeat", repeat, "timed runs after one warm-up run; the best of each phase (default 2)");
+  app.add_flag_callback("--no-baseline", [&] { baseline = false; }, "skip the all-resident run (compute time without streaming)");
+  app.add_flag("--profile", profile,
+               "then one more prefill on each engine with GPU timestamps per task (tasks serialized):\n"
+               "its GPU time per opcode, as JSON lines");
+  octo_bench::positive_option(app, "--bandwidth-mib", bw_mib, "bytes per measured upload / read (default 256)");
+  app.add_option("--name", label, "a label copied into the JSON")->type_name("TEXT");
+  app.add_option("--device", device, "Vulkan device index or name substring")->type_name("NAME");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> const char* {
-        if (i + 1 >= argc) throw octo::error("bench_stream: " + a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(usage, stdout);
-        return 0;
-      } else if (a == "--model" || a == "-m") {
-        model = value();
-      } else if (a == "--vram-budget") {
-        vram_budget = octo::runtime::parse_bytes(value(), "bench_stream: --vram-budget");
-      } else if (a == "--tier") {
-        tier = value();
-        if (tier != "ram" && tier != "disk") throw octo::error("bench_stream: --tier must be ram or disk");
-      } else if (a == "--ring") {
-        ring = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--resident-layers") {
-        const std::string v = value();
-        resident_layers = v == "0" ? 0 : octo_bench::positive("bench_stream", a, v.c_str());
-      } else if (a == "--prompt-tokens") {
-        prompt_tokens = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--decode-tokens") {
-        decode_tokens = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--ctx") {
-        ctx = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--repeat") {
-        repeat = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--no-baseline") {
-        baseline = false;
-      } else if (a == "--profile") {
-        profile = true;
-      } else if (a == "--bandwidth-mib") {
-        bw_mib = octo_bench::positive("bench_stream", a, value());
-      } else if (a == "--name") {
-        label = value();
-      } else if (a == "--device") {
-        device = value();
-      } else {
-        throw octo::error("bench_stream: unknown argument '" + a + "' (see --help)");
-      }
-    }
     if (model.empty()) throw octo::error("bench_stream: --model FILE.gguf|DIR is required (see --help)");
     if (!std::filesystem::exists(model)) throw octo::error("bench_stream: --model: no such file or directory '" + model + "'");
     if (ctx == 0) ctx = (prompt_tokens + decode_tokens + 255) / 256 * 256;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "octo/detail/quant_blocks.hpp"
 #include "octo/error.hpp"
 #include "octo/model_file/gguf_writer.hpp"
@@ -178,23 +179,22 @@ int main(int argc, char** argv) {
   int reps = 3, level = 3;
   fs::path work = fs::temp_directory_path();
   std::vector<fs::path> ggufs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw octo::error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--quick") quick = true;
-    else if (a == "--reps") reps = std::max(1, std::stoi(next()));
-    else if (a == "--level") level = std::stoi(next());
-    else if (a == "--dir") work = next();
-    else if (a == "--gguf") ggufs.emplace_back(next());
-    else {
-      std::fprintf(stderr,
-                   "usage: bench_stream_io [--quick] [--reps N] [--level N] [--dir WORKDIR] [--gguf MODEL.gguf ...]\n");
-      return 2;
-    }
-  }
+  CLI::App app("Layer read and zstd decode speed of streamed layers (random 7B-shaped F16 / Q4_K blocks, and any\n"
+               "--gguf given), one table.",
+               "bench_stream_io");
+  octo_bench::set_up(app);
+  app.add_flag("--quick", quick, "small shapes, one repetition (a smoke test)");
+  octo_bench::positive_option(app, "--reps", reps, "repetitions, the best kept (default 3)");
+  octo_bench::option(app, "--level", "N", "the zstd level (default 3; 1..22)", [&](const std::string& v) {
+    level = static_cast<int>(octo_bench::positive("bench_stream_io", "--level", v));
+    if (level > 22) throw octo::error("bench_stream_io: --level " + v + " is over zstd's 22");
+  });
+  octo_bench::option(app, "--dir", "WORKDIR", "where the test files go (default: the temporary directory)",
+                     [&](const std::string& v) { work = v; });
+  octo_bench::option(app, "--gguf", "MODEL.gguf", "also measure this model's layers (repeatable)",
+                     [&](const std::string& v) { ggufs.emplace_back(v); })
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  octo_bench::parse_command_line(app, argc, argv);
   try {
     work /= "octo-stream-io-" + std::to_string(::getpid());
     fs::create_directories(work);

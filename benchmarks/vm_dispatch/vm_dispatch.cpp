@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_support.hpp"
 #include "../json_line.hpp"
 #include "octo/error.hpp"
 #include "octo/ir/program.hpp"
@@ -51,26 +52,18 @@ static double median_pass_us(octo::vm::vulkan_vm& vm, int passes) {
 int main(int argc, char** argv) {
   std::vector<int> sizes{64, 256, 1024};
   int passes = 30;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::puts("usage: bench_vm_dispatch [--tasks 64,256,1024] [--passes 30]");
-      return 0;
-    } else if (a == "--passes" && i + 1 < argc) {
-      passes = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--tasks" && i + 1 < argc) {
-      sizes.clear();
-      std::string list = argv[++i];
-      for (std::size_t p = 0; p < list.size();) {
-        auto q = list.find(',', p);
-        sizes.push_back(std::max(2, std::atoi(list.substr(p, q - p).c_str())));
-        p = q == std::string::npos ? list.size() : q + 1;
-      }
-    } else {
-      std::fprintf(stderr, "bench_vm_dispatch: unknown argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app("What one dispatch costs the Vulkan VM: passes of N tiny tasks, independent and chained, one JSON\n"
+               "line each.",
+               "bench_vm_dispatch");
+  octo_bench::set_up(app);
+  octo_bench::option(app, "--tasks", "N,...", "tasks per pass, at least 2 each (default 64,256,1024)", [&](const std::string& v) {
+    sizes.clear();
+    for (const auto& t : octo_bench::split(v))
+      sizes.push_back(static_cast<int>(std::clamp<std::int64_t>(octo_bench::positive("bench_vm_dispatch", "--tasks", t), 2, 1 << 20)));
+    if (sizes.empty()) throw octo::error("bench_vm_dispatch: --tasks needs at least one count");
+  });
+  octo_bench::positive_option(app, "--passes", passes, "timed passes, the median kept (default 30)");
+  octo_bench::parse_command_line(app, argc, argv);
   try {
     octo::vm::vulkan_vm vm(octo::vm::vulkan_options{});
     const std::string device = vm.device().name;
