@@ -25,6 +25,7 @@
 #              The peer's binaries: PEER_BIN (default .carry/peer, or beside BENCH_BIN) holding
 #              llama-bench and llama-completion or peer.tar.xz (tools/build_peer.sh), else built there
 #              from peer-src.tar.xz (tools/build_peer.sh --pack-source) into /tmp/peer-bin.
+#   RESULTS_MAX_FILES=8 (on the device): more files than that leave as one results.tar.gz.
 #   BENCH_QUICK=1: tiny sizes (a smoke test on lavapipe). BANDWIDTH_GBS (default 3071: H100 HBM read).
 #   BENCH_SHAPES / BENCH_TYPES override the decode steps' models (e.g. BENCH_TYPES=q4_k_m ... decode7b);
 #   DECODE_ARGS adds bench_decode arguments to them (e.g. DECODE_ARGS=--host-loop, or "--profile").
@@ -146,4 +147,13 @@ for step in "${steps[@]}"; do
     *) echo "h100_bench.sh: unknown step '$step' (env conformance dispatch gemv gemm decode decode7b convert7b kernels stream peer peer7b)" | tee -a "$log" >&2 ;;
   esac
 done
+# RESULTS_MAX_FILES=N (the device tool brings back at most 8 files from $OUT): where the steps wrote more,
+# they go back as one archive, results.tar.gz, beside log.txt.
+max_files=${RESULTS_MAX_FILES:-0}
+n_files=$(find "$OUT" -type f | wc -l)
+if [ "$max_files" -gt 0 ] && [ "$n_files" -gt "$max_files" ]; then
+  tar -C "$OUT" --exclude=./log.txt -czf /tmp/h100-bench-results.tar.gz . &&
+    find "$OUT" -mindepth 1 ! -name log.txt -delete && mv /tmp/h100-bench-results.tar.gz "$OUT/results.tar.gz"
+  echo "h100_bench.sh: $n_files files, more than RESULTS_MAX_FILES=$max_files: packed into results.tar.gz" | tee -a "$log" >&2
+fi
 echo "h100_bench.sh: results in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')" >&2
