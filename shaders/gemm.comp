@@ -57,7 +57,6 @@ void main() {
 
   vec4 acc[4];
   [[unroll]] for (uint i = 0u; i < 4u; ++i) acc[i] = vec4(0.0);
-  const bool norm = NORM;
   float ss = 0.0;
 
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
@@ -67,7 +66,7 @@ void main() {
     [[unroll]] for (uint h = 0u; h < 2u; ++h) {
       uint q = lq + 4u * h;  // which quad of the 32-wide K step
       vec4 v = x_ok ? xb.d[x_base + (k0 >> 2) + q] : vec4(0.0);
-      if (norm) {
+      if (NORM) {
         ss += dot(v, v);
         v *= load_norm4(pc.norm_w, k0 + 4u * q, pc.norm_dtype);
       }
@@ -88,7 +87,7 @@ void main() {
     barrier();
   }
 
-  if (norm) {  // loaders 4 lr .. 4 lr + 3 hold row lr's sums of squares
+  if (NORM) {  // loaders 4 lr .. 4 lr + 3 hold row lr's sums of squares
     put_norm(tid, ss);
     barrier();
     if (lq == 0u) put_norm(256u + lr, 1.0 / sqrt((norm_at(tid) + norm_at(tid + 1u) + norm_at(tid + 2u) + norm_at(tid + 3u)) / float(pc.K) + pc.eps));
@@ -102,7 +101,7 @@ void main() {
       uint n = n0 + tx * 4u + j;
       if (n >= pc.n_tile) continue;
       float s = acc[i][j];
-      if (norm) s *= norm_at(256u + ty * 4u + i);
+      if (NORM) s *= norm_at(256u + ty * 4u + i);
       if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
       uint o = (pc.row0 + m) * pc.ldy + pc.n_off + n;
       if (RESID) s = f32_buf(pc.residual).d[o] + s;

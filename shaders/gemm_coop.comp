@@ -107,7 +107,6 @@ void main() {
   float xv[XV][8];
   // The norm: x's elements 8 uk .. 8 uk + 7 of a step are scaled by the norm weight's, which LOAD_STEP
   // fetches beside x (the unit is the same for every p) so that no load waits after the products.
-  const bool norm = NORM;
   vec4 gv[2] = {vec4(1.0), vec4(1.0)};
   float ss[XV];
 #if defined(W_RAW) || defined(W16)
@@ -124,7 +123,7 @@ void main() {
 #define STORE_W(o, p) PUT(bs_, bl_, o, wv[p])
 #endif
 #define LOAD_STEP(k0)                                                    \
-  if (norm) {                                                            \
+  if (NORM) {                                                            \
     gv[0] = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);        \
     gv[1] = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype);   \
   }                                                                      \
@@ -146,7 +145,7 @@ void main() {
 #define STORE_STEP(buf, k0)                                              \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
-    if (norm) {                                                          \
+    if (NORM) {                                                          \
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {                        \
         ss[p] += xv[p][i] * xv[p][i] + xv[p][i + 4u] * xv[p][i + 4u];    \
         xv[p][i] *= gv[0][i];                                            \
@@ -162,7 +161,6 @@ void main() {
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-
 
   [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
   LOAD_STEP(0u)
@@ -208,7 +206,7 @@ void main() {
 #undef STORE_W
 #undef PUT
 
-  if (norm) {  // loaders KU r .. KU r + KU - 1 hold row r's sums of squares (the same unit uk each step)
+  if (NORM) {  // loaders KU r .. KU r + KU - 1 hold row r's sums of squares (the same unit uk each step)
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
       put_norm(tid, ss[p]);
       barrier();
@@ -236,7 +234,7 @@ void main() {
           uint n = nb + c;
           if (n < pc.n_tile) {
             float s = cs[sg * 128u + fr * 8u + fc + c];
-            if (norm) s *= norm_at(WG + m - m0);
+            if (NORM) s *= norm_at(WG + m - m0);
             if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
             if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
             yb.d[yrow + n] = s;

@@ -66,12 +66,11 @@ void main() {
   float wv[WU][8];
   // The norm: the norm weight's elements of this invocation's k quad, fetched with x (the quad is the
   // same for every p) so no load waits between the products and the next step's staging.
-  const bool norm = NORM;
   vec4 gv = vec4(1.0);
 
   // Issue the global loads of the step starting at k0 into registers.
 #define LOAD_STEP(k0)                                                                    \
-  if (norm) gv = load_norm4(pc.norm_w, (k0) + 4u * xq, pc.norm_dtype);                   \
+  if (NORM) gv = load_norm4(pc.norm_w, (k0) + 4u * xq, pc.norm_dtype);                   \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                                            \
     uint r = m0 + xr + 64u * p;                                                          \
     xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0);       \
@@ -94,7 +93,7 @@ void main() {
     [[unroll]] for (uint p = 0u; p < XV; ++p) {
       uint r = xr + 64u * p;
       vec4 v = xv[p];
-      if (norm) {
+      if (NORM) {
         ss[p] += dot(v, v);
         v *= gv;
       }
@@ -124,7 +123,7 @@ void main() {
     barrier();
   }
 #undef LOAD_STEP
-  if (norm) {  // loaders 4 r .. 4 r + 3 hold row r's sums of squares
+  if (NORM) {  // loaders 4 r .. 4 r + 3 hold row r's sums of squares
     [[unroll]] for (uint p = 0u; p < XV; ++p) put_norm(4u * (xr + 64u * p) + xq, ss[p]);
     barrier();
     for (uint r = tid; r < BM; r += 256u)
@@ -145,7 +144,7 @@ void main() {
           uint n = n0 + 4u * (tx + 16u * g) + j;
           if (n >= pc.n_tile) continue;
           float s = acc[(4u * h + i) * (TN / 4u) + g][j];
-          if (norm) s *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
+          if (NORM) s *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
           if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
           if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
           yb.d[yrow + n] = s;
