@@ -106,6 +106,23 @@ struct task_context {
   /// The program's shared scratch (kernel_launch::shared_scratch_bytes), or 0 where there is none (the
   /// first call, or the memory left no room for it): a planner then plans its launch without it.
   std::uint64_t shared_scratch_address = 0;
+  /// The VM's f16 copy of the task's weight (kernel_launch::weight_copy), or 0 where there is none (the
+  /// first call, or the memory left no room for it): a planner then plans its launch without it.
+  std::uint64_t weight_copy_address = 0;
+};
+
+/// A whole block-quantized weight kept as f16 rows of K beside it, which a kernel reads instead of
+/// dequantizing the weight on every run (prefill GEMMs: the dequantization pass is 7-10% of a 7B
+/// quantized prefill). The VM keeps one copy per weight where the memory left allows it ("#f16 copy"
+/// shared buffers, vm_recording.cpp weight_copies_for), fills it with plan_weight_copy before the first
+/// run and again after the weight is written, and passes its address back in
+/// task_context::weight_copy_address.
+struct weight_copy_request {
+  std::uint64_t weight = 0;        // the weight's address
+  std::string_view fill_shader;    // shaders/weights_f16.comp's variant for the weight's dtype
+  std::uint32_t rows = 0, K = 0;   // the whole weight: rows of K elements
+  std::uint32_t row_bytes = 0;     // bytes of one quantized row
+  std::uint64_t bytes() const { return std::uint64_t{rows} * K * 2; }
 };
 
 /// A workgroup count along x computed on the device when the command buffer runs, from the pass's
@@ -166,7 +183,12 @@ struct kernel_launch {
   /// together ahead of its tasks' kernels with a barrier between. They take the task's gate (control
   /// words) and go only with this launch, not with its alternatives.
   std::vector<kernel_launch> before;
+  /// The f16 copy of its weight this launch would rather read (set on the planner's first call).
+  std::optional<weight_copy_request> weight_copy;
 };
+
+/// The launch that writes weight_copy_request `r`'s copy at `dst` (every row).
+kernel_launch plan_weight_copy(const weight_copy_request& r, std::uint64_t dst);
 
 /// Plans one task; throws octo::error naming the task when the op/dtype combination is unsupported.
 using kernel_planner = kernel_launch (*)(const task_context&);

@@ -38,6 +38,8 @@ void vulkan_vm::impl::write_placed(const placed& pl, std::string_view name, std:
   if (bytes.size() != pl.bytes)
     throw octo::error("octo: buffer '" + std::string(name) + "' holds " + std::to_string(pl.bytes) + " bytes, got " +
                       std::to_string(bytes.size()));
+  for (auto& [n, sb] : shared)  // a weight's f16 copy is filled again before its next reader runs
+    if (sb.fill && pl.address < sb.source + sb.source_bytes && sb.source < pl.address + pl.bytes) sb.stale = true;
   if (pl.mapped) {
     finish_pending();  // the GPU may still read it
     std::memcpy(pl.mapped, bytes.data(), bytes.size());

@@ -110,12 +110,18 @@ struct program_state {
   std::vector<std::pair<std::int32_t, bool>> gated_layers;
 };
 
-/// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs.
+/// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs, or the shared scratch, or a
+/// weight's f16 copy (weight_copies_for).
 struct shared_buffer {
   allocation a;
   std::uint64_t bytes = 0;
   ir::buffer_kind kind{};
   std::uint32_t users = 0;
+  // A weight's f16 copy: `fill` rewrites it from the weight at `source` (of `source_bytes`); stale until
+  // it ran, and again after a host write into the weight (write_placed).
+  std::optional<kernel_launch> fill;
+  std::uint64_t source = 0, source_bytes = 0;
+  bool stale = false;
 };
 
 struct region_state {
@@ -299,7 +305,19 @@ struct vulkan_vm::impl {
   /// first instance, freed with its last user. Programs never overlap on the device (each begins with a
   /// barrier), so one scratch serves them all.
   std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps,
-                                                              const std::vector<std::vector<barrier_step>>& steps);
+                                                              const std::vector<std::vector<barrier_step>>& steps,
+                                                              const std::vector<std::vector<std::uint64_t>>& copies);
+
+  /// The f16 copies of resident quantized weights the program's kernels ask for (kernel_launch::
+  /// weight_copy), as each task's copy address (0: none). A copy is a shared buffer named "#f16 copy "
+  /// + the weight's name, made once and shared by every program that reads the weight. The program's
+  /// new copies are made all together where a quarter of the free memory covers them, else none
+  /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none.
+  std::vector<std::vector<std::uint64_t>> weight_copies_for(program_state& ps);
+  /// Runs the fills of the program's stale copies (before its first run, and after a weight was written).
+  void refresh_weight_copies(const program_state& ps);
+  /// Binds `l`'s pipeline and push constants and records its dispatch into `cb`.
+  void record_launch(const vk::raii::CommandBuffer& cb, const kernel_launch& l);
 
   void release_instance(instance_state& is);
 

@@ -1,13 +1,120 @@
 // Recording and running: a program's command buffer (dispatches, the barriers the plan asks for, the
 // profiling timestamps), recorded once; its submits (fence or timeline) and the per-task GPU times.
+#include <set>
+
 #include "vm_impl.hpp"
 
 namespace octo::vm {
 
 using namespace octo::vm::vulkan;
 
+std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(program_state& ps) {
+  std::vector<std::vector<std::uint64_t>> address(ps.instances.size());
+  const char* knob_c = std::getenv("OCTO_WEIGHT_COPIES");
+  const std::string_view knob = knob_c ? knob_c : "";
+  if (!knob.empty() && knob != "0" && knob != "1")
+    throw octo::error("octo: OCTO_WEIGHT_COPIES must be 0 or 1, not '" + std::string(knob) + "'");
+  static constexpr std::string_view prefix = "#f16 copy ";  // '#' is in no IR buffer name
+  struct wanted {
+    std::uint32_t instance = 0;
+    std::int32_t task = 0;
+    std::string name;  // the copy's
+    weight_copy_request request;
+    std::uint64_t weight_bytes = 0;
+  };
+  std::vector<wanted> wants;
+  const bool fast = options.precision == matmul_precision::fast;
+  for (std::uint32_t i = 0; i < ps.instances.size(); ++i) {
+    const auto& is = ps.instances[i];
+    const auto& p = is.program;
+    address[i].assign(p.tasks.size(), 0);
+    if (knob == "0") continue;
+    std::vector<std::uint64_t> addresses(p.buffers.size());
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
+    for (const auto& t : p.tasks) {
+      if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
+      std::optional<weight_copy_request> request;
+      for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
+        task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
+        try {
+          request = kernel_for(t.op).planner(ctx).weight_copy;
+        } catch (const octo::error&) {
+          // The task's error is reported where record() plans it.
+        }
+        if (request || !options.control_words) break;
+      }
+      if (!request) continue;
+      // The weight: a WEIGHT buffer shared by name in the heap (a region's contents change under it).
+      for (const auto b : t.inputs) {
+        const auto& pl = is.buffers[static_cast<std::size_t>(b)];
+        const auto& buf = p.buffers[static_cast<std::size_t>(b)];
+        const auto sb = shared.find(buf.name.view());
+        if (pl.address != request->weight || buf.kind != ir::buffer_kind::weight ||
+            std::string_view(pl.binding) != "heap" || sb == shared.end() || sb->second.a.address != pl.address)
+          continue;
+        wants.push_back({i, t.id, std::string(prefix) + buf.name.str(), *request, pl.bytes});
+        break;
+      }
+    }
+  }
+  std::uint64_t need = 0;
+  std::set<std::string_view> counted;
+  for (const auto& w : wants)
+    if (!shared.contains(w.name) && counted.insert(w.name).second) need += w.request.bytes();
+  if (need > 0 && knob != "1") {
+    const memory_statistics m = memory->stats();
+    if (m.in_use >= m.budget || need > (m.budget - m.in_use) / 4) return address;
+  }
+  std::set<std::pair<std::uint32_t, std::string_view>> users;  // each instance counts a copy once
+  for (const auto& w : wants) {
+    auto it = shared.find(w.name);
+    if (it == shared.end()) {
+      shared_buffer sb;
+      sb.a = memory->allocate(w.name, w.request.bytes(), memory_class::device_local);
+      sb.bytes = w.request.bytes();
+      sb.kind = ir::buffer_kind::weight;
+      sb.fill = plan_weight_copy(w.request, sb.a.address);
+      sb.source = w.request.weight;
+      sb.source_bytes = w.weight_bytes;
+      sb.stale = true;
+      it = shared.emplace(w.name, std::move(sb)).first;
+    }
+    if (users.emplace(w.instance, it->first).second) {
+      ++it->second.users;
+      ps.instances[w.instance].shared_names.push_back(w.name);
+    }
+    address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
+  }
+  return address;
+}
+
+void vulkan_vm::impl::record_launch(const vk::raii::CommandBuffer& cb, const kernel_launch& l) {
+  cb.bindPipeline(vk::PipelineBindPoint::eCompute, pipes->get(l.shader, l.spec_constants));
+  if (!l.push_constants.bytes.empty()) {
+    std::vector<std::byte> pc = l.push_constants.bytes;
+    pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
+    cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
+  }
+  cb.dispatch(l.groups[0], l.groups[1], l.groups[2]);
+}
+
+void vulkan_vm::impl::refresh_weight_copies(const program_state& ps) {
+  std::set<shared_buffer*> stale;
+  for (const auto& is : ps.instances)
+    for (const auto& n : is.shared_names)
+      if (auto it = shared.find(n); it != shared.end() && it->second.fill && it->second.stale) stale.insert(&it->second);
+  if (stale.empty()) return;
+  one_shot(
+      [&](const vk::raii::CommandBuffer& cb) {
+        for (const shared_buffer* sb : stale) record_launch(cb, *sb->fill);
+      },
+      "filling the weights' f16 copies");
+  for (shared_buffer* sb : stale) sb->stale = false;
+}
+
 std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
-    program_state& ps, const std::vector<std::vector<barrier_step>>& steps) {
+    program_state& ps, const std::vector<std::vector<barrier_step>>& steps,
+    const std::vector<std::vector<std::uint64_t>>& copies) {
   // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
   // of one wavefront run together, so each gets its own part; wavefronts reuse the same memory.
   std::vector<std::vector<std::uint64_t>> offset(ps.instances.size());
@@ -27,6 +134,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
       std::uint64_t ask = 0;
       for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
         task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
+        ctx.weight_copy_address = copies[i][static_cast<std::size_t>(t.id)];
         try {
           ask = std::max(ask, kernel_for(t.op).planner(ctx).shared_scratch_bytes);
         } catch (const octo::error&) {
@@ -194,7 +302,8 @@ void vulkan_vm::impl::record(program_state& ps) {
     rules.insert(rules.end(), words.begin(), words.end());
   };
   for (std::uint32_t i = 0; i < n_inst; ++i) steps[i] = plan_barriers(ps.instances[i].program);
-  const auto shared_scratch = shared_scratch_for(ps, steps);  // per instance, per task
+  const auto copies = weight_copies_for(ps);                          // per instance, per task
+  const auto shared_scratch = shared_scratch_for(ps, steps, copies);  // per instance, per task
   // A launch's `before` kernels go first into the task's list, with its gate (recorded ahead of the
   // wavefront's kernels, or task by task when profiling: for_launches).
   const auto push_before = [&](planned& pl, planned_launch& owner, const dispatch_gate& gate) {
@@ -238,6 +347,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         const bool fast = options.precision == matmul_precision::fast;
         task_context ctx{p, t, addresses, globals.address, facts, fast};
         ctx.shared_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)];
+        ctx.weight_copy_address = copies[i][static_cast<std::size_t>(t.id)];
         planned_launch main;
         main.launch = planner(ctx);
         if (main.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
@@ -471,6 +581,7 @@ std::uint64_t vulkan_vm::impl::submit(program_id id, std::uint64_t after_upload)
     wait(fence, "the previous execute");
     pending = false;
   }
+  refresh_weight_copies(ps);
   const std::uint64_t signal = compute_value + 1;
   try {
     const vk::CommandBuffer cb = *ps.cb;
@@ -499,6 +610,7 @@ void vulkan_vm::impl::execute(program_id id) {
     return;
   }
   finish_pending();
+  refresh_weight_copies(ps);
   try {
     dev->logical().resetFences({*fence});
     vk::CommandBuffer cb = *ps.cb;

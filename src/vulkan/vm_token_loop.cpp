@@ -102,6 +102,7 @@ std::uint64_t vulkan_vm::impl::submit_token_step(program_id id) {
   // Profiling: the program's command buffer resets its query pool before its first barrier, so two
   // steps of it in flight would race on the timestamps; profiled steps run one at a time.
   if (profiling && compute_value > compute_seen) wait_compute(compute_value);
+  refresh_weight_copies(ps);
   const std::uint64_t signal = compute_value + 1;
   try {
     const vk::CommandBuffer cbs[2] = {*ps.cb, *loop.tail};

@@ -367,6 +367,7 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
   const bool coop = gpu_fast().device().cooperative_matrix_nv;
   scoped_env e("OCTO_GEMM_KERNEL", coop ? "coopf" : "reg");
   scoped_env d("OCTO_GEMM_DEQUANT", "1");
+  scoped_env c("OCTO_WEIGHT_COPIES", "0");  // the scratch, not the weights' f16 copies
   auto& vm = coop ? gpu_fast() : gpu();
   vm.load(p);
   vm.write("x", xv);
@@ -390,6 +391,100 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
         if (!(std::abs(got - want) <= rel * mag + 1e-6) && ++bad <= 3) {
           INFO("y" << i << "[" << m << "," << n << "] = " << got << ", oracle " << want);
           CHECK(std::abs(got - want) <= rel * mag + 1e-6);
+        }
+      }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pass per run, filled again after a write") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // OCTO_GEMM_DEQUANT=1 takes the f16 path at any row count, into gemm_reg where the device has no
+  // cooperative matrices (lavapipe: f32 arithmetic over the f16-rounded weights).
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  scoped_env e("OCTO_GEMM_KERNEL", coop ? "coopf" : "reg");
+  scoped_env d("OCTO_GEMM_DEQUANT", "1");
+  const double rel = coop ? rel_f16 : rel_f32;
+  const auto options = [&] {
+    auto o = octo_test::small_options();
+    if (!coop) o.precision = octo::vm::matmul_precision::accurate;
+    return o;
+  };
+  for (ir::dtype wd : {ir::dtype::q4_k, ir::dtype::q8_0, ir::dtype::q6_k}) {
+    const gemm_case g{wd, 37, 256, 75, 80, 3, 33, 5, 67, true};
+    std::vector<std::byte> scratch, copy;
+    std::uint64_t scratch_dispatches = 0, copy_dispatches = 0;
+    {
+      scoped_env c("OCTO_WEIGHT_COPIES", "0");
+      octo::vm::vulkan_vm vm(options());
+      scratch = check_gemm(g, rel, seed() + static_cast<std::uint64_t>(wd), vm, true);
+      scratch_dispatches = vm.stats().dispatches;
+    }
+    {
+      scoped_env c("OCTO_WEIGHT_COPIES", "");  // the default: where a quarter of the free memory covers it
+      octo::vm::vulkan_vm vm(options());
+      copy = check_gemm(g, rel, seed() + static_cast<std::uint64_t>(wd), vm, true);
+      copy_dispatches = vm.stats().dispatches;
+    }
+    CAPTURE(ir::name(wd));
+    CHECK(copy == scratch);
+    // The program records the GEMM alone: the copy was filled once, outside it.
+    CHECK(scratch_dispatches == 2);
+    CHECK(copy_dispatches == 1);
+  }
+
+  // A weight written again after a run: the next run reads the new values (the copy is filled again).
+  std::mt19937_64 rng(seed());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::int64_t T = 40, K = 512, N = 72;
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {T, K});
+  auto w = p.add_buffer("w", ir::buffer_kind::weight, ir::dtype::q4_k, {N, K});
+  auto y = p.add_buffer("y", ir::buffer_kind::io_output, ir::dtype::f32, {T, N});
+  ir::task t;
+  t.op = ir::opcode::gemm_tile;
+  t.inputs = {x, w};
+  t.outputs = {y};
+  t.out_counter = p.add_counter();
+  t.params.set(ir::param_key::M_tile, T).set(ir::param_key::m_off, 0).set(ir::param_key::K, K);
+  t.params.set(ir::param_key::N_tile, N).set(ir::param_key::n_off, 0);
+  p.add_task(t);
+  std::vector<float> xv(static_cast<std::size_t>(T * K));
+  for (auto& v : xv) v = u(rng);
+  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(ir::dtype::q4_k, K));
+  octo::vm::vulkan_vm vm(options());
+  vm.load(p);
+  REQUIRE(vm.stats().dispatches == 1);  // the copy's GEMM
+  vm.write("x", xv);
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    std::vector<std::byte> wb(row_bytes * static_cast<std::size_t>(N));
+    std::vector<float> wf(static_cast<std::size_t>(N * K)), row(static_cast<std::size_t>(K));
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (auto& v : row) v = u(rng);
+      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data()) + row_bytes * static_cast<std::size_t>(n);
+      octo::detail::quantize_row(ir::dtype::q4_k, row.data(), dst, K);
+      octo::detail::dequantize_row(ir::dtype::q4_k, dst, wf.data() + n * K, K);
+    }
+    for (auto& v : wf) v = as_f16(v);
+    vm.write_bytes("w", wb);
+    vm.execute();
+    if (round == 2) vm.execute();  // runs without a write between them read the same copy
+    octo_test::check_clean(vm);
+    const auto got = vm.read_f32("y");
+    int bad = 0;
+    for (std::int64_t m = 0; m < T; ++m)
+      for (std::int64_t n = 0; n < N; ++n) {
+        double want = 0.0, mag = 0.0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          const double prod = double(xv[static_cast<std::size_t>(m * K + k)]) * double(wf[static_cast<std::size_t>(n * K + k)]);
+          want += prod;
+          mag += std::abs(prod);
+        }
+        const double v = got[static_cast<std::size_t>(m * N + n)];
+        if (!(std::abs(v - want) <= rel * mag + 1e-6) && ++bad <= 3) {
+          INFO("y[" << m << "," << n << "] = " << v << ", oracle " << want);
+          CHECK(std::abs(v - want) <= rel * mag + 1e-6);
         }
       }
     CHECK(bad == 0);

@@ -166,41 +166,49 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
   return coop_choice{all.back(), step_for(all.back())};
 }
 
-/// Prefill sizes on tensor cores: a quantized weight tile is dequantized once into the shared scratch
-/// (shaders/weights_f16.comp), then gemm_coopf_f16 multiplies it, instead of every row block of the
-/// output dequantizing it again inside gemm_coopf (4 times at 512 rows with 128-row tiles). Both convert
-/// through w16_unit, so the products are the same. On the H200 at 512 rows gemm_coopf ran Q4_K at 27-38
-/// and Q6_K at 12-18 TFLOP/s on the 1.5B shapes where F16 ran at 55-83 (benchmarks/results/
-/// 2026-11-28-h200-persistent, call5). Below kDequantRows rows the extra pass over the weight (f16 written
-/// and read back) does not pay. OCTO_GEMM_DEQUANT=0 turns it off, =1 takes it at any row count (and, for
-/// tests, with gemm_reg too).
-/// Without a shared scratch (the planner's first call, or no memory for it) `l` stays the direct launch.
+/// weights_f16 over rows n_off .. n_off + n_tile of the weight at `w` into f16 rows at `dst`.
+kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64_t dst, std::uint32_t n_tile,
+                           std::uint32_t n_off, std::uint32_t K, std::uint32_t w_row_bytes) {
+  kernel_launch dq;
+  dq.shader = shader;
+  dq.spec_constants = {256};
+  dq.groups = stride_grid(std::uint64_t{n_tile} * (K / 8), 256);
+  dq.push_constants = push_builder{}.addr(w).addr(dst).u32(n_tile).u32(n_off).u32(K / 8).u32(w_row_bytes).take();
+  return dq;
+}
+
+/// Prefill sizes on tensor cores: the GEMM multiplies the weight as f16 rows (gemm_coopf_f16) instead of
+/// every row block of the output dequantizing its tile again inside gemm_coopf (4 times at 512 rows with
+/// 128-row tiles). Both convert through w16_unit, so the products are the same. On the H200 at 512 rows
+/// gemm_coopf ran Q4_K at 27-38 and Q6_K at 12-18 TFLOP/s on the 1.5B shapes where F16 ran at 55-83
+/// (benchmarks/results/2026-11-28-h200-persistent, call5). The f16 rows come from the VM's copy of the
+/// whole weight where it keeps one (kernel_launch::weight_copy: made once, no pass per run), else from a
+/// `before` launch that dequantizes the tile into the shared scratch on every run. Below kDequantRows
+/// rows neither pays (the GEMM is near the memory bound, and f16 rows are 3.5x the Q4_K bytes).
+/// OCTO_GEMM_DEQUANT=0 turns both off, =1 takes them at any row count (and, for tests, with gemm_reg too).
+/// Without a copy or a shared scratch (the planner's first call, or no memory) `l` stays the direct launch.
 void plan_weights_f16(const task_context& c, const gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
                       kernel_launch& l) {
   constexpr std::uint32_t kDequantRows = 256;
   const std::string knob = env("OCTO_GEMM_DEQUANT");
   if (knob == "0" || (knob != "1" && a.rows < kDequantRows)) return;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
-  l.shared_scratch_bytes = row_bytes * a.n_tile;
-  if (c.shared_scratch_address == 0) return;
-  kernel_launch dq;
-  dq.shader = mod.to_f16;
-  dq.spec_constants = {256};
-  const std::uint64_t units = std::uint64_t{a.n_tile} * (a.K / 8);
-  dq.groups = stride_grid(units, 256);
-  dq.push_constants = push_builder{}
-                          .addr(a.w).addr(c.shared_scratch_address)
-                          .u32(a.n_tile).u32(a.n_off).u32(a.K / 8).u32(a.w_row_bytes)
-                          .take();
+  l.weight_copy = weight_copy_request{a.w, mod.to_f16, a.w_rows, a.K, a.w_row_bytes};
   gemm_args f = a;
   f.w_dtype = ir::dtype::f16;
-  // The scratch holds rows n_off .. n_off + n_tile; the GEMM addresses weight row n_off + n (as it does
-  // the output's column), so its base sits n_off rows before the scratch (only rows from n_off are read).
-  f.w = c.shared_scratch_address - std::uint64_t{a.n_off} * row_bytes;
   f.w_row_bytes = static_cast<std::uint32_t>(row_bytes);
+  if (c.weight_copy_address != 0) {
+    f.w = c.weight_copy_address;  // every row, as the weight: the GEMM reads rows n_off ..
+  } else {
+    l.shared_scratch_bytes = row_bytes * a.n_tile;
+    if (c.shared_scratch_address == 0) return;
+    l.before.push_back(dequant_rows(mod.to_f16, a.w, c.shared_scratch_address, a.n_tile, a.n_off, a.K, a.w_row_bytes));
+    // The scratch holds rows n_off .. n_off + n_tile; the GEMM addresses weight row n_off + n (as it does
+    // the output's column), so its base sits n_off rows before the scratch (only rows from n_off are read).
+    f.w = c.shared_scratch_address - std::uint64_t{a.n_off} * row_bytes;
+  }
   l.shader = f16_kernel;
   l.push_constants = matmul_push(c, f);
-  l.before.push_back(std::move(dq));
 }
 
 }  // namespace
@@ -281,3 +289,11 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
 }
 
 }  // namespace octo::vm::vulkan::kernels
+
+namespace octo::vm::vulkan {
+
+kernel_launch plan_weight_copy(const weight_copy_request& r, std::uint64_t dst) {
+  return kernels::dequant_rows(r.fill_shader, r.weight, dst, r.rows, 0, r.K, r.row_bytes);
+}
+
+}  // namespace octo::vm::vulkan

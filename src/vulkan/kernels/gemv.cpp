@@ -218,7 +218,7 @@ kernel_launch plan_gemv(const task_context& c) {
   // epilogue, RMSNORM_GEMV with the norm in their x staging and epilogue; the other fused ops have no
   // GEMM form.
   gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
-               u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, has_bias, vec};
+               u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, u32(c, n_w, "weight rows"), has_bias, vec};
   if (ops.fuse == 2) ga.residual = aux_addr;
   if (ops.fuse == 1) {
     ga.norm_w = nw_addr;

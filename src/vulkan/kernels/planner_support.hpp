@@ -126,6 +126,7 @@ struct gemm_args {
   ir::dtype w_dtype;
   std::uint64_t x, w, bias, y;  // device addresses (bias 0 when absent)
   std::uint32_t K, rows, row0, n_tile, n_off, ldy, w_row_bytes, bias_dtype;
+  std::uint32_t w_rows;        // the weight's rows (n_off + n_tile of them are read)
   bool has_bias;
   bool vec;                    // K % 8 == 0 and x (and unquantized W) 16-byte aligned
   std::uint64_t residual = 0;  // GEMV_ADD's r, laid out as y, added to every output (the GEMM kernels); 0: none
