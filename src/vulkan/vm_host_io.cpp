@@ -38,14 +38,21 @@ void vulkan_vm::impl::write_placed(const placed& pl, std::string_view name, std:
   if (bytes.size() != pl.bytes)
     throw octo::error("octo: buffer '" + std::string(name) + "' holds " + std::to_string(pl.bytes) + " bytes, got " +
                       std::to_string(bytes.size()));
-  for (auto& [n, sb] : shared)  // a weight's f16 copy is filled again before its next reader runs
-    if (sb.fill && pl.address < sb.source + sb.source_bytes && sb.source < pl.address + pl.bytes) sb.stale = true;
+  // A weight's f16 copies go stale, and are filled again right after the write (at load, not in the
+  // first pass that reads them; if the write throws they stay stale and are filled before a run).
+  std::vector<shared_buffer*> copies;
+  for (auto& [n, sb] : shared)
+    if (sb.fill && pl.address < sb.source + sb.source_bytes && sb.source < pl.address + pl.bytes) {
+      sb.stale = true;
+      copies.push_back(&sb);
+    }
   if (pl.mapped) {
     finish_pending();  // the GPU may still read it
     std::memcpy(pl.mapped, bytes.data(), bytes.size());
-    return;
+  } else {
+    upload(pl.buffer, pl.offset, bytes.data(), bytes.size());
   }
-  upload(pl.buffer, pl.offset, bytes.data(), bytes.size());
+  if (!copies.empty()) fill_weight_copies(copies);
 }
 
 void vulkan_vm::impl::read_placed(const placed& pl, std::span<std::byte> dst, std::uint64_t from) {

@@ -314,8 +314,10 @@ struct vulkan_vm::impl {
   /// new copies are made all together where a quarter of the free memory covers them, else none
   /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none.
   std::vector<std::vector<std::uint64_t>> weight_copies_for(program_state& ps);
-  /// Runs the fills of the program's stale copies (before its first run, and after a weight was written).
+  /// Runs the fills of the program's stale copies (before a run: copies made after their weight was written).
   void refresh_weight_copies(const program_state& ps);
+  /// Runs the copies' fills in one one-shot command buffer; they are fresh after it.
+  void fill_weight_copies(std::span<shared_buffer* const> copies);
   /// Binds `l`'s pipeline and push constants and records its dispatch into `cb`.
   void record_launch(const vk::raii::CommandBuffer& cb, const kernel_launch& l);
 

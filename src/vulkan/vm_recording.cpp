@@ -1,6 +1,7 @@
 // Recording and running: a program's command buffer (dispatches, the barriers the plan asks for, the
 // profiling timestamps), recorded once; its submits (fence or timeline) and the per-task GPU times.
 #include <set>
+#include <span>
 
 #include "vm_impl.hpp"
 
@@ -99,17 +100,22 @@ void vulkan_vm::impl::record_launch(const vk::raii::CommandBuffer& cb, const ker
 }
 
 void vulkan_vm::impl::refresh_weight_copies(const program_state& ps) {
-  std::set<shared_buffer*> stale;
+  std::vector<shared_buffer*> stale;
   for (const auto& is : ps.instances)
     for (const auto& n : is.shared_names)
-      if (auto it = shared.find(n); it != shared.end() && it->second.fill && it->second.stale) stale.insert(&it->second);
-  if (stale.empty()) return;
+      if (auto it = shared.find(n); it != shared.end() && it->second.fill && it->second.stale &&
+                                    std::find(stale.begin(), stale.end(), &it->second) == stale.end())
+        stale.push_back(&it->second);
+  if (!stale.empty()) fill_weight_copies(stale);
+}
+
+void vulkan_vm::impl::fill_weight_copies(std::span<shared_buffer* const> copies) {
   one_shot(
       [&](const vk::raii::CommandBuffer& cb) {
-        for (const shared_buffer* sb : stale) record_launch(cb, *sb->fill);
+        for (const shared_buffer* sb : copies) record_launch(cb, *sb->fill);
       },
       "filling the weights' f16 copies");
-  for (shared_buffer* sb : stale) sb->stale = false;
+  for (shared_buffer* sb : copies) sb->stale = false;
 }
 
 std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
