@@ -312,9 +312,10 @@ struct vulkan_vm::impl {
   /// weight_copy), as each task's copy address (0: none). A copy is a shared buffer named "#f16 copy "
   /// + the weight's name, made once and shared by every program that reads the weight. The program's
   /// new copies are made all together where a quarter of the free memory covers them, else none
-  /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none.
+  /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none. New
+  /// copies are filled here, from what their weights hold.
   std::vector<std::vector<std::uint64_t>> weight_copies_for(program_state& ps);
-  /// Runs the fills of the program's stale copies (before a run: copies made after their weight was written).
+  /// Runs the fills of the program's stale copies before a run (a weight write that failed leaves them so).
   void refresh_weight_copies(const program_state& ps);
   /// Runs the copies' fills in one one-shot command buffer; they are fresh after it.
   void fill_weight_copies(std::span<shared_buffer* const> copies);

@@ -67,6 +67,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
     if (m.in_use >= m.budget || need > (m.budget - m.in_use) / 4) return address;
   }
   std::set<std::pair<std::uint32_t, std::string_view>> users;  // each instance counts a copy once
+  std::vector<shared_buffer*> made;
   for (const auto& w : wants) {
     auto it = shared.find(w.name);
     if (it == shared.end()) {
@@ -79,6 +80,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
       sb.source_bytes = w.weight_bytes;
       sb.stale = true;
       it = shared.emplace(w.name, std::move(sb)).first;
+      made.push_back(&it->second);
     }
     if (users.emplace(w.instance, it->first).second) {
       ++it->second.users;
@@ -86,6 +88,10 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
     }
     address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
   }
+  // Filled now, from what the weights hold (a program added after its weights were written, as the
+  // runtime's prefill programs are, then runs its first pass without the fill); a later write fills
+  // them again (write_placed).
+  if (!made.empty()) fill_weight_copies(made);
   return address;
 }
 

@@ -3,7 +3,6 @@
 // the rows per workgroup, and the loop: the per-format chunk loop for block-quantized weights, 16-byte
 // unit loads for F32/F16/BF16, or one element at a time where alignment rules those out.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -266,12 +265,13 @@ kernel_launch plan_gemv(const task_context& c) {
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
     const std::uint32_t nr_c = even(nr_knob ? nr_knob : (narrow ? 2 : 4));
     // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
-    // but up to the next power of two where at most 1/8 of it would be idle (56-63 chunks: the 0.5B's
-    // Q8_0 rows of 896, Q6_K rows of 3584; 112-127: the 7B's 4-bit rows of 3584), so each invocation
-    // takes one chunk instead of some taking two: 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
-    // 24 chunks up to 64 lost 4% (1.5B Q4_K_M). benchmarks/results/2026-11-28-h100-idot (call4).
+    // but 64 rather than one 32-wide warp where a row has 56-63 chunks (at most 1/8 of the 64 idle: the
+    // 0.5B's Q8_0 rows of 896, Q6_K rows of 3584): 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
+    // 24 chunks up to 64 lost 4% (1.5B Q4_K_M). benchmarks/results/2026-11-28-h100-idot (call4). The
+    // same rounding for 112-127 chunks (the 7B's 4-bit rows of 3584 at 128 wide) lost 5% at 7B Q4_K_M
+    // decode on the H200 (benchmarks/results/2026-11-28-h200-copies, call3).
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
-    if (const std::uint32_t up = std::bit_ceil(wg_want); wg_want >= up - up / 8) wg_want = up;
+    if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
     const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
     require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
