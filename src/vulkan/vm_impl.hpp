@@ -110,6 +110,9 @@ struct program_state {
   std::vector<std::pair<std::int32_t, bool>> gated_layers;
 };
 
+/// The shared buffer that holds the f16 copy of the shared weight `weight` ('#' is in no IR buffer name).
+inline std::string weight_copy_name(std::string_view weight) { return "#f16 copy " + std::string(weight); }
+
 /// A WEIGHT / CONST / KV_CACHE buffer shared by name between programs, or the shared scratch, or a
 /// weight's f16 copy (weight_copies_for).
 struct shared_buffer {
@@ -309,8 +312,9 @@ struct vulkan_vm::impl {
                                                               const std::vector<std::vector<std::uint64_t>>& copies);
 
   /// The f16 copies of resident quantized weights the program's kernels ask for (kernel_launch::
-  /// weight_copy), as each task's copy address (0: none). A copy is a shared buffer named "#f16 copy "
-  /// + the weight's name, made once and shared by every program that reads the weight. The program's
+  /// weight_copy), as each task's copy address (0: none). A copy is a shared buffer named
+  /// weight_copy_name(weight), made once, read by every program that reads the weight and freed with
+  /// the weight (not with the program: a prefill program of another length finds it again). The program's
   /// new copies are made all together where a quarter of the free memory covers them, else none
   /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none. New
   /// copies are filled here, from what their weights hold.

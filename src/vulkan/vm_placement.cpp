@@ -119,6 +119,11 @@ void vulkan_vm::impl::release_instance(instance_state& is) {
     if (--it->second.users == 0) {
       memory->free(it->second.a);
       shared.erase(it);
+      // The weight's f16 copy (weight_copies_for) lives as long as the weight.
+      if (auto c = shared.find(weight_copy_name(n)); c != shared.end()) {
+        memory->free(c->second.a);
+        shared.erase(c);
+      }
     }
   }
   is.shared_names.clear();

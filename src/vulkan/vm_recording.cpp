@@ -15,7 +15,6 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
   const std::string_view knob = knob_c ? knob_c : "";
   if (!knob.empty() && knob != "0" && knob != "1")
     throw octo::error("octo: OCTO_WEIGHT_COPIES must be 0 or 1, not '" + std::string(knob) + "'");
-  static constexpr std::string_view prefix = "#f16 copy ";  // '#' is in no IR buffer name
   struct wanted {
     std::uint32_t instance = 0;
     std::int32_t task = 0;
@@ -53,7 +52,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
         if (pl.address != request->weight || buf.kind != ir::buffer_kind::weight ||
             std::string_view(pl.binding) != "heap" || sb == shared.end() || sb->second.a.address != pl.address)
           continue;
-        wants.push_back({i, t.id, std::string(prefix) + buf.name.str(), *request, pl.bytes});
+        wants.push_back({i, t.id, weight_copy_name(buf.name.view()), *request, pl.bytes});
         break;
       }
     }
@@ -66,7 +65,6 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
     const memory_statistics m = memory->stats();
     if (m.in_use >= m.budget || need > (m.budget - m.in_use) / 4) return address;
   }
-  std::set<std::pair<std::uint32_t, std::string_view>> users;  // each instance counts a copy once
   std::vector<shared_buffer*> made;
   for (const auto& w : wants) {
     auto it = shared.find(w.name);
@@ -81,10 +79,6 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
       sb.stale = true;
       it = shared.emplace(w.name, std::move(sb)).first;
       made.push_back(&it->second);
-    }
-    if (users.emplace(w.instance, it->first).second) {
-      ++it->second.users;
-      ps.instances[w.instance].shared_names.push_back(w.name);
     }
     address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
   }
@@ -109,8 +103,8 @@ void vulkan_vm::impl::refresh_weight_copies(const program_state& ps) {
   std::vector<shared_buffer*> stale;
   for (const auto& is : ps.instances)
     for (const auto& n : is.shared_names)
-      if (auto it = shared.find(n); it != shared.end() && it->second.fill && it->second.stale &&
-                                    std::find(stale.begin(), stale.end(), &it->second) == stale.end())
+      if (auto it = shared.find(weight_copy_name(n)); it != shared.end() && it->second.stale &&
+                                                    std::find(stale.begin(), stale.end(), &it->second) == stale.end())
         stale.push_back(&it->second);
   if (!stale.empty()) fill_weight_copies(stale);
 }

@@ -471,6 +471,8 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
   octo::vm::vulkan_vm vm(options());
   vm.load(one);
   octo::vm::program_id gemm = 0;
+  std::uint64_t first_add = 0;
+  std::vector<float> last;
   for (int round = 0; round < 3; ++round) {
     CAPTURE(round);
     std::vector<std::byte> wb(row_bytes * static_cast<std::size_t>(N));
@@ -484,7 +486,9 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
     for (auto& v : wf) v = as_f16(v);
     vm.write_bytes("w", wb);
     if (round == 0) {
+      const std::uint64_t before = vm.stats().transfers;
       gemm = vm.add_program(p);
+      first_add = vm.stats().transfers - before;  // its zeroing, the copy's fill
       REQUIRE(vm.stats(gemm).dispatches == 1);  // the GEMM alone, on the copy
       vm.write_bytes(gemm, "x", std::as_bytes(std::span<const float>(xv)));
     }
@@ -494,6 +498,7 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
     if (round == 2) vm.execute(gemm);  // runs without a write between them read the same copy
     octo_test::check_clean(vm);
     const auto got = vm.read_f32(gemm, "y");
+    last = got;
     int bad = 0;
     for (std::int64_t m = 0; m < T; ++m)
       for (std::int64_t n = 0; n < N; ++n) {
@@ -511,6 +516,15 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
       }
     CHECK(bad == 0);
   }
+  // The copy lives as long as its weight, not its program: a GEMM program added again (a prefill of
+  // another length, in the runtime) finds it made and filled.
+  vm.remove_program(gemm);
+  const std::uint64_t before = vm.stats().transfers;
+  const auto again = vm.add_program(p);
+  CHECK(vm.stats().transfers - before == first_add - 1);
+  vm.write_bytes(again, "x", std::as_bytes(std::span<const float>(xv)));
+  vm.execute(again);
+  CHECK(vm.read_f32(again, "y") == last);  // the last round's weights, read from the same copy
 }
 
 TEST_CASE("tiled GEMM: no room for the shared scratch: the weight is dequantized in the tiles, as without it") {
