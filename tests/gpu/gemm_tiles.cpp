@@ -166,6 +166,40 @@ const ir::dtype all_dtypes[] = {ir::dtype::f32,  ir::dtype::f16,  ir::dtype::bf1
 // kernel's f16 high + low parts keep ~22 bits of each factor; plain f16 factors (coopf) 11 bits.
 constexpr double rel_f32 = 2e-6, rel_split = 2e-5, rel_f16 = 2e-3;
 
+/// A GEMM_TILE task y[T, N] = x[T, K] . w[N, K]^T over every row and column, added to `p`.
+void add_whole_gemm(ir::program& p, std::int32_t x, std::int32_t w, std::int32_t y, std::int64_t T, std::int64_t K,
+                    std::int64_t N) {
+  ir::task t;
+  t.op = ir::opcode::gemm_tile;
+  t.inputs = {x, w};
+  t.outputs = {y};
+  t.out_counter = p.add_counter();
+  t.params.set(ir::param_key::M_tile, T).set(ir::param_key::m_off, 0).set(ir::param_key::K, K);
+  t.params.set(ir::param_key::N_tile, N).set(ir::param_key::n_off, 0);
+  p.add_task(t);
+}
+
+/// y[T, N] against x . wf^T in float64, within rel * sum |x_k w_k| + 1e-6 everywhere.
+void check_against_oracle(const std::vector<float>& y, const std::vector<float>& xv, const std::vector<float>& wf,
+                          std::int64_t T, std::int64_t K, std::int64_t N, double rel) {
+  int bad = 0;
+  for (std::int64_t m = 0; m < T; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double want = 0.0, mag = 0.0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        const double prod = double(xv[static_cast<std::size_t>(m * K + k)]) * double(wf[static_cast<std::size_t>(n * K + k)]);
+        want += prod;
+        mag += std::abs(prod);
+      }
+      const double got = y[static_cast<std::size_t>(m * N + n)];
+      if (!(std::abs(got - want) <= rel * mag + 1e-6) && ++bad <= 3) {
+        INFO("y[" << m << "," << n << "] = " << got << ", oracle " << want);
+        CHECK(std::abs(got - want) <= rel * mag + 1e-6);
+      }
+    }
+  CHECK(bad == 0);
+}
+
 
 std::uint64_t seed() {
   static const std::uint64_t s = [] {
@@ -344,14 +378,7 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
   for (int i = 0; i < 3; ++i) {
     auto w = p.add_buffer("w" + std::to_string(i), ir::buffer_kind::weight, dts[i], {Ns[i], K});
     auto y = p.add_buffer("y" + std::to_string(i), ir::buffer_kind::io_output, ir::dtype::f32, {T, Ns[i]});
-    ir::task t;
-    t.op = ir::opcode::gemm_tile;
-    t.inputs = {x, w};
-    t.outputs = {y};
-    t.out_counter = p.add_counter();
-    t.params.set(ir::param_key::M_tile, T).set(ir::param_key::m_off, 0).set(ir::param_key::K, K);
-    t.params.set(ir::param_key::N_tile, Ns[i]).set(ir::param_key::n_off, 0);
-    p.add_task(t);
+    add_whole_gemm(p, x, w, y, T, K, Ns[i]);
     const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dts[i], K));
     wbytes[i].resize(row_bytes * static_cast<std::size_t>(Ns[i]));
     wf[i].resize(static_cast<std::size_t>(Ns[i] * K));
@@ -377,23 +404,7 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
   const double rel = coop ? rel_f16 : rel_f32;
   for (int i = 0; i < 3; ++i) {
     CAPTURE(i);
-    const auto y = vm.read_f32("y" + std::to_string(i));
-    int bad = 0;
-    for (std::int64_t m = 0; m < T; ++m)
-      for (std::int64_t n = 0; n < Ns[i]; ++n) {
-        double want = 0.0, mag = 0.0;
-        for (std::int64_t k = 0; k < K; ++k) {
-          const double prod = double(xv[static_cast<std::size_t>(m * K + k)]) * double(wf[i][static_cast<std::size_t>(n * K + k)]);
-          want += prod;
-          mag += std::abs(prod);
-        }
-        const double got = y[static_cast<std::size_t>(m * Ns[i] + n)];
-        if (!(std::abs(got - want) <= rel * mag + 1e-6) && ++bad <= 3) {
-          INFO("y" << i << "[" << m << "," << n << "] = " << got << ", oracle " << want);
-          CHECK(std::abs(got - want) <= rel * mag + 1e-6);
-        }
-      }
-    CHECK(bad == 0);
+    check_against_oracle(vm.read_f32("y" + std::to_string(i)), xv, wf[i], T, K, Ns[i], rel);
   }
 }
 
@@ -441,14 +452,7 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
   auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {T, K});
   auto w = p.add_buffer("w", ir::buffer_kind::weight, ir::dtype::q4_k, {N, K});
   auto y = p.add_buffer("y", ir::buffer_kind::io_output, ir::dtype::f32, {T, N});
-  ir::task t;
-  t.op = ir::opcode::gemm_tile;
-  t.inputs = {x, w};
-  t.outputs = {y};
-  t.out_counter = p.add_counter();
-  t.params.set(ir::param_key::M_tile, T).set(ir::param_key::m_off, 0).set(ir::param_key::K, K);
-  t.params.set(ir::param_key::N_tile, N).set(ir::param_key::n_off, 0);
-  p.add_task(t);
+  add_whole_gemm(p, x, w, y, T, K, N);
   std::vector<float> xv(static_cast<std::size_t>(T * K));
   for (auto& v : xv) v = u(rng);
   const auto row_bytes = static_cast<std::size_t>(ir::nbytes(ir::dtype::q4_k, K));
@@ -497,24 +501,8 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
     CHECK(vm.stats().transfers == transfers);
     if (round == 2) vm.execute(gemm);  // runs without a write between them read the same copy
     octo_test::check_clean(vm);
-    const auto got = vm.read_f32(gemm, "y");
-    last = got;
-    int bad = 0;
-    for (std::int64_t m = 0; m < T; ++m)
-      for (std::int64_t n = 0; n < N; ++n) {
-        double want = 0.0, mag = 0.0;
-        for (std::int64_t k = 0; k < K; ++k) {
-          const double prod = double(xv[static_cast<std::size_t>(m * K + k)]) * double(wf[static_cast<std::size_t>(n * K + k)]);
-          want += prod;
-          mag += std::abs(prod);
-        }
-        const double v = got[static_cast<std::size_t>(m * N + n)];
-        if (!(std::abs(v - want) <= rel * mag + 1e-6) && ++bad <= 3) {
-          INFO("y[" << m << "," << n << "] = " << v << ", oracle " << want);
-          CHECK(std::abs(v - want) <= rel * mag + 1e-6);
-        }
-      }
-    CHECK(bad == 0);
+    last = vm.read_f32(gemm, "y");
+    check_against_oracle(last, xv, wf, T, K, N, rel);
   }
   // The copy lives as long as its weight, not its program: a GEMM program added again (a prefill of
   // another length, in the runtime) finds it made and filled.
