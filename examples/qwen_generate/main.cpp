@@ -425,7 +425,11 @@ int run_with(const options& o, octo::runtime::engine& e) {
       std::cerr << "decode program" << (e.plan().all_resident() ? "" : "s") << ": " << s.task_dispatches
                 << " task dispatches, " << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
                 << static_cast<double>(s.task_dispatches) / layers << " and " << static_cast<double>(s.barriers) / layers
-                << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use\n";
+                << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use";
+      if (s.weight_copies > 0)
+        std::cerr << " (" << s.weight_copy_bytes / (1024 * 1024) << " MiB of them the f16 copies of " << s.weight_copies
+                  << " quantized weights, for the prompt passes)";
+      std::cerr << "\n";
     }
     if (t.decode_tokens > 0) {
       if (t.token_loop_on_device)

@@ -41,11 +41,13 @@ void vulkan_vm::impl::write_placed(const placed& pl, std::string_view name, std:
   // A weight's f16 copies go stale, and are filled again right after the write (at load, not in the
   // first pass that reads them; if the write throws they stay stale and are filled before a run).
   std::vector<shared_buffer*> copies;
-  for (auto& [n, sb] : shared)
+  for (auto& [n, sb] : shared) {
+    if (sb.a.address == pl.address) sb.written = true;
     if (sb.fill && pl.address < sb.source + sb.source_bytes && sb.source < pl.address + pl.bytes) {
       sb.stale = true;
       copies.push_back(&sb);
     }
+  }
   if (pl.mapped) {
     finish_pending();  // the GPU may still read it
     std::memcpy(pl.mapped, bytes.data(), bytes.size());
@@ -130,6 +132,11 @@ vulkan_stats vulkan_vm::impl::stats_of(const program_state* ps) const {
   s.fragmentation = m.fragmentation;
   s.pipelines = pipes->size();
   s.pipeline_cache_loaded = pipes->cache_loaded();
+  for (const auto& [name, sb] : shared)
+    if (sb.fill) {
+      ++s.weight_copies;
+      s.weight_copy_bytes += sb.bytes;
+    }
   return s;
 }
 

@@ -125,6 +125,7 @@ struct shared_buffer {
   std::optional<kernel_launch> fill;
   std::uint64_t source = 0, source_bytes = 0;
   bool stale = false;
+  bool written = false;  // a host write reached it since it was placed (a weight: its copy is worth filling)
 };
 
 struct region_state {
@@ -317,9 +318,9 @@ struct vulkan_vm::impl {
   /// the weight (not with the program: a prefill program of another length finds it again). The program's
   /// new copies are made all together where a quarter of the free memory covers them, else none
   /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none. New
-  /// copies are filled here, from what their weights hold.
+  /// copies of weights already written are filled here; the others at their weight's first write.
   std::vector<std::vector<std::uint64_t>> weight_copies_for(program_state& ps);
-  /// Runs the fills of the program's stale copies before a run (a weight write that failed leaves them so).
+  /// Runs the fills of the program's stale copies before a run (a weight never written, or a write that failed).
   void refresh_weight_copies(const program_state& ps);
   /// Runs the copies' fills in one one-shot command buffer; they are fresh after it.
   void fill_weight_copies(std::span<shared_buffer* const> copies);

@@ -21,6 +21,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
     std::string name;  // the copy's
     weight_copy_request request;
     std::uint64_t weight_bytes = 0;
+    bool weight_written = false;
   };
   std::vector<wanted> wants;
   const bool fast = options.precision == matmul_precision::fast;
@@ -52,7 +53,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
         if (pl.address != request->weight || buf.kind != ir::buffer_kind::weight ||
             std::string_view(pl.binding) != "heap" || sb == shared.end() || sb->second.a.address != pl.address)
           continue;
-        wants.push_back({i, t.id, weight_copy_name(buf.name.view()), *request, pl.bytes});
+        wants.push_back({i, t.id, weight_copy_name(buf.name.view()), *request, pl.bytes, sb->second.written});
         break;
       }
     }
@@ -78,13 +79,13 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
       sb.source_bytes = w.weight_bytes;
       sb.stale = true;
       it = shared.emplace(w.name, std::move(sb)).first;
-      made.push_back(&it->second);
+      if (w.weight_written) made.push_back(&it->second);
     }
     address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
   }
-  // Filled now, from what the weights hold (a program added after its weights were written, as the
-  // runtime's prefill programs are, then runs its first pass without the fill); a later write fills
-  // them again (write_placed).
+  // Filled now where the weight was written (a program added after its weights were written, as the
+  // runtime's prefill programs are, then runs its first pass without the fill); else by the weight's
+  // first write (write_placed), or before the first run if none comes.
   if (!made.empty()) fill_weight_copies(made);
   return address;
 }

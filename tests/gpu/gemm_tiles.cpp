@@ -430,12 +430,15 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
       octo::vm::vulkan_vm vm(options());
       scratch = check_gemm(g, rel, seed() + static_cast<std::uint64_t>(wd), vm, true);
       scratch_dispatches = vm.stats().dispatches;
+      CHECK(vm.stats().weight_copies == 0);
     }
     {
       scoped_env c("OCTO_WEIGHT_COPIES", "");  // the default: where a quarter of the free memory covers it
       octo::vm::vulkan_vm vm(options());
       copy = check_gemm(g, rel, seed() + static_cast<std::uint64_t>(wd), vm, true);
       copy_dispatches = vm.stats().dispatches;
+      CHECK(vm.stats().weight_copies == 1);
+      CHECK(vm.stats().weight_copy_bytes == 75u * 256u * 2u);  // every row of the weight, as f16
     }
     CAPTURE(ir::name(wd));
     CHECK(copy == scratch);
@@ -503,6 +506,17 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
     octo_test::check_clean(vm);
     last = vm.read_f32(gemm, "y");
     check_against_oracle(last, xv, wf, T, K, N, rel);
+  }
+  // A weight never written: its copy is filled before the first run (from the zeroed weight).
+  {
+    octo::vm::vulkan_vm fresh(options());
+    fresh.load(p);
+    fresh.write("x", xv);
+    const std::uint64_t transfers = fresh.stats().transfers;
+    fresh.execute();
+    CHECK(fresh.stats().transfers == transfers + 1);
+    const auto zeros = fresh.read_f32("y");
+    CHECK(std::all_of(zeros.begin(), zeros.end(), [](float v) { return v == 0.0f; }));
   }
   // The copy lives as long as its weight, not its program: a GEMM program added again (a prefill of
   // another length, in the runtime) finds it made and filled.

@@ -137,6 +137,9 @@ struct vulkan_stats {
   double fragmentation = 0.0;
   std::uint64_t pipelines = 0;
   bool pipeline_cache_loaded = false;  // the on-disk pipeline cache was found and accepted
+  // The quantized weights' f16 copies the VM keeps for prefill GEMMs (docs/vulkan.md "Kernel scratch"),
+  // part of memory_in_use.
+  std::uint64_t weight_copies = 0, weight_copy_bytes = 0;
 };
 
 class vulkan_vm {
