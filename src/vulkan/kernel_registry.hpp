@@ -114,8 +114,8 @@ struct task_context {
 /// A whole block-quantized weight kept as f16 rows of K beside it, which a kernel reads instead of
 /// dequantizing the weight on every run (prefill GEMMs: the dequantization pass is 7-10% of a 7B
 /// quantized prefill). The VM keeps one copy per weight where the memory left allows it ("#f16 copy"
-/// shared buffers, vm_recording.cpp weight_copies_for), fills it with plan_weight_copy before the first
-/// run and again after the weight is written, and passes its address back in
+/// shared buffers, vm_recording.cpp weight_copies_for), fills it with plan_weight_copy from what the
+/// weight holds (when it is made, and after each write of the weight), and passes its address back in
 /// task_context::weight_copy_address.
 struct weight_copy_request {
   std::uint64_t weight = 0;        // the weight's address

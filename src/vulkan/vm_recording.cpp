@@ -67,11 +67,18 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
     if (m.in_use >= m.budget || need > (m.budget - m.in_use) / 4) return address;
   }
   std::vector<shared_buffer*> made;
+  bool room = true;  // an allocation that fails (a fragmented heap) ends the new copies: their tasks keep the scratch
   for (const auto& w : wants) {
     auto it = shared.find(w.name);
     if (it == shared.end()) {
+      if (!room) continue;
       shared_buffer sb;
-      sb.a = memory->allocate(w.name, w.request.bytes(), memory_class::device_local);
+      try {
+        sb.a = memory->allocate(w.name, w.request.bytes(), memory_class::device_local);
+      } catch (const octo::error&) {
+        room = false;
+        continue;
+      }
       sb.bytes = w.request.bytes();
       sb.kind = ir::buffer_kind::weight;
       sb.fill = plan_weight_copy(w.request, sb.a.address);
