@@ -108,6 +108,9 @@ struct program_state {
   allocation observe_table, observe_ring, observe_partials;
   // Control words: the layers recorded with gates, and whether each can be bypassed (ir::layer_spans).
   std::vector<std::pair<std::int32_t, bool>> gated_layers;
+  // The weights' f16 copies its kernels read (weight_copies_for), by shared name: the ones a run checks
+  // for staleness (a decode program reads none, so its per-token submits check nothing).
+  std::vector<std::string> weight_copies;
 };
 
 /// The shared buffer that holds the f16 copy of the shared weight `weight` ('#' is in no IR buffer name).
@@ -326,6 +329,8 @@ struct vulkan_vm::impl {
   void fill_weight_copies(std::span<shared_buffer* const> copies);
   /// Binds `l`'s pipeline and push constants and records its dispatch into `cb`.
   void record_launch(const vk::raii::CommandBuffer& cb, const kernel_launch& l);
+  /// Records `l`'s push constants (padded to whole words) into `cb`.
+  void push_constants(const vk::raii::CommandBuffer& cb, const kernel_launch& l);
 
   void release_instance(instance_state& is);
 

@@ -89,6 +89,8 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
       if (w.weight_written) made.push_back(&it->second);
     }
     address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
+    if (std::find(ps.weight_copies.begin(), ps.weight_copies.end(), w.name) == ps.weight_copies.end())
+      ps.weight_copies.push_back(w.name);
   }
   // Filled now where the weight was written (a program added after its weights were written, as the
   // runtime's prefill programs are, then runs its first pass without the fill); else by the weight's
@@ -97,23 +99,23 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
   return address;
 }
 
+void vulkan_vm::impl::push_constants(const vk::raii::CommandBuffer& cb, const kernel_launch& l) {
+  if (l.push_constants.bytes.empty()) return;
+  std::vector<std::byte> pc = l.push_constants.bytes;
+  pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
+  cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
+}
+
 void vulkan_vm::impl::record_launch(const vk::raii::CommandBuffer& cb, const kernel_launch& l) {
   cb.bindPipeline(vk::PipelineBindPoint::eCompute, pipes->get(l.shader, l.spec_constants));
-  if (!l.push_constants.bytes.empty()) {
-    std::vector<std::byte> pc = l.push_constants.bytes;
-    pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
-    cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
-  }
+  push_constants(cb, l);
   cb.dispatch(l.groups[0], l.groups[1], l.groups[2]);
 }
 
 void vulkan_vm::impl::refresh_weight_copies(const program_state& ps) {
   std::vector<shared_buffer*> stale;
-  for (const auto& is : ps.instances)
-    for (const auto& n : is.shared_names)
-      if (auto it = shared.find(weight_copy_name(n)); it != shared.end() && it->second.stale &&
-                                                    std::find(stale.begin(), stale.end(), &it->second) == stale.end())
-        stale.push_back(&it->second);
+  for (const auto& n : ps.weight_copies)
+    if (auto it = shared.find(n); it != shared.end() && it->second.stale) stale.push_back(&it->second);
   if (!stale.empty()) fill_weight_copies(stale);
 }
 
@@ -228,11 +230,7 @@ void vulkan_vm::impl::record(program_state& ps) {
       cb.bindPipeline(vk::PipelineBindPoint::eCompute, pl);
       bound = pl;
     }
-    if (!l.push_constants.bytes.empty()) {
-      std::vector<std::byte> pc = l.push_constants.bytes;
-      pc.resize((pc.size() + 3) / 4 * 4, std::byte{0});
-      cb.pushConstants<std::byte>(*pipes->layout(), vk::ShaderStageFlagBits::eCompute, 0, pc);
-    }
+    push_constants(cb, l);
     if (slot >= 0) {
       cb.dispatchIndirect(indirect_args.buffer, indirect_args.offset + 12 * static_cast<std::uint64_t>(slot));
       ++indirect_dispatches;
