@@ -40,6 +40,10 @@ const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
 const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
 const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
+// GEMV_IDOT (the gemv_idot_<dt> modules; the `fast` precision where the device accelerates packed int8
+// dot products): the chunk loops of common/gemv_idot.glsl, which round each chunk's x runs to int8 in
+// registers. One x row per workgroup (RB = 1), the chunk loop (VEC), no x tile (XS off): the planner's
+// conditions.
 
 // aux: the residual (ADD), the up weight (SWIGLU), the positions (ROPE, KV; 0 when n_rot = 0).
 // rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).

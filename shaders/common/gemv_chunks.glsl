@@ -93,6 +93,11 @@ void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
   mn = dm.y * (vec2(uintBitsToFloat((m & 0xFFu) | 0x4B000000u), uintBitsToFloat((m & 0xFF00u) | 0x47000000u)) - big);
 }
 
+// The integer-dot loops (the `fast` precision's decode GEMVs) replace the float ones below.
+#ifdef GEMV_IDOT
+#include "gemv_idot.glsl"
+#else
+
 #if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
 const uint CPB = 8u;
 void gemv_chunk(uint c) {
@@ -421,5 +426,7 @@ void gemv_chunk(uint c) {
     [[unroll]] for (uint r = 0u; r < RB; ++r) acc[n * RB + r] += dl[n] * p[n * RB + r];
 }
 #endif
+
+#endif  // GEMV_IDOT
 
 #endif

@@ -260,6 +260,7 @@ device::device(const device_options& options) {
     f12.vulkanMemoryModelDeviceScope = s12.vulkanMemoryModelDeviceScope;
     f12.shaderBufferInt64Atomics = s12.shaderBufferInt64Atomics;
     bool v13 = properties_.apiVersion >= VK_API_VERSION_1_3;
+    bool int_dot = false, int_dot_accelerated = false;
     if (v13) {
       auto sup13 = physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan13Features>();
       const auto& s13 = sup13.get<vk::PhysicalDeviceVulkan13Features>();
@@ -269,6 +270,12 @@ device::device(const device_options& options) {
       f13.synchronization2 = s13.synchronization2;
       f13.maintenance4 = s13.maintenance4;
       f13.shaderIntegerDotProduct = s13.shaderIntegerDotProduct;
+      int_dot = s13.shaderIntegerDotProduct;
+      if (int_dot) {
+        auto p13 = physical_.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderIntegerDotProductProperties>();
+        int_dot_accelerated =
+            p13.get<vk::PhysicalDeviceShaderIntegerDotProductProperties>().integerDotProduct4x8BitPackedSignedAccelerated;
+      }
     } else {
       want.unlink<vk::PhysicalDeviceVulkan13Features>();
     }
@@ -307,6 +314,8 @@ device::device(const device_options& options) {
     facts_.storage_8bit = s12.storageBuffer8BitAccess;
     facts_.storage_16bit = s11.storageBuffer16BitAccess;
     facts_.cooperative_matrix_nv = coop_nv;
+    facts_.int_dot = int_dot;
+    facts_.int_dot_accelerated = int_dot_accelerated;
     facts_.max_workgroup_size_x = properties_.limits.maxComputeWorkGroupSize[0];
     facts_.max_shared_memory = properties_.limits.maxComputeSharedMemorySize;
     facts_.max_push_constants = std::min<std::uint32_t>(properties_.limits.maxPushConstantsSize, 256);

@@ -39,6 +39,8 @@ struct device_facts {
   bool storage_8bit = false;
   bool storage_16bit = false;
   bool cooperative_matrix_nv = false;
+  bool int_dot = false;              // shaderIntegerDotProduct (OpSDot on packed int8)
+  bool int_dot_accelerated = false;  // ... and integerDotProduct4x8BitPackedSignedAccelerated
   std::uint32_t max_workgroup_size_x = 1024;
   std::uint32_t max_shared_memory = 32768;
   std::uint32_t max_push_constants = 128;
@@ -97,8 +99,9 @@ struct task_context {
   std::span<const std::uint64_t> buffer_address;  // indexed by buffer id
   std::uint64_t globals_address = 0;
   const device_facts& device;
-  /// vulkan_options::precision is `fast`: GEMMs may multiply f16-rounded factors (docs/precision.md).
-  bool f16_matmul = false;
+  /// vulkan_options::precision is `fast` (docs/precision.md): GEMMs may multiply f16-rounded factors and
+  /// decode GEMVs int8-rounded x (integer dot products).
+  bool fast_precision = false;
   /// The task's scratch buffer: zero-filled once when the program is loaded, kept for its life, of the
   /// size the planner asked for (kernel_launch::scratch_bytes) on a first call without one (0 here). A
   /// kernel that uses it must leave it as it found it where it matters (e.g. arrival counters back at 0).

@@ -376,7 +376,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         std::optional<planned_launch> other;  // the other precision's kernel, where it differs
         if (gated && main.launch.scratch_bytes == 0 && !main.launch.shader.empty()) {
           task_context octx = ctx;
-          octx.f16_matmul = !fast;
+          octx.fast_precision = !fast;
           planned_launch o;
           o.launch = planner(octx);
           if (o.launch.scratch_bytes == 0 && !same_launch(o.launch, main.launch)) other = std::move(o);

@@ -487,6 +487,8 @@ vulkan_device_facts vulkan_vm::device() const {
   r.timeline_semaphores = d.timeline_semaphores();
   r.buffer_device_address = f.buffer_device_address;
   r.cooperative_matrix_nv = f.cooperative_matrix_nv;
+  r.int_dot = f.int_dot;
+  r.int_dot_accelerated = f.int_dot_accelerated;
   r.separate_transfer_queue = d.transfer_family().has_value();
   r.max_push_constants = f.max_push_constants;
   r.max_shared_memory = f.max_shared_memory;

@@ -2,7 +2,10 @@
 // reductions, decode shapes, the scalar path, the opt-in x-through-shared-tiles mode.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -104,4 +107,208 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
     ::unsetenv("OCTO_GEMV_XS");
     ::unsetenv("OCTO_GEMV_NR");
   }
+}
+
+namespace {
+// The contract of the `fast` precision's integer-dot decode GEMVs (docs/precision.md "Decode GEMVs on
+// integer dot products"), computed here from its definition: v (x times the norm weight, in f32) rounded
+// per aligned 16-element run to v^ = step * roundEven(v * 127 / max|v|), step = max|v| / 127, then W v^ in
+// double over the weights as the reference dequantizes them. Returns y and a bound per row: f32 rounding
+// (1e-5 of the sum of |products|) plus, for each element whose scaled value lies within 1e-3 of a
+// rounding tie (the device's 127 / max|v| may differ from this one in its last bits), that element's
+// whole step.
+struct idot_expect {
+  std::vector<double> y, bound;
+};
+idot_expect idot_contract(const std::vector<float>& v, const std::vector<float>& w, std::int64_t N, std::int64_t K) {
+  std::vector<double> vr(static_cast<std::size_t>(K)), tie(static_cast<std::size_t>(K), 0.0);
+  for (std::int64_t b = 0; b < K / 16; ++b) {
+    float amax = 0.0f;
+    for (std::int64_t k = 16 * b; k < 16 * b + 16; ++k) amax = std::max(amax, std::abs(v[static_cast<std::size_t>(k)]));
+    const float step = amax / 127.0f, inv = amax >= 1e-30f ? 127.0f / amax : 0.0f;
+    for (std::int64_t k = 16 * b; k < 16 * b + 16; ++k) {
+      const float t = v[static_cast<std::size_t>(k)] * inv;
+      vr[static_cast<std::size_t>(k)] = double(step) * std::nearbyint(double(t));  // round half to even
+      if (std::abs(std::abs(double(t) - std::trunc(double(t))) - 0.5) < 1e-3) tie[static_cast<std::size_t>(k)] = step;
+    }
+  }
+  idot_expect e{std::vector<double>(static_cast<std::size_t>(N)), std::vector<double>(static_cast<std::size_t>(N))};
+  for (std::int64_t n = 0; n < N; ++n) {
+    double s = 0.0, mag = 0.0, ties = 0.0;
+    for (std::int64_t k = 0; k < K; ++k) {
+      const double wv = w[static_cast<std::size_t>(n * K + k)];
+      s += wv * vr[static_cast<std::size_t>(k)];
+      mag += std::abs(wv * vr[static_cast<std::size_t>(k)]);
+      ties += std::abs(wv) * tie[static_cast<std::size_t>(k)];
+    }
+    e.y[static_cast<std::size_t>(n)] = s;
+    e.bound[static_cast<std::size_t>(n)] = 1e-5 * mag + 1e-6 + ties;
+  }
+  return e;
+}
+
+std::vector<std::byte> f32_bytes(const std::vector<float>& v) {
+  std::vector<std::byte> o(v.size() * 4);
+  std::memcpy(o.data(), v.data(), o.size());
+  return o;
+}
+}  // namespace
+
+TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rounded-x contract") {
+  // OCTO_GEMV_IDOT=1 takes the integer-dot loops wherever the device has the instruction (lavapipe has
+  // it unaccelerated, so its default keeps the float loops): every format with such a loop, K of one
+  // block group, K not a multiple of 256 for the 32-element formats, K in the thousands; plain (with a
+  // bias), RMSNORM-fused (the norm weight enters before the rounding, the inverse RMS after), residual-
+  // fused, and the SwiGLU gate|up GEMV (silu(g) u of the contract's g and u).
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  enum class fuse { none, norm, add, swiglu };
+  std::mt19937_64 rng(seed() ^ 0x1d07ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  auto& vm = gpu_fast();
+  REQUIRE(vm.device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
+  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+    const std::int64_t blk = octo::ir::layout(wd).block_elems;
+    for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
+                           std::int64_t{3584}}) {
+      for (fuse f : {fuse::none, fuse::norm, fuse::add, fuse::swiglu}) {
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(K);
+        CAPTURE(static_cast<int>(f));
+        const std::int64_t N = 37, n_off = 2, n_tile = 34;  // columns 0, 1 and 36 stay poisoned
+        const bool bias = f == fuse::none || f == fuse::norm, norm = f == fuse::norm || f == fuse::swiglu;
+        case_builder c;
+        auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+        auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, K});
+        auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
+        auto b = c.buf("b", buffer_kind::weight, dtype::f16, {N});
+        auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
+        auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+        const double eps = 1e-6;
+        const auto plain = params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}});
+        const auto normed = params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)},
+                                    {param_key::eps, eps}, {param_key::hidden, double(K)}});
+        if (f == fuse::norm)
+          c.task(opcode::rmsnorm_gemv, {x, nw, w, b}, {y}, normed);
+        else if (f == fuse::swiglu)
+          c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y}, normed);
+        else if (f == fuse::add)
+          c.task(opcode::gemv_add, {x, w, r}, {y}, plain);
+        else
+          c.task(opcode::gemv_tile, {x, w, b}, {y}, plain);
+        // x with a spread of magnitudes (a run's max sets its step), weights quantized from [-1, 1], a
+        // norm weight in [0.5, 1.5].
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.5f, 1.5f);
+        std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K));
+        for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 97 == 0 ? 8.0f : 1.0f);
+        for (auto& v : nwv) v = pos(rng);
+        std::vector<std::vector<float>> wdq(2);  // the weights as the reference dequantizes them
+        std::vector<std::vector<std::byte>> wbytes(2);
+        for (int m = 0; m < 2; ++m) {
+          std::vector<float> wf(static_cast<std::size_t>(N * K));
+          for (auto& v : wf) v = u(rng);
+          wbytes[m].resize(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
+          auto* dst = reinterpret_cast<std::uint8_t*>(wbytes[m].data());
+          for (std::int64_t n = 0; n < N; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
+          wdq[m].resize(wf.size());
+          octo::detail::dequantize_row(wd, dst, wdq[m].data(), N * K);
+        }
+        std::vector<float> bv(static_cast<std::size_t>(N)), rv(static_cast<std::size_t>(N));
+        std::vector<std::byte> bb(static_cast<std::size_t>(2 * N));
+        for (auto& v : bv) v = u(rng);
+        octo::detail::from_f32(dtype::f16, bv, bb);
+        octo::detail::to_f32(dtype::f16, bb, bv);  // the bias as stored
+        for (auto& v : rv) v = u(rng);
+        vm.load(c.p);
+        vm.write_bytes("x", f32_bytes(xv));
+        vm.write_bytes("w", wbytes[0]);
+        vm.write_bytes("w2", wbytes[1]);
+        vm.write_bytes("nw", f32_bytes(nwv));
+        vm.write_bytes("b", bb);
+        vm.write_bytes("r", f32_bytes(rv));
+        vm.write_bytes("y", std::vector<std::byte>(static_cast<std::size_t>(4 * N), std::byte{0xff}));
+        vm.execute();
+        octo_test::check_clean(vm);
+        std::vector<float> got(static_cast<std::size_t>(N));
+        const auto gb = vm.read_bytes("y");
+        REQUIRE(gb.size() == got.size() * 4);
+        std::memcpy(got.data(), gb.data(), gb.size());
+
+        std::vector<float> v = xv;  // what is rounded: x times the norm weight (in f32, as the kernel does)
+        double inv_rms = 1.0;
+        if (norm) {
+          double ss = 0.0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            ss += double(xv[static_cast<std::size_t>(k)]) * xv[static_cast<std::size_t>(k)];
+            v[static_cast<std::size_t>(k)] = xv[static_cast<std::size_t>(k)] * nwv[static_cast<std::size_t>(k)];
+          }
+          inv_rms = 1.0 / std::sqrt(ss / double(K) + eps);
+        }
+        const auto rows = [&](int m) {
+          return idot_contract(v, std::vector<float>(wdq[m].begin() + n_off * K, wdq[m].begin() + (n_off + n_tile) * K), n_tile, K);
+        };
+        const idot_expect e = rows(0), e2 = f == fuse::swiglu ? rows(1) : idot_expect{};
+        int bad = 0;
+        for (std::int64_t n = 0; n < N; ++n) {
+          const float g = got[static_cast<std::size_t>(n)];
+          if (n < n_off || n >= n_off + n_tile) {  // untouched: still the poison's NaN bytes
+            std::uint32_t bits = 0;
+            std::memcpy(&bits, &g, 4);
+            if (bits != 0xffffffffu && ++bad <= 5) CHECK_MESSAGE(false, "column " << n << " was written");
+            continue;
+          }
+          const auto i = static_cast<std::size_t>(n - n_off);
+          double want = e.y[i] * inv_rms, bound = e.bound[i] * inv_rms * (1.0 + 1e-5);
+          if (f == fuse::swiglu) {
+            // y = silu(g) u; |silu'| <= 1.1, so the bound propagates as 1.1 |u| bg + |silu(g)| bu.
+            const double gate = want, up = e2.y[i] * inv_rms, bu = e2.bound[i] * inv_rms * (1.0 + 1e-5);
+            const double silu = gate / (1.0 + std::exp(-gate));
+            want = silu * up;
+            bound = 1.1 * std::abs(up) * bound + std::abs(silu) * bu + bound * bu * 1.1;
+          }
+          if (bias) want += bv[static_cast<std::size_t>(n)];
+          if (f == fuse::add) want += rv[static_cast<std::size_t>(n)];
+          bound += 1e-6 * std::abs(want);
+          if (!(std::abs(double(g) - want) <= bound) && ++bad <= 5)
+            CHECK_MESSAGE(false, "column " << n << ": gpu " << g << ", contract " << want << ", bound " << bound);
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+  ::unsetenv("OCTO_GEMV_IDOT");
+}
+
+TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x into NaN outputs") {
+  // The float loops give NaN (or an infinity) where x holds one; the rounding must not hide it in a
+  // finite step (docs/precision.md).
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  auto& vm = gpu_fast();
+  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+    for (float bad_value : {std::nanf(""), INFINITY}) {
+      CAPTURE(octo::ir::name(wd));
+      CAPTURE(bad_value);
+      const std::int64_t K = 512, N = 8;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+      c.task(opcode::gemv_tile, {x, w}, {y}, params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}}));
+      std::vector<float> xv(static_cast<std::size_t>(K), 0.25f), wf(static_cast<std::size_t>(N * K), 0.5f);
+      xv[77] = bad_value;
+      std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
+      for (std::int64_t n = 0; n < N; ++n)
+        octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
+      vm.load(c.p);
+      vm.write_bytes("x", f32_bytes(xv));
+      vm.write_bytes("w", wb);
+      vm.execute();
+      std::vector<float> got(static_cast<std::size_t>(N));
+      const auto gb = vm.read_bytes("y");
+      REQUIRE(gb.size() == got.size() * 4);
+      std::memcpy(got.data(), gb.data(), gb.size());
+      for (float g : got) CHECK(std::isnan(g));
+    }
+  }
+  ::unsetenv("OCTO_GEMV_IDOT");
 }

@@ -163,7 +163,7 @@ struct plans {
     if (!m.empty()) mismatches.push_back(what + " (" + std::string(l.shader) + "): " + m);
   }
 
-  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool f16_matmul = false,
+  void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool fast_precision = false,
             std::uint64_t shared_scratch = 0) {
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
@@ -171,7 +171,7 @@ struct plans {
     const auto& row = vm::vulkan::kernel_for(t.op);
     const bool has_planner = row.planner != nullptr;
     REQUIRE_MESSAGE(has_planner, ir::name(t.op) << " has no planner: " << row.no_kernel);
-    vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, f16_matmul};
+    vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, fast_precision};
     c.shared_scratch_address = shared_scratch;
     check(row.planner(c), t.label.str() + (d.subgroup_arithmetic ? "" : " without subgroups"));
   }
@@ -318,11 +318,11 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
     for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true));
   }
   ::unsetenv("OCTO_GEMM_KERNEL");
-  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*f16_matmul=*/true);
+  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*fast_precision=*/true);
   // Prefill sizes: a quantized weight dequantized once to f16 (weights_f16_<dt>) for gemm_coopf_f16.
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 512), device(true), true, 0x900000);
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
-  p.plan(attention(16, false), device(true), /*f16_matmul=*/true);
+  p.plan(attention(16, false), device(true), /*fast_precision=*/true);
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
@@ -366,13 +366,13 @@ TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatc
 namespace {
 
 /// The plan of a program's one task on a subgroup device with cooperative matrices, each buffer at its
-/// own address; `f16_matmul`: the `fast` precision.
-vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool f16_matmul,
+/// own address; `fast_precision`: the `fast` precision.
+vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool fast_precision,
                                                   std::uint64_t shared_scratch = 0) {
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
   const auto d = device(true);
-  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, f16_matmul};
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast_precision};
   c.shared_scratch_address = shared_scratch;
   return vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
 }

@@ -87,6 +87,7 @@ struct vulkan_device_facts {
   bool float16_arithmetic = false, int8_arithmetic = false;
   bool storage_8bit = false, storage_16bit = false;
   bool timeline_semaphores = false, buffer_device_address = false, cooperative_matrix_nv = false;
+  bool int_dot = false, int_dot_accelerated = false;  // packed int8 dot products; the hardware runs them
   bool separate_transfer_queue = false;
   std::uint32_t max_push_constants = 0, max_shared_memory = 0;
   std::uint64_t max_allocation_size = 0;

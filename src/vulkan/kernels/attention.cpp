@@ -147,7 +147,7 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   }();
   if (!prefill_env.empty() && prefill_env != "coop" && prefill_env != "rows")
     fail(c, "OCTO_ATTENTION_PREFILL='" + std::string(prefill_env) + "' is not coop or rows");
-  const bool coop_ok = prefill_env != "rows" && c.f16_matmul && c.device.cooperative_matrix_nv &&
+  const bool coop_ok = prefill_env != "rows" && c.fast_precision && c.device.cooperative_matrix_nv &&
                        c.device.subgroup_size == 32 && c.device.subgroup_shuffle && partial == 0 && T >= 16 &&
                        is16(k.dtype()) && is16(v.dtype()) && hd % 16 == 0 && hd <= 128 &&
                        q.address % 16 == 0 && k.address % 16 == 0 && v.address % 16 == 0;

@@ -243,7 +243,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   else if (force == "coopf" && coop_cfg) kind = "coopf";
   else if (force == "coop" && split_cfg) kind = "coop";
   // The default where the VM's precision is `fast` and the device has tensor cores (docs/precision.md).
-  else if (force.empty() && c.f16_matmul && coop_cfg) kind = "coopf";
+  else if (force.empty() && c.fast_precision && coop_cfg) kind = "coopf";
   else if (can_reg && (reg_first || !can_old)) kind = "reg";
   else if (can_old) kind = "old";
   else return false;

@@ -41,6 +41,28 @@ constexpr chunk_format chunk_formats[] = {
     {ir::dtype::q5_k, 8, true},  {ir::dtype::q6_k, 4, false}, {ir::dtype::iq4_nl, 1, false}, {ir::dtype::iq4_xs, 8, false},
 };
 
+/// The formats with an integer-dot chunk loop (shaders/common/gemv_idot.glsl; the gemv_idot_<dt> modules,
+/// subgroup reduction only).
+struct idot_module {
+  ir::dtype dtype;
+  std::string_view name;
+};
+constexpr idot_module idot_modules[] = {
+    {ir::dtype::q8_0, "gemv_idot_q8_0"}, {ir::dtype::q4_0, "gemv_idot_q4_0"}, {ir::dtype::q4_k, "gemv_idot_q4_k"},
+    {ir::dtype::q5_k, "gemv_idot_q5_k"}, {ir::dtype::q6_k, "gemv_idot_q6_k"},
+};
+
+/// OCTO_GEMV_IDOT: unset, the integer-dot GEMVs run at the `fast` precision where the device accelerates
+/// packed int8 dot products; 1, wherever it has them at all (how lavapipe's tests run them); 0, never.
+enum class idot_mode { accelerated, any, off };
+idot_mode idot_setting(const task_context& c) {
+  const char* v = std::getenv("OCTO_GEMV_IDOT");
+  if (!v || !*v) return idot_mode::accelerated;
+  if (std::string_view(v) == "1") return idot_mode::any;
+  if (std::string_view(v) == "0") return idot_mode::off;
+  fail(c, std::string("OCTO_GEMV_IDOT='") + v + "' is not 0 or 1");
+}
+
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
 /// width, for one x row): a power of two in [1, hi], or 0 when unset. Lets one device run compare
 /// shapes without a rebuild.
@@ -280,6 +302,13 @@ kernel_launch plan_gemv(const task_context& c) {
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
+    // precision, one x row, subgroup reductions.
+    const idot_mode im = idot_setting(c);
+    if (im != idot_mode::off && c.fast_precision && c.device.int_dot &&
+        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
+      for (const auto& m : idot_modules)
+        if (m.dtype == w.dtype()) l.shader = m.name;
     l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;

@@ -1,0 +1,179 @@
+// Decode GEMV chunk loops on packed 8-bit integer dot products (gemv.comp with GEMV_IDOT: the `fast`
+// precision on devices that accelerate them; the contract is docs/precision.md "Decode GEMVs on integer
+// dot products"). Included by gemv_chunks.glsl in place of its float loops for Q8_0, Q4_0, Q4_K, Q5_K and
+// Q6_K; the chunks (which invocation reads which 16-byte runs of a block) are the same, only the
+// arithmetic changes.
+//
+// Why: the float loops of the 4- to 6-bit formats are bound by their arithmetic, not by memory (about 4
+// instructions per weight and row: each quant turned into a float, then an FMA; docs/vulkan.md). Here
+// each invocation rounds the x elements its chunk needs (which it loads anyway, once per workgroup) to
+// int8 per aligned 16-element run, in registers, and every weight row of the workgroup then costs one
+// OpSDot per 4 quants (plus the masks that pick them out). An earlier attempt (git 3c031b0) rounded the
+// whole x row into shared memory first: every workgroup then waited at a barrier before its first weight
+// load, and lost.
+//
+// A run of 16 elements v (x times the RMSNORM weight when fused) becomes v^ = step * q with
+// step = max|v| / 127 and q = roundEven(v * 127 / max|v|) (q = 0 for a run whose max is below 1e-30);
+// the kernel then computes W v^ exactly, up to f32 rounding of the per-chunk sums. A run holding an
+// infinity or a NaN gets a NaN or infinite step, so the outputs it feeds are NaN, not finite.
+#ifndef OCTO_GEMV_IDOT_GLSL
+#define OCTO_GEMV_IDOT_GLSL
+
+#extension GL_EXT_spirv_intrinsics : require
+
+// OpSDot (SPV_KHR_integer_dot_product, opcode 4450) on two words of 4 packed int8,
+// PackedVectorFormat4x8Bit (literal 0): Debian's glslang has no GL_EXT_integer_dot_product, so the
+// instruction is declared here. Capabilities: DotProduct (6019), DotProductInput4x8BitPacked (6018).
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int octo_sdot4x8(uint a, uint b, spirv_literal int packed_format);
+int sdot4(uint a, uint b) { return octo_sdot4x8(a, b, 0); }
+// The sum of four sdot4s: 16 weight bytes against a run's 16 quantized x.
+int sdot16(uvec4 w, uvec4 x) { return (sdot4(w.x, x.x) + sdot4(w.y, x.y)) + (sdot4(w.z, x.z) + sdot4(w.w, x.w)); }
+
+// Four values already scaled into [-127, 127] as four int8 bytes. Adding 1.5 * 2^23 leaves
+// roundEven(t) in the float's low mantissa bits (the mantissa's unit is 1 there): no float -> int
+// conversion, a quarter-rate instruction.
+uint pack_q4(vec4 t) {
+  uvec4 u = floatBitsToUint(t + 12582912.0) & 0xFFu;
+  return u.x | (u.y << 8) | (u.z << 16) | (u.w << 24);
+}
+
+// A quantized run of x: 16 int8, its step, and the sum of its quants (the formats' offsets and mins
+// multiply sums of x).
+struct xrun {
+  uvec4 q;
+  float step;
+  int qsum;
+};
+
+// Elements e .. e+15 of x row 0 (e a multiple of 16) through xload (the norm weight, the sum of squares).
+xrun xquant16(uint e) {
+  vec4 v0 = xload(0u, e), v1 = xload(0u, e + 4u), v2 = xload(0u, e + 8u), v3 = xload(0u, e + 12u);
+  // max |v| on the bit patterns: non-negative floats order as their bits, and a NaN or an infinity
+  // orders above every finite value, so it reaches the step.
+  uvec4 a = max(max(floatBitsToUint(abs(v0)), floatBitsToUint(abs(v1))), max(floatBitsToUint(abs(v2)), floatBitsToUint(abs(v3))));
+  float amax = uintBitsToFloat(max(max(a.x, a.y), max(a.z, a.w)));
+  float inv = amax >= 1e-30 && floatBitsToUint(amax) < 0x7F800000u ? 127.0 / amax : 0.0;
+  xrun r;
+  r.q = uvec4(pack_q4(v0 * inv), pack_q4(v1 * inv), pack_q4(v2 * inv), pack_q4(v3 * inv));
+  r.step = amax / 127.0;
+  r.qsum = sdot16(r.q, uvec4(0x01010101u));
+  return r;
+}
+
+#if GEMV_BLOCK == 10
+// ---- Q8_0: chunk c = half hh of block blk: its 16 int8 quants against one x run. ----
+const uint CPB = 2u;
+void gemv_chunk(uint c) {
+  uint blk = c >> 1, hh = c & 1u;
+  uvec4 q[NR];
+  float d[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uint bs = wrow[n] + blk * 34u;
+    d[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u + 16u * hh);
+  }
+  xrun x = xquant16(blk * 32u + 16u * hh);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) acc[n] += d[n] * (x.step * float(sdot16(q[n], x.q)));
+}
+#endif
+
+#if GEMV_BLOCK == 11
+// ---- Q4_0: one chunk per block: low nibbles elements 0..15, high ones 16..31; w = d (q - 8). ----
+const uint CPB = 1u;
+void gemv_chunk(uint c) {
+  uvec4 q[NR];
+  float d[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uint bs = wrow[n] + c * 18u;
+    d[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u);
+  }
+  xrun xl = xquant16(c * 32u), xh = xquant16(c * 32u + 16u);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    int pl = sdot16(q[n] & 0x0F0F0F0Fu, xl.q) - 8 * xl.qsum;
+    int ph = sdot16((q[n] >> 4) & 0x0F0F0F0Fu, xh.q) - 8 * xh.qsum;
+    acc[n] += d[n] * (xl.step * float(pl) + xh.step * float(ph));
+  }
+}
+#endif
+
+#if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
+// ---- Q4_K / Q5_K: chunk c of a block = 64-element group j, half hh: the low nibbles are elements
+// 64j + 16hh + i (sub-block 2j), the high ones 32 further (sub-block 2j + 1). ----
+const uint CPB = 8u;
+void gemv_chunk(uint c) {
+  uint blk = c >> 3, ci = c & 7u, j = ci >> 1, hh = ci & 1u;
+  uint e0 = blk * 256u + 64u * j + 16u * hh;
+#if GEMV_BLOCK == 17
+  const uint BQ = 9u;  // 144-byte blocks in uvec4s
+#else
+  const uint BQ = 11u;  // 176 bytes
+#endif
+  uvec4 hdr[NR], lo[NR], hi[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u4_buf wb = u4_buf(wsrc(n));
+    uint q = (wrow[n] >> 4) + blk * BQ;
+    hdr[n] = wb.d[q];
+#if GEMV_BLOCK == 17
+    uvec4 w = wb.d[q + 1u + 2u * j + hh];
+    lo[n] = w & 0x0F0F0F0Fu;
+    hi[n] = (w >> 4) & 0x0F0F0F0Fu;
+#else
+    uvec4 qh = wb.d[q + 1u + hh] >> (2u * j);
+    uvec4 w = wb.d[q + 3u + 2u * j + hh];
+    lo[n] = (w & 0x0F0F0F0Fu) | ((qh << 4) & 0x10101010u);
+    hi[n] = ((w >> 4) & 0x0F0F0F0Fu) | ((qh << 3) & 0x10101010u);
+#endif
+  }
+  xrun xl = xquant16(e0), xh = xquant16(e0 + 32u);
+  float sl = xl.step * float(xl.qsum), sh = xh.step * float(xh.qsum);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    vec2 dsc, mn;
+    k4_scales(hdr[n], j, dsc, mn);
+    acc[n] += dsc.x * (xl.step * float(sdot16(lo[n], xl.q))) + dsc.y * (xh.step * float(sdot16(hi[n], xh.q))) -
+              (mn.x * sl + mn.y * sh);
+  }
+}
+#endif
+
+#if GEMV_BLOCK == 19
+// ---- Q6_K: chunk c = half hh, l0 = 16 (c % 2): the 16-element runs 128hh + 32g + l0 (g = 0..3, scale
+// 8hh + c%2 + 2g), 6-bit values v in 0..63; w = d sc (v - 32). ----
+const uint CPB = 4u;
+void gemv_chunk(uint c) {
+  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * c1;
+  uvec4 v0[NR], v1[NR], v2[NR], v3[NR];
+  vec4 dsc[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uint bs = wrow[n] + blk * 210u;
+    uint a0 = bs + 64u * hh + 16u * c1;
+    uvec4 qa = load16_even(wb, a0), qb = load16_even(wb, a0 + 32u);
+    uvec4 qh = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
+    uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
+    float d = f16_to_f32(load_u16(wb, bs + 208u));
+    // The four int8 scales as exact floats without an int -> float conversion (as gemv_chunks.glsl).
+    uint sh = 8u * c1, sx = (s.x >> sh) ^ 0x00800080u, sy = (s.y >> sh) ^ 0x00800080u;
+    dsc[n] = d * (vec4(uintBitsToFloat((sx & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sx >> 8) & 0xFF00u) | 0x47000000u),
+                       uintBitsToFloat((sy & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sy >> 8) & 0xFF00u) | 0x47000000u)) -
+                  vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
+    v0[n] = (qa & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u);
+    v1[n] = (qb & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u);
+    v2[n] = ((qa >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
+    v3[n] = ((qb >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u);
+  }
+  xrun x0 = xquant16(e0), x1 = xquant16(e0 + 32u), x2 = xquant16(e0 + 64u), x3 = xquant16(e0 + 96u);
+  vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
+  ivec4 off = 32 * ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    ivec4 p = ivec4(sdot16(v0[n], x0.q), sdot16(v1[n], x1.q), sdot16(v2[n], x2.q), sdot16(v3[n], x3.q)) - off;
+    acc[n] += dot(dsc[n], steps * vec4(p));
+  }
+}
+#endif
+
+#endif
