@@ -15,7 +15,7 @@
 // A run of 16 elements v (x times the RMSNORM weight when fused) becomes v^ = step * q with
 // step = max|v| / 127 and q = roundEven(v * 127 / max|v|) (q = 0 for a run whose max is below 1e-30);
 // the kernel then computes W v^ exactly, up to f32 rounding of the per-chunk sums. A run holding an
-// infinity or a NaN gets a NaN or infinite step, so the outputs it feeds are NaN, not finite.
+// infinity or a NaN gets an infinite or NaN step, so the outputs it feeds are not finite either.
 #ifndef OCTO_GEMV_IDOT_GLSL
 #define OCTO_GEMV_IDOT_GLSL
 

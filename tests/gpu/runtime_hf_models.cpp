@@ -101,6 +101,9 @@ TEST_CASE("Vulkan vs reference VM on quantized GGUFs (Q8_0; Q4_K, Q6_K for tiny-
     eo.kv_type = ir::dtype::f32;
     eo.prefill_chunk = 4;
     eo.vulkan.pipeline_cache_dir.push_back('-');
+    // f32 arithmetic: the `fast` precision's decode GEMVs round x to 8 bits on devices that accelerate
+    // integer dot products (docs/precision.md item 4; gpu_fused_decode tests that contract).
+    eo.vulkan.precision = vm::matmul_precision::accurate;
     runtime::engine gpu(out, eo);
     eo.vm = runtime::backend::reference;
     runtime::engine ref(out, eo);

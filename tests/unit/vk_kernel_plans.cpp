@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
@@ -323,6 +323,11 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 512), device(true), true, 0x900000);
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
   p.plan(attention(16, false), device(true), /*fast_precision=*/true);
+  // Decode GEMVs on integer dot products (gemv_idot_<dt>): the `fast` precision on a device that
+  // accelerates them.
+  auto idot_device = device(true);
+  idot_device.int_dot = idot_device.int_dot_accelerated = true;
+  for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemv_tile, w, 1), idot_device, /*fast_precision=*/true);
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
@@ -544,12 +549,21 @@ TEST_CASE("prefill GEMMs with a fused epilogue: RMSNORM_GEMV and GEMV_ADD over m
 namespace {
 
 /// The plan of a one-row GEMV_TILE of an n x k weight of dtype `w` on a subgroup device (kernels/gemv.cpp).
-vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w) {
+/// The plan of an n x k GEMV over `rows` x rows; `fast` and `int_dot` (accelerated or not) set the
+/// precision and what the device says of packed int8 dot products.
+vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w, bool fast = false, int int_dot = 0,
+                                           std::int64_t rows = 1) {
   ir::param_list p;
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
   const auto prog =
-      single_task(opcode::gemv_tile, {{"x", {1, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {1, n}}, p);
-  return plan_on_subgroup_device(prog, false);
+      single_task(opcode::gemv_tile, {{"x", {rows, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {rows, n}}, p);
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  auto d = device(true);
+  d.int_dot = int_dot > 0;
+  d.int_dot_accelerated = int_dot > 1;
+  vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast};
+  return vm::vulkan::kernel_for(opcode::gemv_tile).planner(c);
 }
 
 }  // namespace
@@ -572,6 +586,41 @@ TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in t
   ::setenv("OCTO_GEMV_NR", "4", 1);          // the knob still wins
   CHECK(nr(1536, 1536, dtype::q4_k) == 4);
   ::unsetenv("OCTO_GEMV_NR");
+}
+
+TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a device that accelerates them") {
+  clear_kernel_environment();
+  // docs/precision.md item 4: int_dot 2 = the instruction, accelerated; 1 = present only.
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2).shader == "gemv_idot_q4_k");
+  CHECK(plan_decode_gemv(896, 896, dtype::q8_0, true, 2).shader == "gemv_idot_q8_0");
+  CHECK(plan_decode_gemv(3584, 18944, dtype::q6_k, true, 2).shader == "gemv_idot_q6_k");
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, false, 2).shader == "gemv_q4_k");  // accurate
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_q4_k");   // not accelerated
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 0).shader == "gemv_q4_k");   // no instruction
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 3).shader == "gemv_q4_k"); // three x rows
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_q3_k");   // no integer loop
+  CHECK(plan_decode_gemv(3584, 3584, dtype::f16, true, 2).shader == "gemv_f16");
+  // Rows per workgroup: the integer loops take 4 over long rows (K >= 16384) where the float ones take 2.
+  const auto nr = [](std::int64_t n, std::int64_t k, dtype w, int int_dot) {
+    return plan_decode_gemv(n, k, w, true, int_dot).spec_constants.at(1);
+  };
+  CHECK(nr(3584, 18944, dtype::q6_k, 2) == 4);  // 7B down
+  CHECK(nr(1536, 8960, dtype::q4_k, 2) == 2);   // 1.5B down: fewer workgroups lost
+  CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);   // 7B q / o: short rows keep 2
+  CHECK(nr(3584, 18944, dtype::q6_k, 1) == 2);  // the float loops keep 2
+  ::setenv("OCTO_GEMV_NR_LONG", "8", 1);
+  CHECK(nr(3584, 18944, dtype::q6_k, 2) == 8);
+  CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);
+  ::unsetenv("OCTO_GEMV_NR_LONG");
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);  // wherever the instruction exists
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_idot_q4_k");
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, false, 1).shader == "gemv_q4_k");  // still only at fast
+  ::setenv("OCTO_GEMV_IDOT", "0", 1);  // never
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2).shader == "gemv_q4_k");
+  ::setenv("OCTO_GEMV_IDOT", "yes", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2), doctest::Contains("OCTO_GEMV_IDOT='yes' is not 0 or 1"),
+                       octo::error);
+  ::unsetenv("OCTO_GEMV_IDOT");
 }
 
 TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power of two, 64 for 56-63 chunks") {

@@ -277,15 +277,37 @@ kernel_launch plan_gemv(const task_context& c) {
     // each x load; RB = up to 4 x rows share each weight load. The workgroup is no wider than a row has
     // chunks (short rows would leave invocations idle), and at least 32 wide.
     const std::uint32_t chunks = K / static_cast<std::uint32_t>(blk) * f.chunks_per_block;
+    const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
+    require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
+    // x through shared memory in tiles (XS) only with OCTO_GEMV_XS=1: on the H200 it was 1.3-4x slower
+    // than each invocation loading its chunk's x (benchmarks/results/2026-11-21-h100-gemv).
+    const char* xs_env = std::getenv("OCTO_GEMV_XS");
+    const bool xs = xs_env && std::string_view(xs_env) == "1";
+    // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
+    // precision, one x row, subgroup reductions.
+    const idot_mode im = idot_setting(c);
+    if (im != idot_mode::off && c.fast_precision && c.device.int_dot &&
+        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
+      for (const auto& m : idot_modules)
+        if (m.dtype == w.dtype()) l.shader = m.name;
+    const bool idot = l.shader.substr(0, 10) == "gemv_idot_";
     // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O, the 1.5B / 7B down
     // projections) in the 256-element formats (the K-quants, measured; IQ4_XS goes with them) and, in the
     // 32-element ones, over rows of at most kShortK (twice the workgroups: 13-35% less time each on the
     // H100), else 4 (gate|up and the LM head took 18-33% more at 2; the 7B's Q8_0 projections, K = 3584,
     // 3% more in all).
     // benchmarks/results/2026-11-28-h100-decode (calls 2 and 3).
-    constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048;
+    constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048, kLongK = 16384;
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
-    const std::uint32_t nr_c = even(nr_knob ? nr_knob : (narrow ? 2 : 4));
+    // The integer loops over long rows (K >= kLongK: the 7B's down projection, 18944) take
+    // OCTO_GEMV_NR_LONG rows (default 4) even where narrow: their arithmetic is light enough that two rows
+    // a workgroup leave the memory idle. On the H200 the 7B down GEMV (Q4_K, chained) read 0.32 of HBM at
+    // 2 rows, 0.42 at 4, 0.51 at 8, and 7B Q4_K_M decode ran 245 tok/s at 4 against 234 at 2 and 237 at
+    // 8; the 1.5B's down projection (K = 8960, half the workgroups) lost 3.7% at 4, so it keeps 2.
+    // benchmarks/results/2026-11-29-h200-idot (calls 2 and 3).
+    const std::uint32_t nr_long = idot && K >= kLongK ? knob(c, "OCTO_GEMV_NR_LONG", 16) : 0;
+    const std::uint32_t nr_c =
+        even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : 2) : 4));
     // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
     // but 64 rather than one 32-wide warp where a row has 56-63 chunks (at most 1/8 of the 64 idle: the
     // 0.5B's Q8_0 rows of 896, Q6_K rows of 3584): 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
@@ -295,20 +317,7 @@ kernel_launch plan_gemv(const task_context& c) {
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
-    const std::uint32_t rb_c = std::min<std::uint32_t>(rows, 4);
-    require(c, (rows + rb_c - 1) / rb_c <= 65535, "too many rows for one dispatch");
-    // x through shared memory in tiles (XS) only with OCTO_GEMV_XS=1: on the H200 it was 1.3-4x slower
-    // than each invocation loading its chunk's x (benchmarks/results/2026-11-21-h100-gemv).
-    const char* xs_env = std::getenv("OCTO_GEMV_XS");
-    const bool xs = xs_env && std::string_view(xs_env) == "1";
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
-    // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
-    // precision, one x row, subgroup reductions.
-    const idot_mode im = idot_setting(c);
-    if (im != idot_mode::off && c.fast_precision && c.device.int_dot &&
-        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
-      for (const auto& m : idot_modules)
-        if (m.dtype == w.dtype()) l.shader = m.name;
     l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
