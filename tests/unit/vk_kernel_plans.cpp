@@ -552,11 +552,12 @@ namespace {
 /// The plan of an n x k GEMV over `rows` x rows; `fast` and `int_dot` (accelerated or not) set the
 /// precision and what the device says of packed int8 dot products.
 vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w, bool fast = false, int int_dot = 0,
-                                           std::int64_t rows = 1) {
+                                           std::int64_t rows = 1, std::string_view regime = {}) {
   ir::param_list p;
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
-  const auto prog =
+  auto prog =
       single_task(opcode::gemv_tile, {{"x", {rows, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {rows, n}}, p);
+  if (!regime.empty()) prog.set_meta("regime", ir::text(regime));
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
   auto d = device(true);
@@ -568,7 +569,7 @@ vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype
 
 }  // namespace
 
-TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in the 32-element formats), else 4") {
+TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in the 32-element formats) and 16-bit weights, else 4") {
   clear_kernel_environment();
   // Spec constant 1 is shaders/gemv.comp's NR (benchmarks/results/2026-11-28-h100-decode).
   const auto nr = [](std::int64_t n, std::int64_t k, dtype w) { return plan_decode_gemv(n, k, w).spec_constants.at(1); };
@@ -583,6 +584,10 @@ TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in t
   CHECK(nr(3584, 3584, dtype::q8_0) == 4);   // 7B q / o: 32-element blocks past K = 2048 keep 4
   CHECK(nr(1536, 8960, dtype::q8_0) == 4);   // 1.5B down in Q8_0
   CHECK(nr(16384, 1536, dtype::q8_0) == 4);  // LM-head-like
+  CHECK(nr(896, 896, dtype::f16) == 2);      // 16-bit weights, one x row: 2 (F32 too)
+  CHECK(nr(37888, 3584, dtype::bf16) == 2);
+  CHECK(nr(3584, 3584, dtype::f32) == 2);
+  CHECK(plan_decode_gemv(896, 896, dtype::f16, false, 0, 3).spec_constants.at(1) == 4);  // three x rows: 4
   ::setenv("OCTO_GEMV_NR", "4", 1);          // the knob still wins
   CHECK(nr(1536, 1536, dtype::q4_k) == 4);
   ::unsetenv("OCTO_GEMV_NR");
@@ -598,6 +603,10 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_q4_k");   // not accelerated
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 0).shader == "gemv_q4_k");   // no instruction
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 3).shader == "gemv_q4_k"); // three x rows
+  // A prefill's one-row GEMV (its last-row head) keeps f32 (docs/precision.md item 2); a decode step's
+  // does not.
+  CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "prefill").shader == "gemv_q8_0");
+  CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "decode").shader == "gemv_idot_q8_0");
   CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_q3_k");   // no integer loop
   CHECK(plan_decode_gemv(3584, 3584, dtype::f16, true, 2).shader == "gemv_f16");
   // Rows per workgroup: the integer loops take 4 over long rows (K >= 16384) where the float ones take 2.

@@ -230,8 +230,12 @@ kernel_launch plan_gemv(const task_context& c) {
                    (ops.fuse != 3 || quant || aux_addr % 16 == 0);
   // Every workgroup reads the whole x row(s) (from cache) once, so more output columns per workgroup
   // keep x's traffic below the weight's when the weight is small per row (quantized decode).
+  // One x row (decode) over 16-bit weights takes 2 rows a workgroup, as F32 does: twice the workgroups
+  // of 4, and each row's 16-byte units still share x's loads. On the H200, decode at 2 against 4: 0.5B
+  // F16 894 against 816 tok/s, 1.5B F16 543 against 490, 7B F16 204 against 197
+  // (benchmarks/results/2026-11-29-h200-idot, calls 4 and 5; BF16 runs the same loop, unmeasured).
   const std::uint32_t rb = rows == 1 ? 1 : (rows <= 4 ? 4 : 8);
-  std::uint32_t nr = rb == 8 ? 2 : (quant ? 8 : (w.dtype() == ir::dtype::f32 ? 2 : 4));
+  std::uint32_t nr = rb == 8 ? 2 : (quant ? 8 : (w.dtype() == ir::dtype::f32 || rb == 1 ? 2 : 4));
   const std::uint32_t wg = workgroup_size(c.device, 64);
   const std::uint32_t w_row_bytes = u32(c, ir::nbytes(w.dtype(), K), "weight row bytes");
 
@@ -284,9 +288,11 @@ kernel_launch plan_gemv(const task_context& c) {
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
     // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
-    // precision, one x row, subgroup reductions.
+    // precision, one x row, subgroup reductions, not in a prefill (a prompt's last-row head keeps f32:
+    // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
+    // cost 5.2e-3 on a Q8_0 test model).
     const idot_mode im = idot_setting(c);
-    if (im != idot_mode::off && c.fast_precision && c.device.int_dot &&
+    if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
         (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
       for (const auto& m : idot_modules)
         if (m.dtype == w.dtype()) l.shader = m.name;
