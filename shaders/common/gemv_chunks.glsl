@@ -93,6 +93,25 @@ void k4_scales(uvec4 hdr, uint j, out vec2 dsc, out vec2 mn) {
   mn = dm.y * (vec2(uintBitsToFloat((m & 0xFFu) | 0x4B000000u), uintBitsToFloat((m & 0xFF00u) | 0x47000000u)) - big);
 }
 
+// Q6_K: chunk (half hh, c1 = c % 2) of the 210-byte block at byte bs: its low quant bits qa (elements
+// l0 + i, and their high nibbles 64 further) and qb (32 further), its high bits qh, and its four
+// scales times d. The int8 scales (bytes 0 and 2 of each word after the shift) become exact floats
+// without an int -> float conversion: sign bit flipped (v + 128); byte 0 ORed under the exponent 23 and
+// byte 2, moved to bits 8-15, under the exponent 15 (a mantissa unit of 1 for both); minus those powers
+// of two and 128.
+void q6k_read(u32_buf wb, uint bs, uint hh, uint c1, out uvec4 qa, out uvec4 qb, out uvec4 qh, out vec4 dsc) {
+  uint a = bs + 64u * hh + 16u * c1;
+  qa = load16_even(wb, a);
+  qb = load16_even(wb, a + 32u);
+  qh = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
+  uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
+  float d = f16_to_f32(load_u16(wb, bs + 208u));
+  uint sh = 8u * c1, sx = (s.x >> sh) ^ 0x00800080u, sy = (s.y >> sh) ^ 0x00800080u;
+  dsc = d * (vec4(uintBitsToFloat((sx & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sx >> 8) & 0xFF00u) | 0x47000000u),
+                  uintBitsToFloat((sy & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sy >> 8) & 0xFF00u) | 0x47000000u)) -
+             vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
+}
+
 // The integer-dot loops (the `fast` precision's decode GEMVs) replace the float ones below.
 #ifdef GEMV_IDOT
 #include "gemv_idot.glsl"
@@ -170,24 +189,8 @@ void gemv_chunk(uint c) {
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
   uvec4 qa[NR], qb[NR], qh[NR];
   vec4 dsc[NR];
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint bs = wrow[n] + blk * 210u;
-    uint a = bs + 64u * hh + 16u * c1;
-    qa[n] = load16_even(wb, a);
-    qb[n] = load16_even(wb, a + 32u);
-    qh[n] = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
-    uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
-    float d = f16_to_f32(load_u16(wb, bs + 208u));
-    // The four int8 scales (bytes 0 and 2 of each word after the shift) as exact floats, without an
-    // int -> float conversion: sign bit flipped (v + 128); byte 0 ORed under the exponent 23 and byte 2,
-    // moved to bits 8-15, under the exponent 15 (a mantissa unit of 1 for both); minus those powers of
-    // two and 128.
-    uint sh = 8u * c1, sx = (s.x >> sh) ^ 0x00800080u, sy = (s.y >> sh) ^ 0x00800080u;
-    dsc[n] = d * (vec4(uintBitsToFloat((sx & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sx >> 8) & 0xFF00u) | 0x47000000u),
-                       uintBitsToFloat((sy & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sy >> 8) & 0xFF00u) | 0x47000000u)) -
-                  vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
-  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    q6k_read(u32_buf(wsrc(n)), wrow[n] + blk * 210u, hh, c1, qa[n], qb[n], qh[n], dsc[n]);
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     vec4 x0[RB], x1[RB], x2[RB], x3[RB];
     [[unroll]] for (uint r = 0u; r < RB; ++r) {

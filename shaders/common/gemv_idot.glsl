@@ -149,18 +149,8 @@ void gemv_chunk(uint c) {
   uvec4 v0[NR], v1[NR], v2[NR], v3[NR];
   vec4 dsc[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint bs = wrow[n] + blk * 210u;
-    uint a0 = bs + 64u * hh + 16u * c1;
-    uvec4 qa = load16_even(wb, a0), qb = load16_even(wb, a0 + 32u);
-    uvec4 qh = load16_even(wb, bs + 128u + 32u * hh + 16u * c1);
-    uvec2 s = load8_even(wb, bs + 192u + 8u * hh);
-    float d = f16_to_f32(load_u16(wb, bs + 208u));
-    // The four int8 scales as exact floats without an int -> float conversion (as gemv_chunks.glsl).
-    uint sh = 8u * c1, sx = (s.x >> sh) ^ 0x00800080u, sy = (s.y >> sh) ^ 0x00800080u;
-    dsc[n] = d * (vec4(uintBitsToFloat((sx & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sx >> 8) & 0xFF00u) | 0x47000000u),
-                       uintBitsToFloat((sy & 0xFFu) | 0x4B000000u), uintBitsToFloat(((sy >> 8) & 0xFF00u) | 0x47000000u)) -
-                  vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
+    uvec4 qa, qb, qh;
+    q6k_read(u32_buf(wsrc(n)), wrow[n] + blk * 210u, hh, c1, qa, qb, qh, dsc[n]);
     v0[n] = (qa & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u);
     v1[n] = (qb & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u);
     v2[n] = ((qa >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
