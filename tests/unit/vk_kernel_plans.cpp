@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
@@ -617,6 +617,14 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr(1536, 8960, dtype::q4_k, 2) == 2);   // 1.5B down: fewer workgroups lost
   CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);   // 7B q / o: short rows keep 2
   CHECK(nr(3584, 18944, dtype::q6_k, 1) == 2);  // the float loops keep 2
+  CHECK(nr(37888, 3584, dtype::q8_0, 2) == 8);   // 7B gate|up in Q8_0: 8
+  CHECK(nr(152064, 3584, dtype::q8_0, 2) == 8);  // 7B LM head in Q8_0
+  CHECK(nr(17920, 1536, dtype::q8_0, 2) == 4);   // 1.5B gate|up keeps 4
+  CHECK(nr(37888, 3584, dtype::q4_k, 2) == 4);   // the K-quants keep 4
+  CHECK(nr(37888, 3584, dtype::q8_0, 1) == 4);   // the float loops keep 4
+  ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
+  CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);
+  ::unsetenv("OCTO_GEMV_NR_WIDE");
   ::setenv("OCTO_GEMV_NR_LONG", "8", 1);
   CHECK(nr(3584, 18944, dtype::q6_k, 2) == 8);
   CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);
