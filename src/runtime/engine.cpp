@@ -875,25 +875,23 @@ struct engine::impl {
       throw octo::error("octo: the prompt has " + std::to_string(ids.size()) + " tokens but the context holds " +
                         std::to_string(cfg.max_ctx - pos) + " more (raise --ctx)");
     if (pipe) return pipeline_prefill(ids);
-    if (pos != 0) {  // continuing a sequence: token by token
-      std::uint32_t head = 0;
-      for (auto id : ids) head = step(id);
-      return last_logits(head);
-    }
     const auto n = static_cast<std::int64_t>(ids.size());
+    if (pos != 0 && n == 1) return last_logits(step(ids[0]));  // one more token: a decode step, no program to build
     const auto& s = prefill_programs(n);
-    // Windows of T tokens; the last ends at the prompt's end and may overlap the one before (the
-    // overlapped positions are recomputed to the same keys and values).
+    // Windows of T <= n tokens from the sequence's position (a continued sequence too: its new tokens
+    // attend to the cache's earlier ones); the last ends at the prompt's end and may overlap the one
+    // before (the overlapped positions are recomputed to the same keys and values).
+    const std::int64_t base = pos;
     std::int64_t start = 0;
     std::uint32_t head = 0;
     for (;;) {
       const bool last_window = start + s.T >= n;
       if (last_window) start = n - s.T;
-      head = run_pass(s, ids.subspan(std::size_t(start), std::size_t(s.T)), start);
+      head = run_pass(s, ids.subspan(std::size_t(start), std::size_t(s.T)), base + start);
       if (last_window) break;
       start += s.T;
     }
-    pos = n;
+    pos = base + n;
     return last_logits(head);
   }
 
@@ -1213,15 +1211,13 @@ void engine::impl::make_pipeline(const std::filesystem::path& path) {
 std::vector<float> engine::impl::pipeline_prefill(std::span<const std::int32_t> ids) {
   const auto n = std::int64_t(ids.size());
   std::vector<pipeline::window> ws;
-  if (pos != 0) {  // continuing a sequence: token by token, as one engine does
-    for (std::int64_t k = 0; k < n; ++k) ws.push_back({pos + k, 1, true});
-  } else {  // the windows one engine's prefill takes: T tokens each, the last ending at the prompt's end
-    const std::int64_t T = std::min(n, chunk);
-    for (std::int64_t start = 0;; start += T) {
-      const bool last_window = start + T >= n;
-      ws.push_back({last_window ? n - T : start, T, false});
-      if (last_window) break;
-    }
+  // The windows one engine's prefill takes, from the sequence's position: T tokens each, the last ending
+  // at the prompt's end.
+  const std::int64_t T = std::min(n, chunk);
+  for (std::int64_t start = 0;; start += T) {
+    const bool last_window = start + T >= n;
+    ws.push_back({pos + (last_window ? n - T : start), T, false});
+    if (last_window) break;
   }
   auto r = pipe->run(ids, pos, ws, false);
   pos += n;
@@ -1372,7 +1368,8 @@ std::vector<std::int32_t> engine::generate(std::span<const std::int32_t> prompt,
                                            const std::function<bool(std::int32_t)>& on_token,
                                            std::vector<float>* prompt_logits) {
   if (n < 0) throw octo::error("octo: the number of tokens to generate must be >= 0");
-  if (impl_->pos == 0) prepare_prefill(static_cast<std::int64_t>(prompt.size()));  // outside the timed prefill
+  // The prefill programs, outside the timed prefill (one more token of a sequence is a decode step).
+  if (impl_->pos == 0 || prompt.size() > 1) prepare_prefill(static_cast<std::int64_t>(prompt.size()));
   const auto ms_since_t = [](clock_type::time_point t0) { return ms_since(t0); };
   auto& last = impl_->last;
   sampler smp(s);

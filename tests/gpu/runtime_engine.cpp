@@ -86,3 +86,25 @@ TEST_CASE("Vulkan: chunked prefill equals token-by-token decode and the referenc
   CHECK(chunked.validation_messages() == 0);
   CHECK(steps.validation_messages() == 0);
 }
+
+TEST_CASE("Vulkan: a continued sequence prefills in windows from its position, the reference VM's logits") {
+  // A chat's next turn: the second prompt's windows start at the first prompt's end and attend to the
+  // cache it left (engine::prefill); token-by-token decode on the reference VM is the oracle.
+  runtime::engine chunked(stories, opts(runtime::backend::vulkan, 64, 8));
+  runtime::engine ref(stories, opts(runtime::backend::reference, 64));
+  const auto& tok = chunked.model().tokenizer();
+  const auto first = tok.encode("Once upon a time", true);
+  const auto second = tok.encode(" there was a little girl named Lily. She liked", false);
+  REQUIRE(second.size() > 8);
+  REQUIRE(second.size() % 8 != 0);
+  std::vector<float> r;
+  for (auto id : first) r = ref.decode(id);
+  CHECK(test::rel_l2(chunked.prefill(first), r) < 1e-4);
+  const auto passes = chunked.stats().passes;
+  for (auto id : second) r = ref.decode(id);
+  CHECK(test::rel_l2(chunked.prefill(second), r) < 1e-4);
+  CHECK(chunked.stats().passes - passes == 2);  // two windows of 8, not one pass per token
+  CHECK(chunked.position() == std::int64_t(first.size() + second.size()));
+  for (std::int32_t next : {400, 17}) CHECK(test::rel_l2(chunked.decode(next), ref.decode(next)) < 1e-4);
+  CHECK(chunked.validation_messages() == 0);
+}

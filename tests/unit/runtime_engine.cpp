@@ -130,6 +130,30 @@ TEST_CASE("prefill in overlapping chunks gives the logits of token-by-token deco
   }
 }
 
+TEST_CASE("a continued sequence prefills its new tokens in windows from its position (reference VM)") {
+  // A second prompt after a first (a chat's next turn) goes through the prefill windows at the
+  // sequence's position, attending to the cache the first left: the logits of token-by-token decode.
+  runtime::engine chunked(stories, ref(64, 8));
+  runtime::engine steps(stories, ref(64));
+  const auto& tok = chunked.model().tokenizer();
+  const auto first = tok.encode("Once upon a time", true);
+  const auto second = tok.encode(" there was a little girl named Lily. She liked", false);
+  REQUIRE(second.size() > 8);  // two windows of 8 at the first prompt's end, the last overlapping
+  REQUIRE(second.size() % 8 != 0);
+  std::vector<float> c;
+  for (auto id : first) c = steps.decode(id);
+  CHECK(test::rel_l2(chunked.prefill(first), c) < 1e-5);
+  for (auto id : second) c = steps.decode(id);
+  const auto a = chunked.prefill(second);
+  CHECK(chunked.position() == std::int64_t(first.size() + second.size()));
+  CHECK(test::rel_l2(a, c) < 1e-5);
+  // one token more, and the decode steps after it, from the same cache
+  const std::int32_t one[1] = {400};
+  CHECK(test::rel_l2(chunked.prefill(one), steps.decode(400)) < 1e-5);
+  for (std::int32_t next : {17, 300}) CHECK(test::rel_l2(chunked.decode(next), steps.decode(next)) < 1e-5);
+  CHECK(chunked.stats().passes < steps.stats().passes);  // windows, not one pass per token
+}
+
 TEST_CASE("prompt and token errors") {
   runtime::engine e(stories, ref(8));
   const std::vector<std::int32_t> long_prompt(9, 5);

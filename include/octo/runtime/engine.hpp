@@ -176,8 +176,9 @@ class engine {
 
   /// Forgets the sequence (position 0); the KV cache is overwritten as the next one goes.
   void reset();
-  /// Runs `ids` at positions position()..: batched (GEMM) when the sequence is empty, else token by
-  /// token. Returns the logits of the last id. octo::error if they do not fit the context.
+  /// Runs `ids` at positions position()..: batched (GEMM) in windows of at most prefill_chunk tokens,
+  /// also when it continues a sequence (a chat's next turn attends to the cache the earlier ones left).
+  /// Returns the logits of the last id. octo::error if they do not fit the context.
   std::vector<float> prefill(std::span<const std::int32_t> ids);
   /// One decode step of `id` at position(); returns its logits [vocab].
   std::vector<float> decode(std::int32_t id);
