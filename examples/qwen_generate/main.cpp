@@ -152,7 +152,8 @@ options parse(int argc, char** argv) {
         [&](const std::string& v) { o.prefill_chunk = parse_int("--prefill-chunk", v, 1, 65536); });
   value("--precision", "fast|accurate",
         "fast (default): prefill GEMMs on tensor cores with f16 factors where the\n"
-        "device has cooperative matrices (docs/precision.md); accurate: f32 throughout",
+        "device has cooperative matrices, decode GEMVs over 8-bit-rounded x on integer\n"
+        "dot products where it accelerates them (docs/precision.md); accurate: f32 throughout",
         [&](const std::string& v) {
           if (v == "fast") o.precision = octo::vm::matmul_precision::fast;
           else if (v == "accurate") o.precision = octo::vm::matmul_precision::accurate;
