@@ -292,11 +292,14 @@ kernel_launch plan_gemv(const task_context& c) {
     // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
     // cost 5.2e-3 on a Q8_0 test model).
     const idot_mode im = idot_setting(c);
+    bool idot = false;
     if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
         (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
       for (const auto& m : idot_modules)
-        if (m.dtype == w.dtype()) l.shader = m.name;
-    const bool idot = l.shader.substr(0, 10) == "gemv_idot_";
+        if (m.dtype == w.dtype()) {
+          l.shader = m.name;
+          idot = true;
+        }
     // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O, the 1.5B / 7B down
     // projections) in the 256-element formats (the K-quants, measured; IQ4_XS goes with them) and, in the
     // 32-element ones, over rows of at most kShortK (twice the workgroups: 13-35% less time each on the
