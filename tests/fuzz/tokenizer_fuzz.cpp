@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 2: sink += exercise(spm(), rest); break;
       case 3: {
         std::vector<std::int32_t> ids(rest.size() / 4);
-        std::memcpy(ids.data(), rest.data(), ids.size() * 4);
+        if (!ids.empty()) std::memcpy(ids.data(), rest.data(), ids.size() * 4);  // an empty vector's data() may be null
         for (const tokenizer* t : {&bpe(), &spm()}) {
           try {
             sink += t->decode(ids).size();
