@@ -63,6 +63,16 @@ idot_mode idot_setting(const task_context& c) {
   fail(c, std::string("OCTO_GEMV_IDOT='") + v + "' is not 0 or 1");
 }
 
+/// OCTO_GEMV_XQ: 1 sends the integer-dot GEMVs' x through shared memory where it fits (gemv_idot.glsl,
+/// xq_fill); unset or 0, each invocation rounds its own x runs in registers. Off by default until it is
+/// measured on a card (benchmarks/results/2026-11-29-h200-xq/call1.sh is the comparison).
+bool xq_setting(const task_context& c) {
+  const char* v = std::getenv("OCTO_GEMV_XQ");
+  if (!v || !*v || std::string_view(v) == "0") return false;
+  if (std::string_view(v) == "1") return true;
+  fail(c, std::string("OCTO_GEMV_XQ='") + v + "' is not 0 or 1");
+}
+
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
 /// width, for one x row): a power of two in [1, hi], or 0 when unset. Lets one device run compare
 /// shapes without a rebuild.
@@ -334,7 +344,17 @@ kernel_launch plan_gemv(const task_context& c) {
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
+    // The integer loops read x from shared memory, rounded once per workgroup with coalesced loads
+    // (gemv_idot.glsl, xq_fill), where its K / 16 runs fit beside the reduction's array; else each
+    // invocation rounds its own runs in registers. Both give the same runs, bit for bit.
+    std::uint32_t xq_runs = 0;
+    if (idot && xq_setting(c) && c.device.subgroup_shuffle && c.device.subgroup_size >= 4) {
+      const std::uint64_t red_bytes = std::uint64_t{nr_c + 1} * wg_c * 4 + 16;
+      const std::uint64_t xq_bytes = (std::uint64_t{K} / 16 + 1) * (16 + 8);
+      if (red_bytes + xq_bytes <= c.device.max_shared_memory) xq_runs = K / 16;
+    }
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    if (idot) l.spec_constants.push_back(xq_runs);
     l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
