@@ -72,24 +72,37 @@ xrun xquant16(uint e) {
 void xq_fill() {
   // A run's four vec4s go to four consecutive invocations of one subgroup.
   uint lane = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+  const uint WG = gl_WorkGroupSize.x, FB = 4u;  // vec4s an invocation loads before it uses one
   v4_buf xb = v4_buf(pc.x);
   uint nv = pc.K >> 2;
-  for (uint v = lane; v < nv; v += gl_WorkGroupSize.x) {
-    vec4 raw = xb.d[xrow[0] + v];
-    if (NORM) ssq[0] += dot(raw, raw);
-    vec4 t = raw * xnorm(4u * v);
-    uvec4 a4 = floatBitsToUint(abs(t));
-    uint a = max(max(a4.x, a4.y), max(a4.z, a4.w));
-    a = max(a, subgroupShuffleXor(a, 1u));
-    a = max(a, subgroupShuffleXor(a, 2u));
-    float amax = uintBitsToFloat(a);
-    float inv = amax >= 1e-30 && a < 0x7F800000u ? 127.0 / amax : 0.0;
-    uint q = pack_q4(t * inv);
-    int s = sdot4(q, 0x01010101u);
-    s += subgroupShuffleXor(s, 1u);
-    s += subgroupShuffleXor(s, 2u);
-    xq4[v >> 2][v & 3u] = q;
-    if ((v & 3u) == 0u) xqs[v >> 2] = uvec2(floatBitsToUint(amax / 127.0), uint(s));
+  for (uint v0 = lane; v0 < nv; v0 += FB * WG) {
+    // Every load of the batch first (indices clamped, not guarded, so none waits on a branch): the
+    // fill is a few dependent L2 round trips per workgroup, not one per vec4.
+    vec4 raw[FB], t[FB];
+    [[unroll]] for (uint i = 0u; i < FB; ++i) {
+      uint v = min(v0 + i * WG, nv - 1u);
+      raw[i] = xb.d[xrow[0] + v];
+      t[i] = raw[i] * xnorm(4u * v);
+    }
+    [[unroll]] for (uint i = 0u; i < FB; ++i) {
+      uint v = v0 + i * WG;
+      bool live = v < nv;  // the same for a run's four invocations (K is a multiple of 16)
+      if (NORM && live) ssq[0] += dot(raw[i], raw[i]);
+      uvec4 a4 = floatBitsToUint(abs(t[i]));
+      uint a = max(max(a4.x, a4.y), max(a4.z, a4.w));
+      a = max(a, subgroupShuffleXor(a, 1u));
+      a = max(a, subgroupShuffleXor(a, 2u));
+      float amax = uintBitsToFloat(a);
+      float inv = amax >= 1e-30 && a < 0x7F800000u ? 127.0 / amax : 0.0;
+      uint q = pack_q4(t[i] * inv);
+      int s = sdot4(q, 0x01010101u);
+      s += subgroupShuffleXor(s, 1u);
+      s += subgroupShuffleXor(s, 2u);
+      if (live) {
+        xq4[v >> 2][v & 3u] = q;
+        if ((v & 3u) == 0u) xqs[v >> 2] = uvec2(floatBitsToUint(amax / 127.0), uint(s));
+      }
+    }
   }
 }
 
