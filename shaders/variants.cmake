@@ -25,7 +25,7 @@ endforeach()
 # Decode GEMVs on packed 8-bit integer dot products (GEMV_IDOT; the `fast` precision, where the device
 # accelerates them): the formats with an integer chunk loop (shaders/common/gemv_idot.glsl), subgroup
 # reduction only.
-foreach(dt q8_0 q4_0 q4_k q5_k q6_k)
+foreach(dt q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemv_idot_${dt} gemv.comp
                       DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt} GEMV_BLOCK=${octo_gemv_block_${dt}} OCTO_SUBGROUP GEMV_IDOT)
 endforeach()

@@ -1,8 +1,9 @@
 // Decode GEMV chunk loops on packed 8-bit integer dot products (gemv.comp with GEMV_IDOT: the `fast`
 // precision on devices that accelerate them; the contract is docs/precision.md "Decode GEMVs on integer
-// dot products"). Included by gemv_chunks.glsl in place of its float loops for Q8_0, Q4_0, Q4_K, Q5_K and
-// Q6_K; the chunks (which invocation reads which 16-byte runs of a block) are the same, only the
-// arithmetic changes.
+// dot products"). Included by gemv_chunks.glsl in place of its float loops for Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (the IQ4 formats keep theirs: their codebook costs the same
+// arithmetic either way); the chunks (which invocation reads which 16-byte runs of a block) are the
+// same, only the arithmetic changes.
 //
 // Why: the float loops of the 4- to 6-bit formats are bound by their arithmetic, not by memory (about 4
 // instructions per weight and row: each quant turned into a float, then an FMA; docs/vulkan.md). Here
@@ -231,6 +232,131 @@ void chunk_math(uint c) {
   ivec4 off = 32 * ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum);
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     ivec4 p = ivec4(sdot16(wv0[n], x0.q), sdot16(wv1[n], x1.q), sdot16(wv2[n], x2.q), sdot16(wv3[n], x3.q)) - off;
+    acc[n] += dot(wdsc[n], steps * vec4(p));
+  }
+}
+#endif
+
+#if GEMV_BLOCK >= 12 && GEMV_BLOCK <= 14
+// ---- Q4_1 (12), Q5_0 (13), Q5_1 (14): one chunk per 32-element block, low nibbles elements 0..15,
+// high ones 16..31 (Q5_x: the fifth bit of element e is bit e of qh). w = d (v - 16) (Q5_0) or
+// d v + m (Q4_1, Q5_1). ----
+const uint CPB = 1u;
+uvec4 wlo[NR], whi[NR];
+vec2 wdm[NR];
+void chunk_load(uint c) {
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uvec4 q;
+#if GEMV_BLOCK == 12
+    uint w = (wrow[n] >> 2) + c * 5u;  // 20-byte blocks are word aligned
+    wdm[n] = unpackHalf2x16(wb.d[w]);
+    q = uvec4(wb.d[w + 1u], wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u]);
+    wlo[n] = q & 0x0F0F0F0Fu;
+    whi[n] = (q >> 4) & 0x0F0F0F0Fu;
+#else
+#if GEMV_BLOCK == 13
+    uint bs = wrow[n] + c * 22u;
+    wdm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);
+    uint qh = load_u16(wb, bs + 2u) | (load_u16(wb, bs + 4u) << 16);
+    q = load16_even(wb, bs + 6u);
+#else
+    uint w = (wrow[n] >> 2) + c * 6u;  // 24-byte blocks
+    wdm[n] = unpackHalf2x16(wb.d[w]);
+    uint qh = wb.d[w + 1u];
+    q = uvec4(wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u], wb.d[w + 5u]);
+#endif
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+      wlo[n][i] = (q[i] & 0x0F0F0F0Fu) | (spread4((qh >> (4u * i)) & 15u) << 4);
+      whi[n][i] = ((q[i] >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16u + 4u * i)) & 15u) << 4);
+    }
+#endif
+  }
+}
+void chunk_math(uint c) {
+  xrun xl = xget(c * 32u), xh = xget(c * 32u + 16u);
+#if GEMV_BLOCK == 13
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    int pl = sdot16(wlo[n], xl.q) - 16 * xl.qsum;
+    int ph = sdot16(whi[n], xh.q) - 16 * xh.qsum;
+    acc[n] += wdm[n].x * (xl.step * float(pl) + xh.step * float(ph));
+  }
+#else
+  float xs = xl.step * float(xl.qsum) + xh.step * float(xh.qsum);  // the sum of the run's x^
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    acc[n] += wdm[n].x * (xl.step * float(sdot16(wlo[n], xl.q)) + xh.step * float(sdot16(whi[n], xh.q))) + wdm[n].y * xs;
+#endif
+}
+#endif
+
+#if GEMV_BLOCK == 15
+// ---- Q2_K: chunk c = half hh, s = c % 2: the 16 bytes qs[32hh + 16s ..] hold four runs, elements
+// 128hh + 32j + 16s + l (bits 2j), each with its scale byte 8hh + 2j + s (low nibble scale, high
+// nibble min): w = d sc q - dmin m. ----
+const uint CPB = 4u;
+uvec4 wq[NR];
+vec4 wdsc[NR], wdmn[NR];
+void chunk_load(uint c) {
+  uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uint w = (wrow[n] >> 2) + blk * 21u;  // 84-byte blocks are word aligned
+    uint qw = w + 4u + 8u * hh + 4u * s;
+    wq[n] = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
+    uint s0 = wb.d[w + 2u * hh], s1 = wb.d[w + 2u * hh + 1u];  // scale bytes 8hh .. 8hh+7
+    vec2 dm = unpackHalf2x16(wb.d[w + 20u]);
+    uint sh = 8u * s;
+    uvec4 sc = uvec4((s0 >> sh) & 0xFFu, (s0 >> (sh + 16u)) & 0xFFu, (s1 >> sh) & 0xFFu, (s1 >> (sh + 16u)) & 0xFFu);
+    wdsc[n] = dm.x * vec4(sc & 15u);
+    wdmn[n] = dm.y * vec4(sc >> 4);
+  }
+}
+void chunk_math(uint c) {
+  uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * s;
+  xrun x0 = xget(e0), x1 = xget(e0 + 32u), x2 = xget(e0 + 64u), x3 = xget(e0 + 96u);
+  vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
+  vec4 sums = steps * vec4(ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum));
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    const uvec4 m = uvec4(0x03030303u);
+    ivec4 p = ivec4(sdot16(wq[n] & m, x0.q), sdot16((wq[n] >> 2) & m, x1.q), sdot16((wq[n] >> 4) & m, x2.q),
+                    sdot16((wq[n] >> 6) & m, x3.q));
+    acc[n] += dot(wdsc[n], steps * vec4(p)) - dot(wdmn[n], sums);
+  }
+}
+#endif
+
+#if GEMV_BLOCK == 16
+// ---- Q3_K: chunk c = half hh, c1 = c % 2: the 16 bytes qs[32hh + 16c1 ..] and hmask[16c1 ..] hold
+// four runs, elements 128hh + 32j + 16c1 + l: 2 bits at 2j, the high bit at hmask bit 4hh + j; the
+// 3-bit value v = q2 + 4 high in 0..7, w = d sc (v - 4) with the signed 6-bit scale 8hh + 2j + c1. ----
+const uint CPB = 4u;
+uvec4 wq[NR], whm[NR];
+vec4 wdsc[NR];
+void chunk_load(uint c) {
+  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    u32_buf wb = u32_buf(wsrc(n));
+    uint bs = wrow[n] + blk * 110u;
+    wq[n] = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
+    whm[n] = load16_even(wb, bs + 16u * c1) >> (4u * hh);
+    float d = f16_to_f32(load_u16(wb, bs + 108u));
+    uint i0 = 8u * hh + c1;
+    wdsc[n] = d * vec4(q3k_scale(wb, bs, i0), q3k_scale(wb, bs, i0 + 2u), q3k_scale(wb, bs, i0 + 4u), q3k_scale(wb, bs, i0 + 6u));
+  }
+}
+void chunk_math(uint c) {
+  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
+  uint e0 = blk * 256u + 128u * hh + 16u * c1;
+  xrun x0 = xget(e0), x1 = xget(e0 + 32u), x2 = xget(e0 + 64u), x3 = xget(e0 + 96u);
+  vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
+  ivec4 off = 4 * ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    const uvec4 m2 = uvec4(0x03030303u), m1 = uvec4(0x01010101u);
+    ivec4 p = ivec4(sdot16((wq[n] & m2) | ((whm[n] & m1) << 2), x0.q),
+                    sdot16(((wq[n] >> 2) & m2) | (((whm[n] >> 1) & m1) << 2), x1.q),
+                    sdot16(((wq[n] >> 4) & m2) | (((whm[n] >> 2) & m1) << 2), x2.q),
+                    sdot16(((wq[n] >> 6) & m2) | (((whm[n] >> 3) & m1) << 2), x3.q)) - off;
     acc[n] += dot(wdsc[n], steps * vec4(p));
   }
 }

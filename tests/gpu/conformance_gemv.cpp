@@ -147,6 +147,10 @@ idot_expect idot_contract(const std::vector<float>& v, const std::vector<float>&
   return e;
 }
 
+// The formats with an integer-dot chunk loop (shaders/common/gemv_idot.glsl).
+constexpr dtype idot_dtypes[] = {dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1,
+                                 dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k};
+
 std::vector<std::byte> f32_bytes(const std::vector<float>& v) {
   std::vector<std::byte> o(v.size() * 4);
   std::memcpy(o.data(), v.data(), o.size());
@@ -168,14 +172,15 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   REQUIRE(vm.device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
   // Rows per workgroup: the planner's (2 at these narrow tiles), then 4 and 8 (the long and wide
   // outputs' counts, forced by OCTO_GEMV_NR) at K = 3584, plain and SwiGLU; x rounded by each invocation
-  // (OCTO_GEMV_XQ=0) and once per workgroup through shared memory (1).
-  const std::pair<const char*, const char*> modes[] = {{"", "0"}, {"", "1"}, {"4", "1"}, {"8", "0"}};
+  // (OCTO_GEMV_XQ=0), and at 4 rows once per workgroup through shared memory (1; the next case checks
+  // that it rounds the same runs as the registers everywhere else).
+  const std::pair<const char*, const char*> modes[] = {{"", "0"}, {"4", "1"}, {"8", "0"}};
   for (const auto& [rows, xq] : modes) {
   if (*rows) ::setenv("OCTO_GEMV_NR", rows, 1);
   ::setenv("OCTO_GEMV_XQ", xq, 1);
   CAPTURE(rows);
   CAPTURE(xq);
-  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+  for (dtype wd : idot_dtypes) {
     const std::int64_t blk = octo::ir::layout(wd).block_elems;
     for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
                            std::int64_t{3584}}) {
@@ -300,7 +305,7 @@ TEST_CASE("conformance: integer-dot decode GEMV, x through shared memory rounds 
   std::mt19937_64 rng(seed() ^ 0x59a1ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   auto& vm = gpu_fast();
-  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+  for (dtype wd : idot_dtypes) {
     for (std::int64_t K : {std::int64_t{256}, std::int64_t{2560}}) {
       for (const char* rows : {"", "8"}) {
         CAPTURE(octo::ir::name(wd));
@@ -372,7 +377,7 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
   // (on the H200, infinities: the device's NaN bits round to a nonzero quant).
   ::setenv("OCTO_GEMV_IDOT", "1", 1);
   auto& vm = gpu_fast();
-  for (dtype wd : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+  for (dtype wd : idot_dtypes) {
     for (float bad_value : {std::nanf(""), INFINITY}) {
     for (const char* xq : {"0", "1"}) {
       ::setenv("OCTO_GEMV_XQ", xq, 1);

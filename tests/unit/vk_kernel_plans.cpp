@@ -607,7 +607,9 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   // does not.
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "prefill").shader == "gemv_q8_0");
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "decode").shader == "gemv_idot_q8_0");
-  CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_q3_k");   // no integer loop
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_idot_q3_k");
+  CHECK(plan_decode_gemv(896, 896, dtype::q5_1, true, 2).shader == "gemv_idot_q5_1");
+  CHECK(plan_decode_gemv(3584, 3584, dtype::iq4_xs, true, 2).shader == "gemv_iq4_xs");  // no integer loop
   CHECK(plan_decode_gemv(3584, 3584, dtype::f16, true, 2).shader == "gemv_f16");
   // Rows per workgroup: the integer loops take 4 over long rows (K >= 16384) where the float ones take 2.
   const auto nr = [](std::int64_t n, std::int64_t k, dtype w, int int_dot) {

@@ -48,8 +48,10 @@ struct idot_module {
   std::string_view name;
 };
 constexpr idot_module idot_modules[] = {
-    {ir::dtype::q8_0, "gemv_idot_q8_0"}, {ir::dtype::q4_0, "gemv_idot_q4_0"}, {ir::dtype::q4_k, "gemv_idot_q4_k"},
-    {ir::dtype::q5_k, "gemv_idot_q5_k"}, {ir::dtype::q6_k, "gemv_idot_q6_k"},
+    {ir::dtype::q8_0, "gemv_idot_q8_0"}, {ir::dtype::q4_0, "gemv_idot_q4_0"}, {ir::dtype::q4_1, "gemv_idot_q4_1"},
+    {ir::dtype::q5_0, "gemv_idot_q5_0"}, {ir::dtype::q5_1, "gemv_idot_q5_1"}, {ir::dtype::q2_k, "gemv_idot_q2_k"},
+    {ir::dtype::q3_k, "gemv_idot_q3_k"}, {ir::dtype::q4_k, "gemv_idot_q4_k"}, {ir::dtype::q5_k, "gemv_idot_q5_k"},
+    {ir::dtype::q6_k, "gemv_idot_q6_k"},
 };
 
 /// OCTO_GEMV_IDOT: unset, the integer-dot GEMVs run at the `fast` precision where the device accelerates
