@@ -2,7 +2,8 @@
 # Device call 1: the integer-dot decode GEMVs with x rounded once per workgroup into shared memory
 # (OCTO_GEMV_XQ=1, coalesced) against each invocation rounding its own runs (OCTO_GEMV_XQ=0): the
 # contract tests, bench_gemv_bandwidth on 7B shapes, bench_decode on 0.5B Q8_0, 1.5B Q4_K_M, 7B Q4_K_M
-# and 7B Q8_0 alternating the two, the peer on each.
+# and 7B Q8_0 alternating the two, the peer on each; the new integer loops (Q4_1, Q5_0, Q5_1, Q2_K,
+# Q3_K) against their float loops on bench_gemv_bandwidth.
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
@@ -18,6 +19,10 @@ timeout 120 $B/gpu_fused_decode -s >> $OUT/tests.txt 2>&1; echo "rc=$?" >> $OUT/
 say "tests $(grep -c 'Status: SUCCESS' $OUT/tests.txt) of 2 passed"
 for r in 1 2; do for xq in 0 1; do
   OCTO_GEMV_XQ=$xq timeout 60 $B/bench_gemv_bandwidth --sizes 37888x3584,3584x18944,3584x3584,152064x3584,4864x896 --dtypes q4_k,q6_k,q8_0 --passes 20 --bandwidth-gbs 4800 | sed "s/^{/{\"xq\":$xq,\"round\":$r,/" >> $OUT/gemv.jsonl 2>>$OUT/log.txt
+done; done
+# The integer loops added this session (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K) against their float loops.
+for r in 1 2; do for i in 0 1; do
+  OCTO_GEMV_IDOT=$i timeout 60 $B/bench_gemv_bandwidth --sizes 37888x3584,3584x18944,3584x3584 --dtypes q4_1,q5_0,q5_1,q2_k,q3_k --passes 20 --bandwidth-gbs 4800 | sed "s/^{/{\"idot\":$i,\"round\":$r,/" >> $OUT/gemv-new.jsonl 2>>$OUT/log.txt
 done; done
 say gemv
 LB=$(find /tmp/peer-bin -name llama-bench -type f | head -1)
