@@ -112,6 +112,29 @@ void q6k_read(u32_buf wb, uint bs, uint hh, uint c1, out uvec4 qa, out uvec4 qb,
              vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
 }
 
+// Q2_K: chunk (half hh, s = c % 2) of the 84-byte block at word w: its 16 quant bytes (four 2-bit runs)
+// and the runs' scales and mins times d and dmin.
+void q2k_read(u32_buf wb, uint w, uint hh, uint s, out uvec4 q, out vec4 dsc, out vec4 dmn) {
+  uint qw = w + 4u + 8u * hh + 4u * s;
+  q = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
+  uint s0 = wb.d[w + 2u * hh], s1 = wb.d[w + 2u * hh + 1u];  // scale bytes 8h .. 8h+7
+  vec2 dm = unpackHalf2x16(wb.d[w + 20u]);
+  uint sh = 8u * s;
+  uvec4 sc = uvec4((s0 >> sh) & 0xFFu, (s0 >> (sh + 16u)) & 0xFFu, (s1 >> sh) & 0xFFu, (s1 >> (sh + 16u)) & 0xFFu);
+  dsc = dm.x * vec4(sc & 15u);
+  dmn = dm.y * vec4(sc >> 4);
+}
+
+// Q3_K: chunk (half hh, c1 = c % 2) of the 110-byte block at byte bs: its 16 low-bit bytes, its 16
+// hmask bytes shifted to the half's bits, and the four runs' signed scales times d.
+void q3k_read(u32_buf wb, uint bs, uint hh, uint c1, out uvec4 q, out uvec4 hm, out vec4 dsc) {
+  q = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
+  hm = load16_even(wb, bs + 16u * c1) >> (4u * hh);
+  float d = f16_to_f32(load_u16(wb, bs + 108u));
+  uint i0 = 8u * hh + c1;
+  dsc = d * vec4(q3k_scale(wb, bs, i0), q3k_scale(wb, bs, i0 + 2u), q3k_scale(wb, bs, i0 + 4u), q3k_scale(wb, bs, i0 + 6u));
+}
+
 // The integer-dot loops (the `fast` precision's decode GEMVs) replace the float ones below.
 #ifdef GEMV_IDOT
 #include "gemv_idot.glsl"
@@ -223,18 +246,8 @@ void gemv_chunk(uint c) {
   uint e0 = blk * 256u + 128u * hh + 16u * s;
   uvec4 q[NR];
   vec4 dsc[NR], dmn[NR];
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint w = (wrow[n] >> 2) + blk * 21u;  // 84-byte blocks are word aligned
-    uint qw = w + 4u + 8u * hh + 4u * s;
-    q[n] = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
-    uint s0 = wb.d[w + 2u * hh], s1 = wb.d[w + 2u * hh + 1u];  // scale bytes 8h .. 8h+7
-    vec2 dm = unpackHalf2x16(wb.d[w + 20u]);
-    uint sh = 8u * s;
-    uvec4 sc = uvec4((s0 >> sh) & 0xFFu, (s0 >> (sh + 16u)) & 0xFFu, (s1 >> sh) & 0xFFu, (s1 >> (sh + 16u)) & 0xFFu);
-    dsc[n] = dm.x * vec4(sc & 15u);
-    dmn[n] = dm.y * vec4(sc >> 4);
-  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    q2k_read(u32_buf(wsrc(n)), (wrow[n] >> 2) + blk * 21u, hh, s, q[n], dsc[n], dmn[n]);  // 84-byte blocks: word aligned
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
       vec4 xv[RB];
@@ -262,15 +275,7 @@ void gemv_chunk(uint c) {
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
   uvec4 q[NR], hm[NR];
   vec4 dsc[NR];
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint bs = wrow[n] + blk * 110u;
-    q[n] = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
-    hm[n] = load16_even(wb, bs + 16u * c1) >> (4u * hh);
-    float d = f16_to_f32(load_u16(wb, bs + 108u));
-    uint i0 = 8u * hh + c1;
-    dsc[n] = d * vec4(q3k_scale(wb, bs, i0), q3k_scale(wb, bs, i0 + 2u), q3k_scale(wb, bs, i0 + 4u), q3k_scale(wb, bs, i0 + 6u));
-  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n) q3k_read(u32_buf(wsrc(n)), wrow[n] + blk * 110u, hh, c1, q[n], hm[n], dsc[n]);
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     [[unroll]] for (uint j = 0u; j < 4u; ++j) {
       vec4 xv[RB];

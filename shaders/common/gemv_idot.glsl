@@ -298,18 +298,8 @@ uvec4 wq[NR];
 vec4 wdsc[NR], wdmn[NR];
 void chunk_load(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint w = (wrow[n] >> 2) + blk * 21u;  // 84-byte blocks are word aligned
-    uint qw = w + 4u + 8u * hh + 4u * s;
-    wq[n] = uvec4(wb.d[qw], wb.d[qw + 1u], wb.d[qw + 2u], wb.d[qw + 3u]);
-    uint s0 = wb.d[w + 2u * hh], s1 = wb.d[w + 2u * hh + 1u];  // scale bytes 8hh .. 8hh+7
-    vec2 dm = unpackHalf2x16(wb.d[w + 20u]);
-    uint sh = 8u * s;
-    uvec4 sc = uvec4((s0 >> sh) & 0xFFu, (s0 >> (sh + 16u)) & 0xFFu, (s1 >> sh) & 0xFFu, (s1 >> (sh + 16u)) & 0xFFu);
-    wdsc[n] = dm.x * vec4(sc & 15u);
-    wdmn[n] = dm.y * vec4(sc >> 4);
-  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    q2k_read(u32_buf(wsrc(n)), (wrow[n] >> 2) + blk * 21u, hh, s, wq[n], wdsc[n], wdmn[n]);  // 84-byte blocks: word aligned
 }
 void chunk_math(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
@@ -335,15 +325,7 @@ uvec4 wq[NR], whm[NR];
 vec4 wdsc[NR];
 void chunk_load(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    u32_buf wb = u32_buf(wsrc(n));
-    uint bs = wrow[n] + blk * 110u;
-    wq[n] = load16_even(wb, bs + 32u + 32u * hh + 16u * c1);
-    whm[n] = load16_even(wb, bs + 16u * c1) >> (4u * hh);
-    float d = f16_to_f32(load_u16(wb, bs + 108u));
-    uint i0 = 8u * hh + c1;
-    wdsc[n] = d * vec4(q3k_scale(wb, bs, i0), q3k_scale(wb, bs, i0 + 2u), q3k_scale(wb, bs, i0 + 4u), q3k_scale(wb, bs, i0 + 6u));
-  }
+  [[unroll]] for (uint n = 0u; n < NR; ++n) q3k_read(u32_buf(wsrc(n)), wrow[n] + blk * 110u, hh, c1, wq[n], whm[n], wdsc[n]);
 }
 void chunk_math(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
