@@ -550,9 +550,9 @@ namespace {
 
 /// The plan of a one-row GEMV_TILE of an n x k weight of dtype `w` on a subgroup device (kernels/gemv.cpp).
 /// The plan of an n x k GEMV over `rows` x rows; `fast` and `int_dot` (accelerated or not) set the
-/// precision and what the device says of packed int8 dot products.
+/// precision and what the device says of packed int8 dot products; `shuffle` whether it has subgroup shuffles.
 vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w, bool fast = false, int int_dot = 0,
-                                           std::int64_t rows = 1, std::string_view regime = {}) {
+                                           std::int64_t rows = 1, std::string_view regime = {}, bool shuffle = true) {
   ir::param_list p;
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
   auto prog =
@@ -563,6 +563,7 @@ vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype
   auto d = device(true);
   d.int_dot = int_dot > 0;
   d.int_dot_accelerated = int_dot > 1;
+  d.subgroup_shuffle = shuffle;
   vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast};
   return vm::vulkan::kernel_for(opcode::gemv_tile).planner(c);
 }
@@ -603,6 +604,7 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_q4_k");   // not accelerated
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 0).shader == "gemv_q4_k");   // no instruction
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 3).shader == "gemv_q4_k"); // three x rows
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 1, {}, false).shader == "gemv_q4_k");  // no shuffles
   // A prefill's one-row GEMV (its last-row head) keeps f32 (docs/precision.md item 2); a decode step's
   // does not.
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "prefill").shader == "gemv_q8_0");

@@ -300,13 +300,14 @@ kernel_launch plan_gemv(const task_context& c) {
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
     // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
-    // precision, one x row, subgroup reductions, not in a prefill (a prompt's last-row head keeps f32:
-    // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
-    // cost 5.2e-3 on a Q8_0 test model).
+    // precision, one x row, subgroup reductions and shuffles (the modules hold xq_fill), not in a
+    // prefill (a prompt's last-row head keeps f32: its logits' contract, docs/precision.md item 2, is
+    // 5e-3 of `accurate`, and the rounded x alone cost 5.2e-3 on a Q8_0 test model).
     const idot_mode im = idot_setting(c);
     bool idot = false;
     if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
-        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
+        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && c.device.subgroup_shuffle &&
+        rb_c == 1 && !xs)
       for (const auto& m : idot_modules)
         if (m.dtype == w.dtype()) {
           l.shader = m.name;
@@ -350,7 +351,7 @@ kernel_launch plan_gemv(const task_context& c) {
     // (gemv_idot.glsl, xq_fill), where its K / 16 runs fit beside the reduction's array; else each
     // invocation rounds its own runs in registers. Both give the same runs, bit for bit.
     std::uint32_t xq_runs = 0;
-    if (idot && xq_setting(c) && c.device.subgroup_shuffle && c.device.subgroup_size >= 4) {
+    if (idot && xq_setting(c) && c.device.subgroup_size >= 4) {
       const std::uint64_t red_bytes = std::uint64_t{nr_c + 1} * wg_c * 4 + 16;
       const std::uint64_t xq_bytes = (std::uint64_t{K} / 16 + 1) * (16 + 8);
       if (red_bytes + xq_bytes <= c.device.max_shared_memory) xq_runs = K / 16;
