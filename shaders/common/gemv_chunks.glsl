@@ -41,6 +41,13 @@ void nib8(uint w, float off, out vec4 lo, out vec4 hi) {
 // Bits 0..3 of v (v < 16) moved to bit 0 of bytes 0..3 (the four shifted copies never overlap).
 uint spread4(uint v) { return (v * 0x00204081u) & 0x01010101u; }
 
+// Q5_0 / Q5_1: word i of a block's 16 quant bytes with the fifth bits from qh, as 5-bit values in bytes:
+// x = elements 4i..4i+3 (low nibbles, qh bits 4i..), y = elements 16+4i.. (high nibbles, qh bits 16+4i..).
+uvec2 q5_bytes(uint w, uint qh, uint i) {
+  return uvec2((w & 0x0F0F0F0Fu) | (spread4((qh >> (4u * i)) & 15u) << 4),
+               ((w >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16u + 4u * i)) & 15u) << 4));
+}
+
 // 16 bytes at an even byte offset as four little-endian words. A misaligned run reads one more word,
 // which may be the 2 bytes after the block: inside the buffer's allocation, since the allocator hands
 // out power-of-two ranges and these block sizes (18, 22, 34, 210 bytes) never fill one exactly.
@@ -375,8 +382,8 @@ void gemv_chunk(uint c) {
       vec4 vl, vh;
       nib8(w, OFF, vl, vh);
 #else
-      vec4 vl = b4((w & 0x0F0F0F0Fu) | (spread4((qh[n] >> (4u * i)) & 15u) << 4), 0x1Fu, OFF);
-      vec4 vh = b4(((w >> 4) & 0x0F0F0F0Fu) | (spread4((qh[n] >> (16u + 4u * i)) & 15u) << 4), 0x1Fu, OFF);
+      uvec2 b = q5_bytes(w, qh[n], i);
+      vec4 vl = b4(b.x, 0x1Fu, OFF), vh = b4(b.y, 0x1Fu, OFF);
 #endif
       [[unroll]] for (uint r = 0u; r < RB; ++r) p[n * RB + r] += dot(vl, xl[r]) + dot(vh, xh[r]);
     }

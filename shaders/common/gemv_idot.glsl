@@ -267,8 +267,9 @@ void chunk_load(uint c) {
     q = uvec4(wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u], wb.d[w + 5u]);
 #endif
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-      wlo[n][i] = (q[i] & 0x0F0F0F0Fu) | (spread4((qh >> (4u * i)) & 15u) << 4);
-      whi[n][i] = ((q[i] >> 4) & 0x0F0F0F0Fu) | (spread4((qh >> (16u + 4u * i)) & 15u) << 4);
+      uvec2 b = q5_bytes(q[i], qh, i);
+      wlo[n][i] = b.x;
+      whi[n][i] = b.y;
     }
 #endif
   }
