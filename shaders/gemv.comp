@@ -103,13 +103,6 @@ const uint XT = 4096u >> (RB - 1u - (RB >> 2));  // 4096, 2048, 1024, 1024 float
 const uint XROW = XT / 4u + (XT / 4u >> XPAD);
 shared vec4 xsh[uint(XS) * RB * XROW + 1u];
 uint xk0 = 0u;  // first element of the current tile
-#ifdef GEMV_IDOT
-// x through shared memory (common/gemv_idot.glsl, xq_fill): XQR = K / 16 runs of 16 int8 (xq4) with
-// their step and sum of quants (xqs); 0 keeps each invocation rounding its own runs in registers.
-layout(constant_id = 6) const uint XQR = 0u;
-shared uvec4 xq4[XQR + 1u];
-shared uvec2 xqs[XQR + 1u];
-#endif
 #include "common/gemv_chunks.glsl"
 #endif
 
@@ -160,19 +153,6 @@ void main() {
       }
     } else {
       uint chunks = pc.K / BE * CPB;
-#ifdef GEMV_IDOT
-      if (XQR > 0u) {
-        // The first chunk's weight loads go out before the wait for the x fill, so they overlap it.
-        uint c = tid;
-        if (c < chunks) chunk_load(c);
-        xq_fill();
-        barrier();
-        for (; c < chunks; c += WG) {
-          chunk_math(c);
-          if (c + WG < chunks) chunk_load(c + WG);
-        }
-      } else
-#endif
       for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
     }
   } else

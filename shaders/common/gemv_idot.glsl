@@ -9,9 +9,10 @@
 // instructions per weight and row: each quant turned into a float, then an FMA; docs/vulkan.md). Here
 // each invocation rounds the x elements its chunk needs (which it loads anyway, once per workgroup) to
 // int8 per aligned 16-element run, in registers, and every weight row of the workgroup then costs one
-// OpSDot per 4 quants (plus the masks that pick them out). An earlier attempt (git 3c031b0) rounded the
-// whole x row into shared memory first: every workgroup then waited at a barrier before its first weight
-// load, and lost.
+// OpSDot per 4 quants (plus the masks that pick them out). Rounding the whole x row into shared memory
+// first lost twice on the H200: git 3c031b0 (uncoalesced fill), and bb7774c (coalesced, the first
+// chunk's weight loads issued before the barrier) at 0.23-0.98x of this path's GEMV bandwidth and 0.61x
+// of its 7B decode (benchmarks/results/2026-11-29-h200-xq); it was removed.
 //
 // A run of 16 elements v (x times the RMSNORM weight when fused) becomes v^ = step * q with
 // step = max|v| / 127 and q = roundEven(v * 127 / max|v|) (q = 0 for a run whose max is below 1e-30);
@@ -21,7 +22,6 @@
 #define OCTO_GEMV_IDOT_GLSL
 
 #extension GL_EXT_spirv_intrinsics : require
-#extension GL_KHR_shader_subgroup_shuffle : require
 
 // OpSDot (SPV_KHR_integer_dot_product, opcode 4450) on two words of 4 packed int8,
 // PackedVectorFormat4x8Bit (literal 0): Debian's glslang has no GL_EXT_integer_dot_product, so the
@@ -63,104 +63,41 @@ xrun xquant16(uint e) {
   return r;
 }
 
-// x through shared memory (XQR > 0, the xq4 / xqs arrays of gemv.comp): the workgroup rounds its x row
-// once, coalesced, before the chunk loops read the runs back. In the register path every invocation
-// loads its chunk's runs itself, 64 contiguous bytes per lane, so each 16-byte load of a warp touches 16
-// cache lines where a coalesced one touches 4: on the H200 those loads (and the RMSNORM weight's), not the
-// weights, bounded the L1 (about 8 bytes of weights per SM clock, 0.43 of HBM for the 7B's Q4_K gate|up).
-// The runs come out bit-identical to xquant16's: the same products, maximum, rounding and sums, only
-// spread over the four invocations of a run (subgroup shuffles) instead of one.
-void xq_fill() {
-  // A run's four vec4s go to four consecutive invocations of one subgroup.
-  uint lane = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-  const uint WG = gl_WorkGroupSize.x, FB = 4u;  // vec4s an invocation loads before it uses one
-  v4_buf xb = v4_buf(pc.x);
-  uint nv = pc.K >> 2;
-  for (uint v0 = lane; v0 < nv; v0 += FB * WG) {
-    // Every load of the batch first (indices clamped, not guarded, so none waits on a branch): the
-    // fill is a few dependent L2 round trips per workgroup, not one per vec4.
-    vec4 raw[FB], t[FB];
-    [[unroll]] for (uint i = 0u; i < FB; ++i) {
-      uint v = min(v0 + i * WG, nv - 1u);
-      raw[i] = xb.d[xrow[0] + v];
-      t[i] = raw[i] * xnorm(4u * v);
-    }
-    [[unroll]] for (uint i = 0u; i < FB; ++i) {
-      uint v = v0 + i * WG;
-      bool live = v < nv;  // the same for a run's four invocations (K is a multiple of 16)
-      if (NORM && live) ssq[0] += dot(raw[i], raw[i]);
-      uvec4 a4 = floatBitsToUint(abs(t[i]));
-      uint a = max(max(a4.x, a4.y), max(a4.z, a4.w));
-      a = max(a, subgroupShuffleXor(a, 1u));
-      a = max(a, subgroupShuffleXor(a, 2u));
-      float amax = uintBitsToFloat(a);
-      float inv = amax >= 1e-30 && a < 0x7F800000u ? 127.0 / amax : 0.0;
-      uint q = pack_q4(t[i] * inv);
-      int s = sdot4(q, 0x01010101u);
-      s += subgroupShuffleXor(s, 1u);
-      s += subgroupShuffleXor(s, 2u);
-      if (live) {
-        xq4[v >> 2][v & 3u] = q;
-        if ((v & 3u) == 0u) xqs[v >> 2] = uvec2(floatBitsToUint(amax / 127.0), uint(s));
-      }
-    }
-  }
-}
-
-// The run of elements e .. e+15 (e a multiple of 16): from shared memory or rounded here.
-xrun xget(uint e) {
-  if (XQR == 0u) return xquant16(e);
-  xrun r;
-  r.q = xq4[e >> 4];
-  uvec2 s = xqs[e >> 4];
-  r.step = uintBitsToFloat(s.x);
-  r.qsum = int(s.y);
-  return r;
-}
-
-// Each format's chunk is split in two: chunk_load(c) issues the weight loads of chunk c for the NR rows
-// into the private arrays below, chunk_math(c) consumes them with the chunk's x runs. With x in shared
-// memory (XQR > 0) the first chunk's loads are issued before the workgroup waits for the x fill.
-
 #if GEMV_BLOCK == 10
 // ---- Q8_0: chunk c = half hh of block blk: its 16 int8 quants against one x run. ----
 const uint CPB = 2u;
-uvec4 wq[NR];
-float wd[NR];
-void chunk_load(uint c) {
+void gemv_chunk(uint c) {
   uint blk = c >> 1, hh = c & 1u;
+  uvec4 q[NR];
+  float d[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     u32_buf wb = u32_buf(wsrc(n));
     uint bs = wrow[n] + blk * 34u;
-    wd[n] = f16_to_f32(load_u16(wb, bs));
-    wq[n] = load16_even(wb, bs + 2u + 16u * hh);
+    d[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u + 16u * hh);
   }
-}
-void chunk_math(uint c) {
-  xrun x = xget(16u * c);
-  [[unroll]] for (uint n = 0u; n < NR; ++n) acc[n] += wd[n] * (x.step * float(sdot16(wq[n], x.q)));
+  xrun x = xquant16(blk * 32u + 16u * hh);
+  [[unroll]] for (uint n = 0u; n < NR; ++n) acc[n] += d[n] * (x.step * float(sdot16(q[n], x.q)));
 }
 #endif
 
 #if GEMV_BLOCK == 11
 // ---- Q4_0: one chunk per block: low nibbles elements 0..15, high ones 16..31; w = d (q - 8). ----
 const uint CPB = 1u;
-uvec4 wq[NR];
-float wd[NR];
-void chunk_load(uint c) {
+void gemv_chunk(uint c) {
+  uvec4 q[NR];
+  float d[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     u32_buf wb = u32_buf(wsrc(n));
     uint bs = wrow[n] + c * 18u;
-    wd[n] = f16_to_f32(load_u16(wb, bs));
-    wq[n] = load16_even(wb, bs + 2u);
+    d[n] = f16_to_f32(load_u16(wb, bs));
+    q[n] = load16_even(wb, bs + 2u);
   }
-}
-void chunk_math(uint c) {
-  xrun xl = xget(c * 32u), xh = xget(c * 32u + 16u);
+  xrun xl = xquant16(c * 32u), xh = xquant16(c * 32u + 16u);
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    int pl = sdot16(wq[n] & 0x0F0F0F0Fu, xl.q) - 8 * xl.qsum;
-    int ph = sdot16((wq[n] >> 4) & 0x0F0F0F0Fu, xh.q) - 8 * xh.qsum;
-    acc[n] += wd[n] * (xl.step * float(pl) + xh.step * float(ph));
+    int pl = sdot16(q[n] & 0x0F0F0F0Fu, xl.q) - 8 * xl.qsum;
+    int ph = sdot16((q[n] >> 4) & 0x0F0F0F0Fu, xh.q) - 8 * xh.qsum;
+    acc[n] += d[n] * (xl.step * float(pl) + xh.step * float(ph));
   }
 }
 #endif
@@ -169,39 +106,36 @@ void chunk_math(uint c) {
 // ---- Q4_K / Q5_K: chunk c of a block = 64-element group j, half hh: the low nibbles are elements
 // 64j + 16hh + i (sub-block 2j), the high ones 32 further (sub-block 2j + 1). ----
 const uint CPB = 8u;
-uvec4 whdr[NR], wlo[NR], whi[NR];
-void chunk_load(uint c) {
+void gemv_chunk(uint c) {
   uint blk = c >> 3, ci = c & 7u, j = ci >> 1, hh = ci & 1u;
+  uint e0 = blk * 256u + 64u * j + 16u * hh;
 #if GEMV_BLOCK == 17
   const uint BQ = 9u;  // 144-byte blocks in uvec4s
 #else
   const uint BQ = 11u;  // 176 bytes
 #endif
+  uvec4 hdr[NR], lo[NR], hi[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     u4_buf wb = u4_buf(wsrc(n));
     uint q = (wrow[n] >> 4) + blk * BQ;
-    whdr[n] = wb.d[q];
+    hdr[n] = wb.d[q];
 #if GEMV_BLOCK == 17
     uvec4 w = wb.d[q + 1u + 2u * j + hh];
-    wlo[n] = w & 0x0F0F0F0Fu;
-    whi[n] = (w >> 4) & 0x0F0F0F0Fu;
+    lo[n] = w & 0x0F0F0F0Fu;
+    hi[n] = (w >> 4) & 0x0F0F0F0Fu;
 #else
     uvec4 qh = wb.d[q + 1u + hh] >> (2u * j);
     uvec4 w = wb.d[q + 3u + 2u * j + hh];
-    wlo[n] = (w & 0x0F0F0F0Fu) | ((qh << 4) & 0x10101010u);
-    whi[n] = ((w >> 4) & 0x0F0F0F0Fu) | ((qh << 3) & 0x10101010u);
+    lo[n] = (w & 0x0F0F0F0Fu) | ((qh << 4) & 0x10101010u);
+    hi[n] = ((w >> 4) & 0x0F0F0F0Fu) | ((qh << 3) & 0x10101010u);
 #endif
   }
-}
-void chunk_math(uint c) {
-  uint blk = c >> 3, ci = c & 7u, j = ci >> 1, hh = ci & 1u;
-  uint e0 = blk * 256u + 64u * j + 16u * hh;
-  xrun xl = xget(e0), xh = xget(e0 + 32u);
+  xrun xl = xquant16(e0), xh = xquant16(e0 + 32u);
   float sl = xl.step * float(xl.qsum), sh = xh.step * float(xh.qsum);
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     vec2 dsc, mn;
-    k4_scales(whdr[n], j, dsc, mn);
-    acc[n] += dsc.x * (xl.step * float(sdot16(wlo[n], xl.q))) + dsc.y * (xh.step * float(sdot16(whi[n], xh.q))) -
+    k4_scales(hdr[n], j, dsc, mn);
+    acc[n] += dsc.x * (xl.step * float(sdot16(lo[n], xl.q))) + dsc.y * (xh.step * float(sdot16(hi[n], xh.q))) -
               (mn.x * sl + mn.y * sh);
   }
 }
@@ -211,28 +145,25 @@ void chunk_math(uint c) {
 // ---- Q6_K: chunk c = half hh, l0 = 16 (c % 2): the 16-element runs 128hh + 32g + l0 (g = 0..3, scale
 // 8hh + c%2 + 2g), 6-bit values v in 0..63; w = d sc (v - 32). ----
 const uint CPB = 4u;
-uvec4 wv0[NR], wv1[NR], wv2[NR], wv3[NR];
-vec4 wdsc[NR];
-void chunk_load(uint c) {
-  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
-  [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    uvec4 qa, qb, qh;
-    q6k_read(u32_buf(wsrc(n)), wrow[n] + blk * 210u, hh, c1, qa, qb, qh, wdsc[n]);
-    wv0[n] = (qa & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u);
-    wv1[n] = (qb & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u);
-    wv2[n] = ((qa >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
-    wv3[n] = ((qb >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u);
-  }
-}
-void chunk_math(uint c) {
+void gemv_chunk(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
-  xrun x0 = xget(e0), x1 = xget(e0 + 32u), x2 = xget(e0 + 64u), x3 = xget(e0 + 96u);
+  uvec4 v0[NR], v1[NR], v2[NR], v3[NR];
+  vec4 dsc[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) {
+    uvec4 qa, qb, qh;
+    q6k_read(u32_buf(wsrc(n)), wrow[n] + blk * 210u, hh, c1, qa, qb, qh, dsc[n]);
+    v0[n] = (qa & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u);
+    v1[n] = (qb & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u);
+    v2[n] = ((qa >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u);
+    v3[n] = ((qb >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u);
+  }
+  xrun x0 = xquant16(e0), x1 = xquant16(e0 + 32u), x2 = xquant16(e0 + 64u), x3 = xquant16(e0 + 96u);
   vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
   ivec4 off = 32 * ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum);
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    ivec4 p = ivec4(sdot16(wv0[n], x0.q), sdot16(wv1[n], x1.q), sdot16(wv2[n], x2.q), sdot16(wv3[n], x3.q)) - off;
-    acc[n] += dot(wdsc[n], steps * vec4(p));
+    ivec4 p = ivec4(sdot16(v0[n], x0.q), sdot16(v1[n], x1.q), sdot16(v2[n], x2.q), sdot16(v3[n], x3.q)) - off;
+    acc[n] += dot(dsc[n], steps * vec4(p));
   }
 }
 #endif
@@ -242,50 +173,48 @@ void chunk_math(uint c) {
 // high ones 16..31 (Q5_x: the fifth bit of element e is bit e of qh). w = d (v - 16) (Q5_0) or
 // d v + m (Q4_1, Q5_1). ----
 const uint CPB = 1u;
-uvec4 wlo[NR], whi[NR];
-vec2 wdm[NR];
-void chunk_load(uint c) {
+void gemv_chunk(uint c) {
+  uvec4 lo[NR], hi[NR];
+  vec2 dm[NR];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     u32_buf wb = u32_buf(wsrc(n));
     uvec4 q;
 #if GEMV_BLOCK == 12
     uint w = (wrow[n] >> 2) + c * 5u;  // 20-byte blocks are word aligned
-    wdm[n] = unpackHalf2x16(wb.d[w]);
+    dm[n] = unpackHalf2x16(wb.d[w]);
     q = uvec4(wb.d[w + 1u], wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u]);
-    wlo[n] = q & 0x0F0F0F0Fu;
-    whi[n] = (q >> 4) & 0x0F0F0F0Fu;
+    lo[n] = q & 0x0F0F0F0Fu;
+    hi[n] = (q >> 4) & 0x0F0F0F0Fu;
 #else
 #if GEMV_BLOCK == 13
     uint bs = wrow[n] + c * 22u;
-    wdm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);
+    dm[n] = vec2(f16_to_f32(load_u16(wb, bs)), 0.0);
     uint qh = load_u16(wb, bs + 2u) | (load_u16(wb, bs + 4u) << 16);
     q = load16_even(wb, bs + 6u);
 #else
     uint w = (wrow[n] >> 2) + c * 6u;  // 24-byte blocks
-    wdm[n] = unpackHalf2x16(wb.d[w]);
+    dm[n] = unpackHalf2x16(wb.d[w]);
     uint qh = wb.d[w + 1u];
     q = uvec4(wb.d[w + 2u], wb.d[w + 3u], wb.d[w + 4u], wb.d[w + 5u]);
 #endif
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       uvec2 b = q5_bytes(q[i], qh, i);
-      wlo[n][i] = b.x;
-      whi[n][i] = b.y;
+      lo[n][i] = b.x;
+      hi[n][i] = b.y;
     }
 #endif
   }
-}
-void chunk_math(uint c) {
-  xrun xl = xget(c * 32u), xh = xget(c * 32u + 16u);
+  xrun xl = xquant16(c * 32u), xh = xquant16(c * 32u + 16u);
 #if GEMV_BLOCK == 13
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
-    int pl = sdot16(wlo[n], xl.q) - 16 * xl.qsum;
-    int ph = sdot16(whi[n], xh.q) - 16 * xh.qsum;
-    acc[n] += wdm[n].x * (xl.step * float(pl) + xh.step * float(ph));
+    int pl = sdot16(lo[n], xl.q) - 16 * xl.qsum;
+    int ph = sdot16(hi[n], xh.q) - 16 * xh.qsum;
+    acc[n] += dm[n].x * (xl.step * float(pl) + xh.step * float(ph));
   }
 #else
   float xs = xl.step * float(xl.qsum) + xh.step * float(xh.qsum);  // the sum of the run's x^
   [[unroll]] for (uint n = 0u; n < NR; ++n)
-    acc[n] += wdm[n].x * (xl.step * float(sdot16(wlo[n], xl.q)) + xh.step * float(sdot16(whi[n], xh.q))) + wdm[n].y * xs;
+    acc[n] += dm[n].x * (xl.step * float(sdot16(lo[n], xl.q)) + xh.step * float(sdot16(hi[n], xh.q))) + dm[n].y * xs;
 #endif
 }
 #endif
@@ -295,24 +224,21 @@ void chunk_math(uint c) {
 // 128hh + 32j + 16s + l (bits 2j), each with its scale byte 8hh + 2j + s (low nibble scale, high
 // nibble min): w = d sc q - dmin m. ----
 const uint CPB = 4u;
-uvec4 wq[NR];
-vec4 wdsc[NR], wdmn[NR];
-void chunk_load(uint c) {
-  uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
-  [[unroll]] for (uint n = 0u; n < NR; ++n)
-    q2k_read(u32_buf(wsrc(n)), (wrow[n] >> 2) + blk * 21u, hh, s, wq[n], wdsc[n], wdmn[n]);  // 84-byte blocks: word aligned
-}
-void chunk_math(uint c) {
+void gemv_chunk(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, s = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * s;
-  xrun x0 = xget(e0), x1 = xget(e0 + 32u), x2 = xget(e0 + 64u), x3 = xget(e0 + 96u);
+  uvec4 q[NR];
+  vec4 dsc[NR], dmn[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n)
+    q2k_read(u32_buf(wsrc(n)), (wrow[n] >> 2) + blk * 21u, hh, s, q[n], dsc[n], dmn[n]);  // 84-byte blocks: word aligned
+  xrun x0 = xquant16(e0), x1 = xquant16(e0 + 32u), x2 = xquant16(e0 + 64u), x3 = xquant16(e0 + 96u);
   vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
   vec4 sums = steps * vec4(ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum));
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     const uvec4 m = uvec4(0x03030303u);
-    ivec4 p = ivec4(sdot16(wq[n] & m, x0.q), sdot16((wq[n] >> 2) & m, x1.q), sdot16((wq[n] >> 4) & m, x2.q),
-                    sdot16((wq[n] >> 6) & m, x3.q));
-    acc[n] += dot(wdsc[n], steps * vec4(p)) - dot(wdmn[n], sums);
+    ivec4 p = ivec4(sdot16(q[n] & m, x0.q), sdot16((q[n] >> 2) & m, x1.q), sdot16((q[n] >> 4) & m, x2.q),
+                    sdot16((q[n] >> 6) & m, x3.q));
+    acc[n] += dot(dsc[n], steps * vec4(p)) - dot(dmn[n], sums);
   }
 }
 #endif
@@ -322,33 +248,24 @@ void chunk_math(uint c) {
 // four runs, elements 128hh + 32j + 16c1 + l: 2 bits at 2j, the high bit at hmask bit 4hh + j; the
 // 3-bit value v = q2 + 4 high in 0..7, w = d sc (v - 4) with the signed 6-bit scale 8hh + 2j + c1. ----
 const uint CPB = 4u;
-uvec4 wq[NR], whm[NR];
-vec4 wdsc[NR];
-void chunk_load(uint c) {
-  uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
-  [[unroll]] for (uint n = 0u; n < NR; ++n) q3k_read(u32_buf(wsrc(n)), wrow[n] + blk * 110u, hh, c1, wq[n], whm[n], wdsc[n]);
-}
-void chunk_math(uint c) {
+void gemv_chunk(uint c) {
   uint blk = c >> 2, hh = (c >> 1) & 1u, c1 = c & 1u;
   uint e0 = blk * 256u + 128u * hh + 16u * c1;
-  xrun x0 = xget(e0), x1 = xget(e0 + 32u), x2 = xget(e0 + 64u), x3 = xget(e0 + 96u);
+  uvec4 q[NR], hm[NR];
+  vec4 dsc[NR];
+  [[unroll]] for (uint n = 0u; n < NR; ++n) q3k_read(u32_buf(wsrc(n)), wrow[n] + blk * 110u, hh, c1, q[n], hm[n], dsc[n]);
+  xrun x0 = xquant16(e0), x1 = xquant16(e0 + 32u), x2 = xquant16(e0 + 64u), x3 = xquant16(e0 + 96u);
   vec4 steps = vec4(x0.step, x1.step, x2.step, x3.step);
   ivec4 off = 4 * ivec4(x0.qsum, x1.qsum, x2.qsum, x3.qsum);
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     const uvec4 m2 = uvec4(0x03030303u), m1 = uvec4(0x01010101u);
-    ivec4 p = ivec4(sdot16((wq[n] & m2) | ((whm[n] & m1) << 2), x0.q),
-                    sdot16(((wq[n] >> 2) & m2) | (((whm[n] >> 1) & m1) << 2), x1.q),
-                    sdot16(((wq[n] >> 4) & m2) | (((whm[n] >> 2) & m1) << 2), x2.q),
-                    sdot16(((wq[n] >> 6) & m2) | (((whm[n] >> 3) & m1) << 2), x3.q)) - off;
-    acc[n] += dot(wdsc[n], steps * vec4(p));
+    ivec4 p = ivec4(sdot16((q[n] & m2) | ((hm[n] & m1) << 2), x0.q),
+                    sdot16(((q[n] >> 2) & m2) | (((hm[n] >> 1) & m1) << 2), x1.q),
+                    sdot16(((q[n] >> 4) & m2) | (((hm[n] >> 2) & m1) << 2), x2.q),
+                    sdot16(((q[n] >> 6) & m2) | (((hm[n] >> 3) & m1) << 2), x3.q)) - off;
+    acc[n] += dot(dsc[n], steps * vec4(p));
   }
 }
 #endif
-
-// The register path: each invocation loads and rounds its chunk's own x runs.
-void gemv_chunk(uint c) {
-  chunk_load(c);
-  chunk_math(c);
-}
 
 #endif

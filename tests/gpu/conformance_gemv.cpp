@@ -171,15 +171,10 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   auto& vm = gpu_fast();
   REQUIRE(vm.device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
   // Rows per workgroup: the planner's (2 at these narrow tiles), then 4 and 8 (the long and wide
-  // outputs' counts, forced by OCTO_GEMV_NR) at K = 3584, plain and SwiGLU; x rounded by each invocation
-  // (OCTO_GEMV_XQ=0), and at 4 rows once per workgroup through shared memory (1; the next case checks
-  // that it rounds the same runs as the registers everywhere else).
-  const std::pair<const char*, const char*> modes[] = {{"", "0"}, {"4", "1"}, {"8", "0"}};
-  for (const auto& [rows, xq] : modes) {
+  // outputs' counts, forced by OCTO_GEMV_NR) at K = 3584, plain and SwiGLU.
+  for (const char* rows : {"", "4", "8"}) {
   if (*rows) ::setenv("OCTO_GEMV_NR", rows, 1);
-  ::setenv("OCTO_GEMV_XQ", xq, 1);
   CAPTURE(rows);
-  CAPTURE(xq);
   for (dtype wd : idot_dtypes) {
     const std::int64_t blk = octo::ir::layout(wd).block_elems;
     for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
@@ -293,77 +288,6 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   }
   ::unsetenv("OCTO_GEMV_NR");
   }
-  ::unsetenv("OCTO_GEMV_XQ");
-  ::unsetenv("OCTO_GEMV_IDOT");
-}
-
-TEST_CASE("conformance: integer-dot decode GEMV, x through shared memory rounds the same runs as in registers") {
-  // OCTO_GEMV_XQ=1 rounds the x runs once per workgroup (subgroup shuffles across a run's four
-  // invocations) instead of in each invocation: the same runs, so the same dot products to the bit, in
-  // every format (docs/precision.md item 4).
-  ::setenv("OCTO_GEMV_IDOT", "1", 1);
-  std::mt19937_64 rng(seed() ^ 0x59a1ull);
-  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
-  auto& vm = gpu_fast();
-  // K = 2560: several chunks an invocation and a last fill batch only partly inside the row; the
-  // planner's rows (the contract case runs the shared-memory path at 4).
-  const std::int64_t K = 2560;
-  for (dtype wd : idot_dtypes) {
-    CAPTURE(octo::ir::name(wd));
-    CAPTURE(K);
-    const std::int64_t N = 40;
-    case_builder c;
-    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
-    auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
-    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
-    auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, K});
-    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
-    auto y1 = c.buf("y1", buffer_kind::io_output, dtype::f32, {1, N});
-    auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {1, N});
-    const auto plain = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}});
-    const auto normed = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0},
-                                {param_key::eps, 1e-6}, {param_key::hidden, double(K)}});
-    c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y1}, normed);
-    c.task(opcode::gemv_add, {x, w, r}, {y2}, plain);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K)), rv(static_cast<std::size_t>(N));
-    for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 61 == 0 ? 16.0f : 1.0f);
-    for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
-    for (auto& v : rv) v = u(rng);
-    std::vector<std::vector<std::byte>> wbytes(2);
-    for (auto& wb : wbytes) {
-      std::vector<float> wf(static_cast<std::size_t>(N * K));
-      for (auto& v : wf) v = u(rng);
-      wb.resize(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
-      for (std::int64_t n = 0; n < N; ++n)
-        octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
-    }
-    std::vector<std::byte> outs[2][2];
-    for (int xq = 0; xq < 2; ++xq) {
-      ::setenv("OCTO_GEMV_XQ", xq ? "1" : "0", 1);
-      vm.load(c.p);  // planned again under this setting
-      vm.write_bytes("x", f32_bytes(xv));
-      vm.write_bytes("nw", f32_bytes(nwv));
-      vm.write_bytes("w", wbytes[0]);
-      vm.write_bytes("w2", wbytes[1]);
-      vm.write_bytes("r", f32_bytes(rv));
-      vm.execute();
-      octo_test::check_clean(vm);
-      outs[xq][0] = vm.read_bytes("y1");
-      outs[xq][1] = vm.read_bytes("y2");
-    }
-    // The same runs: the residual GEMV to the bit. The RMSNORM-fused one sums x's squares in another
-    // order (over the fill's loads, not the chunks'), so its inverse RMS may differ in the last bits.
-    CHECK(outs[0][1] == outs[1][1]);
-    REQUIRE(outs[0][0].size() == outs[1][0].size());
-    for (std::size_t i = 0; i + 4 <= outs[0][0].size(); i += 4) {
-      float a = 0, b = 0;
-      std::memcpy(&a, outs[0][0].data() + i, 4);
-      std::memcpy(&b, outs[1][0].data() + i, 4);
-      CHECK_MESSAGE(std::abs(a - b) <= 1e-5f * std::abs(a) + 1e-7f, "column " << i / 4 << ": " << a << " against " << b);
-    }
-  }
-  ::unsetenv("OCTO_GEMV_XQ");
   ::unsetenv("OCTO_GEMV_IDOT");
 }
 
@@ -375,11 +299,8 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
   auto& vm = gpu_fast();
   for (dtype wd : idot_dtypes) {
     for (float bad_value : {std::nanf(""), INFINITY}) {
-    for (const char* xq : {"0", "1"}) {
-      ::setenv("OCTO_GEMV_XQ", xq, 1);
       CAPTURE(octo::ir::name(wd));
       CAPTURE(bad_value);
-      CAPTURE(xq);
       const std::int64_t K = 512, N = 8;
       case_builder c;
       auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
@@ -401,8 +322,6 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
       std::memcpy(got.data(), gb.data(), gb.size());
       for (float g : got) CHECK_MESSAGE(!std::isfinite(g), "output " << g);
     }
-    }
   }
-  ::unsetenv("OCTO_GEMV_XQ");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_XQ",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
@@ -550,9 +550,9 @@ namespace {
 
 /// The plan of a one-row GEMV_TILE of an n x k weight of dtype `w` on a subgroup device (kernels/gemv.cpp).
 /// The plan of an n x k GEMV over `rows` x rows; `fast` and `int_dot` (accelerated or not) set the
-/// precision and what the device says of packed int8 dot products; `shuffle` whether it has subgroup shuffles.
+/// precision and what the device says of packed int8 dot products.
 vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype w, bool fast = false, int int_dot = 0,
-                                           std::int64_t rows = 1, std::string_view regime = {}, bool shuffle = true) {
+                                           std::int64_t rows = 1, std::string_view regime = {}) {
   ir::param_list p;
   p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
   auto prog =
@@ -563,7 +563,6 @@ vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype
   auto d = device(true);
   d.int_dot = int_dot > 0;
   d.int_dot_accelerated = int_dot > 1;
-  d.subgroup_shuffle = shuffle;
   vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast};
   return vm::vulkan::kernel_for(opcode::gemv_tile).planner(c);
 }
@@ -604,7 +603,6 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_q4_k");   // not accelerated
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 0).shader == "gemv_q4_k");   // no instruction
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 3).shader == "gemv_q4_k"); // three x rows
-  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2, 1, {}, false).shader == "gemv_q4_k");  // no shuffles
   // A prefill's one-row GEMV (its last-row head) keeps f32 (docs/precision.md item 2); a decode step's
   // does not.
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "prefill").shader == "gemv_q8_0");
@@ -642,26 +640,6 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK_THROWS_WITH_AS(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2), doctest::Contains("OCTO_GEMV_IDOT='yes' is not 0 or 1"),
                        octo::error);
   ::unsetenv("OCTO_GEMV_IDOT");
-}
-
-TEST_CASE("integer-dot decode GEMVs: x through shared memory only with OCTO_GEMV_XQ=1, where its runs fit") {
-  clear_kernel_environment();
-  // Spec constant 6 is gemv.comp's XQR: K / 16 runs in shared memory, 0 for the register path.
-  const auto xqr = [](std::int64_t n, std::int64_t k, dtype w) {
-    const auto l = plan_decode_gemv(n, k, w, true, 2);
-    REQUIRE(l.spec_constants.size() == 7);
-    return l.spec_constants.at(6);
-  };
-  CHECK(xqr(3584, 3584, dtype::q4_k) == 0);  // off by default (not measured on a card yet)
-  ::setenv("OCTO_GEMV_XQ", "1", 1);
-  CHECK(xqr(3584, 3584, dtype::q4_k) == 224);
-  CHECK(xqr(3584, 18944, dtype::q6_k) == 1184);  // 28 KiB of runs beside the reduction: fits in 48 KiB
-  CHECK(xqr(896, 896, dtype::q8_0) == 56);
-  CHECK(xqr(1024, 32768, dtype::q8_0) == 0);     // 48 KiB of runs: does not
-  CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).spec_constants.size() == 6);  // float loops: no XQR
-  ::setenv("OCTO_GEMV_XQ", "2", 1);
-  CHECK_THROWS_WITH_AS(xqr(3584, 3584, dtype::q4_k), doctest::Contains("OCTO_GEMV_XQ='2' is not 0 or 1"), octo::error);
-  ::unsetenv("OCTO_GEMV_XQ");
 }
 
 TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power of two, 64 for 56-63 chunks") {

@@ -65,16 +65,6 @@ idot_mode idot_setting(const task_context& c) {
   fail(c, std::string("OCTO_GEMV_IDOT='") + v + "' is not 0 or 1");
 }
 
-/// OCTO_GEMV_XQ: 1 sends the integer-dot GEMVs' x through shared memory where it fits (gemv_idot.glsl,
-/// xq_fill); unset or 0, each invocation rounds its own x runs in registers. Off by default until it is
-/// measured on a card (benchmarks/results/2026-11-29-h200-xq/call1.sh is the comparison).
-bool xq_setting(const task_context& c) {
-  const char* v = std::getenv("OCTO_GEMV_XQ");
-  if (!v || !*v || std::string_view(v) == "0") return false;
-  if (std::string_view(v) == "1") return true;
-  fail(c, std::string("OCTO_GEMV_XQ='") + v + "' is not 0 or 1");
-}
-
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
 /// width, for one x row): a power of two in [1, hi], or 0 when unset. Lets one device run compare
 /// shapes without a rebuild.
@@ -300,14 +290,13 @@ kernel_launch plan_gemv(const task_context& c) {
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
     // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
-    // precision, one x row, subgroup reductions and shuffles (the modules hold xq_fill), not in a
-    // prefill (a prompt's last-row head keeps f32: its logits' contract, docs/precision.md item 2, is
-    // 5e-3 of `accurate`, and the rounded x alone cost 5.2e-3 on a Q8_0 test model).
+    // precision, one x row, subgroup reductions, not in a prefill (a prompt's last-row head keeps f32:
+    // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
+    // cost 5.2e-3 on a Q8_0 test model).
     const idot_mode im = idot_setting(c);
     bool idot = false;
     if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
-        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && c.device.subgroup_shuffle &&
-        rb_c == 1 && !xs)
+        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
       for (const auto& m : idot_modules)
         if (m.dtype == w.dtype()) {
           l.shader = m.name;
@@ -347,17 +336,7 @@ kernel_launch plan_gemv(const task_context& c) {
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
-    // The integer loops read x from shared memory, rounded once per workgroup with coalesced loads
-    // (gemv_idot.glsl, xq_fill), where its K / 16 runs fit beside the reduction's array; else each
-    // invocation rounds its own runs in registers. Both give the same runs, bit for bit.
-    std::uint32_t xq_runs = 0;
-    if (idot && xq_setting(c) && c.device.subgroup_size >= 4) {
-      const std::uint64_t red_bytes = std::uint64_t{nr_c + 1} * wg_c * 4 + 16;
-      const std::uint64_t xq_bytes = (std::uint64_t{K} / 16 + 1) * (16 + 8);
-      if (red_bytes + xq_bytes <= c.device.max_shared_memory) xq_runs = K / 16;
-    }
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
-    if (idot) l.spec_constants.push_back(xq_runs);
     l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
