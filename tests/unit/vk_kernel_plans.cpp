@@ -622,7 +622,8 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 8);   // 7B gate|up in Q8_0: 8
   CHECK(nr(152064, 3584, dtype::q8_0, 2) == 8);  // 7B LM head in Q8_0
   CHECK(nr(17920, 1536, dtype::q8_0, 2) == 4);   // 1.5B gate|up keeps 4
-  CHECK(nr(37888, 3584, dtype::q4_k, 2) == 4);   // the K-quants keep 4
+  CHECK(nr(37888, 3584, dtype::q4_k, 2) == 8);   // the K-quants too
+  CHECK(nr(17920, 1536, dtype::q4_k, 2) == 4);   // not over the 1.5B's short rows
   CHECK(nr(37888, 3584, dtype::q8_0, 1) == 4);   // the float loops keep 4
   ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);

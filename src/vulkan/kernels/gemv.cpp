@@ -317,14 +317,14 @@ kernel_launch plan_gemv(const task_context& c) {
     // 8; the 1.5B's down projection (K = 8960, half the workgroups) lost 3.7% at 4, so it keeps 2.
     // benchmarks/results/2026-11-29-h200-idot (calls 2 and 3).
     const std::uint32_t nr_long = idot && K >= kLongK ? knob(c, "OCTO_GEMV_NR_LONG", 16) : 0;
-    // The integer loops' wide outputs (gate|up, the LM head) take 8 rows in the 32-element formats over
-    // rows of K >= kWideK (the 7B's 3584), else 4; OCTO_GEMV_NR_WIDE forces it. On the H200, 8 rows: 7B
-    // Q8_0 decode 275 against 259 tok/s; with 8 everywhere, 0.5B Q8_0 -1.3%, 1.5B Q8_0 -0.8%, 1.5B
-    // Q4_K_M -4.5% (benchmarks/results/2026-11-29-h200-idot, call6; the K-quants at 7B unmeasured, so
-    // they keep 4).
+    // The integer loops' wide outputs (gate|up, the LM head) take 8 rows over rows of K >= kWideK (the
+    // 7B's 3584), else 4; OCTO_GEMV_NR_WIDE forces it. On the H200, 8 rows: 7B Q8_0 decode 275 against
+    // 259 tok/s, 7B Q4_K_M 251 against 243 (16: 239 and 225); with 8 over shorter rows too, 0.5B Q8_0
+    // -1.3%, 1.5B Q8_0 -0.8%, 1.5B Q4_K_M -4.5% (benchmarks/results/2026-11-29-h200-idot, call6;
+    // 2026-11-29-h200-xq, call3).
     constexpr std::uint32_t kWideK = 3072;
     const std::uint32_t nr_wide = idot && !narrow ? knob(c, "OCTO_GEMV_NR_WIDE", 16) : 0;
-    const std::uint32_t wide = nr_wide ? nr_wide : (idot && blk == 32 && K >= kWideK ? 8 : 4);
+    const std::uint32_t wide = nr_wide ? nr_wide : (idot && K >= kWideK ? 8 : 4);
     const std::uint32_t nr_c =
         even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : 2) : wide));
     // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
