@@ -38,7 +38,15 @@ layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned
 layout(constant_id = 4) const bool XS = false;
 const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u;
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
-const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
+// X8 (integer-dot modules, OCTO_GEMV_X8): x arrives rounded, from gemv_quantize_x.comp run before this
+// launch (pc.x points at its runs; an RMSNORM's weight and inverse RMS are already in them), so the
+// RMSNORM prologue and epilogue are off here.
+#ifdef GEMV_IDOT
+layout(constant_id = 6) const bool X8 = false;
+#else
+const bool X8 = false;
+#endif
+const bool NORM = (FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU) && !X8;
 const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
 // GEMV_IDOT (the gemv_idot_<dt> modules; the `fast` precision where the device accelerates packed int8
 // dot products): the chunk loops of common/gemv_idot.glsl, which round each chunk's x runs to int8 in

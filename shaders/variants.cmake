@@ -29,6 +29,8 @@ foreach(dt q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemv_idot_${dt} gemv.comp
                       DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt} GEMV_BLOCK=${octo_gemv_block_${dt}} OCTO_SUBGROUP GEMV_IDOT)
 endforeach()
+# x rounded once into int8 runs ahead of those GEMVs (OCTO_GEMV_X8; kernels/gemv.cpp, its `before` launch).
+octo_shader_variant(gemv_quantize_x gemv_quantize_x.comp)
 # Attention: each subgroup takes a share of the keys (subgroup max/sum); _nosg runs the workgroup as one group.
 octo_shader_variant(attention attention.comp DEFINES OCTO_SUBGROUP)
 octo_shader_variant(attention_nosg attention.comp)

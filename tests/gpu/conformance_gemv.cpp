@@ -171,10 +171,14 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   auto& vm = gpu_fast();
   REQUIRE(vm.device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
   // Rows per workgroup: the planner's (2 at these narrow tiles), then 4 and 8 (the long and wide
-  // outputs' counts, forced by OCTO_GEMV_NR) at K = 3584, plain and SwiGLU.
-  for (const char* rows : {"", "4", "8"}) {
+  // outputs' counts, forced by OCTO_GEMV_NR) at K = 3584, plain and SwiGLU; x rounded by each workgroup,
+  // and at 4 rows once ahead of the GEMV (OCTO_GEMV_X8=2; the next case checks that it rounds the same runs).
+  const std::pair<const char*, const char*> modes[] = {{"", "0"}, {"4", "2"}, {"8", "0"}};
+  for (const auto& [rows, x8] : modes) {
   if (*rows) ::setenv("OCTO_GEMV_NR", rows, 1);
+  ::setenv("OCTO_GEMV_X8", x8, 1);
   CAPTURE(rows);
+  CAPTURE(x8);
   for (dtype wd : idot_dtypes) {
     const std::int64_t blk = octo::ir::layout(wd).block_elems;
     for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
@@ -288,6 +292,77 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   }
   ::unsetenv("OCTO_GEMV_NR");
   }
+  ::unsetenv("OCTO_GEMV_X8");
+  ::unsetenv("OCTO_GEMV_IDOT");
+}
+
+TEST_CASE("conformance: integer-dot decode GEMV, x rounded once ahead of it gives the runs it rounds itself") {
+  // OCTO_GEMV_X8=2 rounds the x row once (gemv_quantize_x, a `before` launch) instead of in every
+  // workgroup: the same runs, so the residual GEMV's outputs equal to the bit in every format. The
+  // RMSNORM-fused ones take the inverse RMS into the steps and sum x's squares in another order (one
+  // workgroup's strided f32 sums against every GEMV workgroup's chunk order) and round step x inverse
+  // RMS per run: their sums agree to about 1e-6 of the terms, which silu(g) u can magnify where g is
+  // negative or a sum cancels. So within 1e-4 of the largest output (5e-5 of it seen).
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  std::mt19937_64 rng(seed() ^ 0x59a1ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  auto& vm = gpu_fast();
+  const std::int64_t K = 2560;
+  for (dtype wd : idot_dtypes) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t N = 40;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+    auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
+    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+    auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, K});
+    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
+    auto y1 = c.buf("y1", buffer_kind::io_output, dtype::f32, {1, N});
+    auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {1, N});
+    const auto plain = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}});
+    const auto normed = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0},
+                                {param_key::eps, 1e-6}, {param_key::hidden, double(K)}});
+    c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y1}, normed);
+    c.task(opcode::gemv_add, {x, w, r}, {y2}, plain);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K)), rv(static_cast<std::size_t>(N));
+    for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 61 == 0 ? 16.0f : 1.0f);
+    for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
+    for (auto& v : rv) v = u(rng);
+    std::vector<std::vector<std::byte>> wbytes(2);
+    for (auto& wb : wbytes) {
+      std::vector<float> wf(static_cast<std::size_t>(N * K));
+      for (auto& v : wf) v = u(rng);
+      wb.resize(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
+      for (std::int64_t n = 0; n < N; ++n)
+        octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
+    }
+    std::vector<std::byte> outs[2][2];
+    for (int x8 = 0; x8 < 2; ++x8) {
+      ::setenv("OCTO_GEMV_X8", x8 ? "2" : "0", 1);
+      vm.load(c.p);  // planned again under this setting
+      vm.write_bytes("x", f32_bytes(xv));
+      vm.write_bytes("nw", f32_bytes(nwv));
+      vm.write_bytes("w", wbytes[0]);
+      vm.write_bytes("w2", wbytes[1]);
+      vm.write_bytes("r", f32_bytes(rv));
+      vm.execute();
+      octo_test::check_clean(vm);
+      outs[x8][0] = vm.read_bytes("y1");
+      outs[x8][1] = vm.read_bytes("y2");
+    }
+    CHECK(outs[0][1] == outs[1][1]);
+    REQUIRE(outs[0][0].size() == outs[1][0].size());
+    std::vector<float> ya(static_cast<std::size_t>(N)), yb(static_cast<std::size_t>(N));
+    std::memcpy(ya.data(), outs[0][0].data(), outs[0][0].size());
+    std::memcpy(yb.data(), outs[1][0].data(), outs[1][0].size());
+    float ymax = 0.0f;
+    for (float v : ya) ymax = std::max(ymax, std::abs(v));
+    REQUIRE(ymax > 0.0f);
+    for (std::size_t i = 0; i < ya.size(); ++i)
+      CHECK_MESSAGE(std::abs(ya[i] - yb[i]) <= 1e-4f * ymax, "column " << i << ": " << ya[i] << " against " << yb[i] << " (largest " << ymax << ")");
+  }
+  ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }
 
@@ -299,8 +374,11 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
   auto& vm = gpu_fast();
   for (dtype wd : idot_dtypes) {
     for (float bad_value : {std::nanf(""), INFINITY}) {
+    for (const char* x8 : {"0", "2"}) {
+      ::setenv("OCTO_GEMV_X8", x8, 1);
       CAPTURE(octo::ir::name(wd));
       CAPTURE(bad_value);
+      CAPTURE(x8);
       const std::int64_t K = 512, N = 8;
       case_builder c;
       auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
@@ -322,6 +400,8 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
       std::memcpy(got.data(), gb.data(), gb.size());
       for (float g : got) CHECK_MESSAGE(!std::isfinite(g), "output " << g);
     }
+    }
   }
+  ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

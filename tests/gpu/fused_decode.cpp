@@ -123,8 +123,9 @@ namespace {
 
 /// The `fast` precision's decode step against `accurate` on the same weights, teacher-forced with the
 /// accurate run's tokens: the largest relative L2 of the logits over the steps, and whether every
-/// greedy token agreed where accurate's top two were not a near-tie.
-double fast_vs_accurate(const model_config& c, int steps) {
+/// greedy token agreed where accurate's top two were not a near-tie. `dispatches`, when given, gets the
+/// fast step's recorded kernels.
+double fast_vs_accurate(const model_config& c, int steps, std::uint64_t* dispatches = nullptr) {
   CAPTURE(c.name);
   const auto p = octo::models::decoder_step(c, {.argmax = true});
   auto fo = octo_test::small_options(), ao = octo_test::small_options();
@@ -161,6 +162,7 @@ double fast_vs_accurate(const model_config& c, int steps) {
     token = read_token(accurate);
   }
   octo_test::check_clean(fast);
+  if (dispatches) *dispatches = fast.stats().dispatches;
   return worst;
 }
 
@@ -185,11 +187,22 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   model_config qwen3_q6{qwen3};
   qwen3_q6.name = "tiny-qwen3-q6k";
   qwen3_q6.weight_dtype = octo::ir::dtype::q6_k;
-  for (const model_config& c : {qwen2, qwen2_q4, qwen3, qwen3_q6}) {
-    const double err = fast_vs_accurate(c, 8);
-    MESSAGE(c.name << ": largest relative L2 of fast vs accurate decode logits over 8 steps " << err);
-    CHECK(err < 3e-2);  // measured 0.014-0.016 on lavapipe (x rounded to 8 bits per 16-element run at every GEMV of 2 layers)
-    CHECK(err > 0.0);  // the integer-dot path ran: it does not reproduce the f32 sums
+  // x rounded by every GEMV workgroup, and once ahead of each GEMV (OCTO_GEMV_X8=2, the same runs: the
+  // step records one more kernel per GEMV).
+  std::vector<std::uint64_t> kernels[2];
+  for (int x8 = 0; x8 < 2; ++x8) {
+    ::setenv("OCTO_GEMV_X8", x8 ? "2" : "0", 1);
+    CAPTURE(x8);
+    for (const model_config& c : {qwen2, qwen2_q4, qwen3, qwen3_q6}) {
+      std::uint64_t n = 0;
+      const double err = fast_vs_accurate(c, 8, &n);
+      kernels[x8].push_back(n);
+      MESSAGE(c.name << std::string(x8 ? " (x rounded ahead)" : "") << ": largest relative L2 of fast vs accurate decode logits over 8 steps " << err);
+      CHECK(err < 3e-2);  // measured 0.014-0.016 on lavapipe (x rounded to 8 bits per 16-element run at every GEMV of 2 layers)
+      CHECK(err > 0.0);  // the integer-dot path ran: it does not reproduce the f32 sums
+    }
   }
+  for (std::size_t i = 0; i < kernels[0].size(); ++i) CHECK(kernels[1][i] > kernels[0][i]);
+  ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

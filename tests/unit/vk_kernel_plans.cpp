@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
@@ -328,6 +328,13 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   auto idot_device = device(true);
   idot_device.int_dot = idot_device.int_dot_accelerated = true;
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemv_tile, w, 1), idot_device, /*fast_precision=*/true);
+  // x rounded once ahead of them (OCTO_GEMV_X8, gemv_quantize_x as their `before`), plain and fused.
+  ::setenv("OCTO_GEMV_X8", "2", 1);
+  for (const auto& prog : task_variants())
+    for (opcode op : {opcode::gemv_tile, opcode::gemv_add, opcode::rmsnorm_gemv, opcode::rmsnorm_swiglu,
+                      opcode::rmsnorm_gemv_rope, opcode::rmsnorm_gemv_kv})
+      if (prog.tasks.at(0).op == op) p.plan(prog, idot_device, true, 0x900000);
+  ::unsetenv("OCTO_GEMV_X8");
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
@@ -641,6 +648,50 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK_THROWS_WITH_AS(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 2), doctest::Contains("OCTO_GEMV_IDOT='yes' is not 0 or 1"),
                        octo::error);
   ::unsetenv("OCTO_GEMV_IDOT");
+}
+
+TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of them only with OCTO_GEMV_X8") {
+  clear_kernel_environment();
+  // task_variants' RMSNORM_GEMV (K = 256) and a plain GEMV, planned on an accelerating device at `fast`
+  // with a shared scratch; spec constant 6 is gemv.comp's X8.
+  auto idot_device = device(true);
+  idot_device.int_dot = idot_device.int_dot_accelerated = true;
+  const auto plan_op = [&](opcode op, std::uint64_t scratch) {
+    for (const auto& prog : task_variants()) {
+      const auto& t = prog.tasks.at(0);
+      if (t.op != op || t.label.str().find("Q4_K") == std::string::npos) continue;
+      std::vector<std::uint64_t> addresses(prog.buffers.size());
+      for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+      vm::vulkan::task_context c{prog, t, addresses, 0xf0000, idot_device, true};
+      c.shared_scratch_address = scratch;
+      return vm::vulkan::kernel_for(op).planner(c);
+    }
+    FAIL("no Q4_K variant of " << ir::name(op));
+    return vm::vulkan::kernel_launch{};
+  };
+  auto l = plan_op(opcode::rmsnorm_gemv, 0x900000);
+  CHECK(l.shader == "gemv_idot_q4_k");
+  CHECK(l.before.empty());  // off by default
+  CHECK(l.shared_scratch_bytes == 0);
+  CHECK(l.spec_constants.at(6) == 0);
+  ::setenv("OCTO_GEMV_X8", "1", 1);
+  l = plan_op(opcode::rmsnorm_gemv, 0);  // the first call: the scratch it needs, no launch yet
+  CHECK(l.shared_scratch_bytes == 256 / 16 * 24);
+  CHECK(l.before.empty());
+  l = plan_op(opcode::rmsnorm_gemv, 0x900000);
+  REQUIRE(l.before.size() == 1);
+  CHECK(l.before[0].shader == "gemv_quantize_x");
+  CHECK(l.before[0].spec_constants.at(1) == 1);  // the norm goes into the runs
+  CHECK(l.spec_constants.at(6) == 1);
+  CHECK(plan_op(opcode::gemv_add, 0x900000).before.empty());  // level 1: the RMSNORM-fused ones only
+  ::setenv("OCTO_GEMV_X8", "2", 1);
+  l = plan_op(opcode::gemv_add, 0x900000);
+  REQUIRE(l.before.size() == 1);
+  CHECK(l.before[0].spec_constants.at(1) == 0);
+  CHECK(plan_op(opcode::rmsnorm_gemv, 0x900008).before.empty());  // a scratch not 16-byte aligned
+  ::setenv("OCTO_GEMV_X8", "yes", 1);
+  CHECK_THROWS_WITH_AS(plan_op(opcode::gemv_add, 0x900000), doctest::Contains("OCTO_GEMV_X8='yes' is not 0, 1 or 2"), octo::error);
+  ::unsetenv("OCTO_GEMV_X8");
 }
 
 TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power of two, 64 for 56-63 chunks") {

@@ -65,6 +65,17 @@ idot_mode idot_setting(const task_context& c) {
   fail(c, std::string("OCTO_GEMV_IDOT='") + v + "' is not 0 or 1");
 }
 
+/// OCTO_GEMV_X8: where the integer-dot GEMVs' x is rounded once, ahead of them, by gemv_quantize_x (a
+/// `before` launch into the shared scratch) instead of by every workgroup: 0 (the default until it is
+/// measured on a card) nowhere, 1 for the RMSNORM-fused ones, 2 for every one.
+std::uint32_t x8_setting(const task_context& c) {
+  const char* v = std::getenv("OCTO_GEMV_X8");
+  if (!v || !*v) return 0;
+  const std::string_view s(v);
+  if (s == "0" || s == "1" || s == "2") return static_cast<std::uint32_t>(s[0] - '0');
+  fail(c, std::string("OCTO_GEMV_X8='") + v + "' is not 0, 1 or 2");
+}
+
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
 /// width, for one x row): a power of two in [1, hi], or 0 when unset. Lets one device run compare
 /// shapes without a rebuild.
@@ -336,7 +347,26 @@ kernel_launch plan_gemv(const task_context& c) {
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
+    // x rounded once ahead of the GEMV (OCTO_GEMV_X8, gemv_quantize_x.comp): its K / 16 runs (16 bytes of
+    // quants, 8 of step and sum) in the shared scratch, which the GEMV then reads as its x; an RMSNORM
+    // goes into the runs (the norm weight into v, the inverse RMS into the steps). The same runs as the
+    // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
+    bool x8 = false;
+    if (idot && x8_setting(c) >= (ops.norm_w >= 0 ? 1u : 2u)) {
+      l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
+      const std::uint64_t runs = c.shared_scratch_address;
+      if (runs != 0 && runs % 16 == 0) {
+        kernel_launch q;
+        q.shader = "gemv_quantize_x";
+        q.spec_constants = {workgroup_size(c.device, 256), ops.norm_w >= 0 ? 1u : 0u};
+        q.push_constants = push_builder{}.addr(x.address).addr(nw_addr).addr(runs).u32(K).u32(nw_dtype).f32(eps).take();
+        l.before.push_back(std::move(q));
+        ga.x = runs;
+        x8 = true;
+      }
+    }
     l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    if (idot) l.spec_constants.push_back(x8 ? 1u : 0u);
     l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
