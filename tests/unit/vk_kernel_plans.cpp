@@ -328,6 +328,12 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   auto idot_device = device(true);
   idot_device.int_dot = idot_device.int_dot_accelerated = true;
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemv_tile, w, 1), idot_device, /*fast_precision=*/true);
+  for (dtype w : {dtype::q2_k, dtype::q3_k}) {  // their integer loops run on wide outputs only
+    ir::param_list wide;
+    wide.set(param_key::K, 256).set(param_key::N_tile, 8192).set(param_key::n_off, 0);
+    p.plan(single_task(opcode::gemv_tile, {{"x", {1, 256}}, {"w", {8192, 256}, w, ir::buffer_kind::weight}}, {"y", {1, 8192}}, wide),
+           idot_device, true);
+  }
   // x rounded once ahead of them (OCTO_GEMV_X8, gemv_quantize_x as their `before`), plain and fused.
   ::setenv("OCTO_GEMV_X8", "2", 1);
   for (const auto& prog : task_variants())
@@ -614,7 +620,10 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   // does not.
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "prefill").shader == "gemv_q8_0");
   CHECK(plan_decode_gemv(152064, 3584, dtype::q8_0, true, 2, 1, "decode").shader == "gemv_idot_q8_0");
-  CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_idot_q3_k");
+  CHECK(plan_decode_gemv(37888, 3584, dtype::q3_k, true, 2).shader == "gemv_idot_q3_k");
+  CHECK(plan_decode_gemv(3584, 18944, dtype::q2_k, true, 2).shader == "gemv_idot_q2_k");  // long rows
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q3_k, true, 2).shader == "gemv_q3_k");  // narrow: the float loop
+  CHECK(plan_decode_gemv(3584, 3584, dtype::q2_k, true, 2).shader == "gemv_q2_k");
   CHECK(plan_decode_gemv(896, 896, dtype::q5_1, true, 2).shader == "gemv_idot_q5_1");
   CHECK(plan_decode_gemv(3584, 3584, dtype::iq4_xs, true, 2).shader == "gemv_iq4_xs");  // no integer loop
   CHECK(plan_decode_gemv(3584, 3584, dtype::f16, true, 2).shader == "gemv_f16");

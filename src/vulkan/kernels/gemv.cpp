@@ -300,19 +300,6 @@ kernel_launch plan_gemv(const task_context& c) {
     // than each invocation loading its chunk's x (benchmarks/results/2026-11-21-h100-gemv).
     const char* xs_env = std::getenv("OCTO_GEMV_XS");
     const bool xs = xs_env && std::string_view(xs_env) == "1";
-    // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
-    // precision, one x row, subgroup reductions, not in a prefill (a prompt's last-row head keeps f32:
-    // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
-    // cost 5.2e-3 on a Q8_0 test model).
-    const idot_mode im = idot_setting(c);
-    bool idot = false;
-    if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
-        (im == idot_mode::any || c.device.int_dot_accelerated) && use_subgroups(c.device) && rb_c == 1 && !xs)
-      for (const auto& m : idot_modules)
-        if (m.dtype == w.dtype()) {
-          l.shader = m.name;
-          idot = true;
-        }
     // Rows per workgroup: 2 for outputs up to kNarrowCols columns (Q, K, V, O, the 1.5B / 7B down
     // projections) in the 256-element formats (the K-quants, measured; IQ4_XS goes with them) and, in the
     // 32-element ones, over rows of at most kShortK (twice the workgroups: 13-35% less time each on the
@@ -321,6 +308,25 @@ kernel_launch plan_gemv(const task_context& c) {
     // benchmarks/results/2026-11-28-h100-decode (calls 2 and 3).
     constexpr std::uint32_t kNarrowCols = 4096, kShortK = 2048, kLongK = 16384;
     const bool narrow = n_tile <= kNarrowCols && (blk == 256 || K <= kShortK);
+    // Integer dot products (docs/precision.md "Decode GEMVs on integer dot products"): the `fast`
+    // precision, one x row, subgroup reductions, not in a prefill (a prompt's last-row head keeps f32:
+    // its logits' contract, docs/precision.md item 2, is 5e-3 of `accurate`, and the rounded x alone
+    // cost 5.2e-3 on a Q8_0 test model).
+    const idot_mode im = idot_setting(c);
+    bool idot = false;
+    // Q2_K and Q3_K take their integer loops by default only where the output is wide or the rows long:
+    // on the H200's 3584 x 3584 GEMV (chained) they ran at 0.85x (two rounds) and 0.62-0.65x (one) of
+    // the float loops, on gate|up at 1.29-1.46x and on the 7B down projection at 0.98-1.20x
+    // (benchmarks/results/2026-11-29-h200-xq, calls 1 and 2). OCTO_GEMV_IDOT=1 takes them everywhere.
+    const bool low_bits = w.dtype() == ir::dtype::q2_k || w.dtype() == ir::dtype::q3_k;
+    if (im != idot_mode::off && c.fast_precision && c.device.int_dot && c.program.meta_value("regime") != "prefill" &&
+        (im == idot_mode::any || (c.device.int_dot_accelerated && !(low_bits && narrow && K < kLongK))) &&
+        use_subgroups(c.device) && rb_c == 1 && !xs)
+      for (const auto& m : idot_modules)
+        if (m.dtype == w.dtype()) {
+          l.shader = m.name;
+          idot = true;
+        }
     // The integer loops over long rows (K >= kLongK: the 7B's down projection, 18944) take
     // OCTO_GEMV_NR_LONG rows (default 4) even where narrow: their arithmetic is light enough that two rows
     // a workgroup leave the memory idle. On the H200 the 7B down GEMV (Q4_K, chained) read 0.32 of HBM at
