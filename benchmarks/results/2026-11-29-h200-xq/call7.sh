@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 7 (for the next session; binaries of 998b5fa in .carry-gemm/bin.tar.xz): x rounded once
+# Device call 7 (for the next session; binaries of c3be4fc in .carry-gemm/bin.tar.xz): x rounded once
 # ahead of the integer-dot GEMVs, OCTO_GEMV_X8 0 / 1 (the RMSNORM-fused GEMVs) / 2 (all), alternating,
 # on 0.5B Q8_0, 1.5B Q4_K_M, 7B Q4_K_M and 7B Q8_0 with the peer on each; the GPU tests on the card; a
 # 7B Q4_K_M decode profile at the best level. Run: bash benchmarks/results/2026-11-29-h200-xq/call7.sh
