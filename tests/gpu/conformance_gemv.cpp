@@ -307,60 +307,66 @@ TEST_CASE("conformance: integer-dot decode GEMV, x rounded once ahead of it give
   std::mt19937_64 rng(seed() ^ 0x59a1ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   auto& vm = gpu_fast();
-  const std::int64_t K = 2560;
+  // K: one block group (fewer runs than gemv_quantize_x has invocations), a K of 32-element blocks that
+  // is no multiple of 256 (five K-quant blocks), and 2560 (several chunks per GEMV invocation).
   for (dtype wd : idot_dtypes) {
-    CAPTURE(octo::ir::name(wd));
-    const std::int64_t N = 40;
-    case_builder c;
-    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
-    auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
-    auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
-    auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, K});
-    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
-    auto y1 = c.buf("y1", buffer_kind::io_output, dtype::f32, {1, N});
-    auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {1, N});
-    const auto plain = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}});
-    const auto normed = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0},
-                                {param_key::eps, 1e-6}, {param_key::hidden, double(K)}});
-    c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y1}, normed);
-    c.task(opcode::gemv_add, {x, w, r}, {y2}, plain);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K)), rv(static_cast<std::size_t>(N));
-    for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 61 == 0 ? 16.0f : 1.0f);
-    for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
-    for (auto& v : rv) v = u(rng);
-    std::vector<std::vector<std::byte>> wbytes(2);
-    for (auto& wb : wbytes) {
-      std::vector<float> wf(static_cast<std::size_t>(N * K));
-      for (auto& v : wf) v = u(rng);
-      wb.resize(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
-      for (std::int64_t n = 0; n < N; ++n)
-        octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
+    const std::int64_t blk = octo::ir::layout(wd).block_elems;
+    for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
+                           std::int64_t{2560}}) {
+      CAPTURE(octo::ir::name(wd));
+      CAPTURE(K);
+      const std::int64_t N = 40;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+      auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {K});
+      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+      auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, K});
+      auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
+      auto y1 = c.buf("y1", buffer_kind::io_output, dtype::f32, {1, N});
+      auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {1, N});
+      const auto plain = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}});
+      const auto normed = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0},
+                                  {param_key::eps, 1e-6}, {param_key::hidden, double(K)}});
+      c.task(opcode::rmsnorm_swiglu, {x, nw, w, w2}, {y1}, normed);
+      c.task(opcode::gemv_add, {x, w, r}, {y2}, plain);
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      std::vector<float> xv(static_cast<std::size_t>(K)), nwv(static_cast<std::size_t>(K)), rv(static_cast<std::size_t>(N));
+      for (std::int64_t k = 0; k < K; ++k) xv[static_cast<std::size_t>(k)] = u(rng) * (k % 61 == 0 ? 16.0f : 1.0f);
+      for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
+      for (auto& v : rv) v = u(rng);
+      std::vector<std::vector<std::byte>> wbytes(2);
+      for (auto& wb : wbytes) {
+        std::vector<float> wf(static_cast<std::size_t>(N * K));
+        for (auto& v : wf) v = u(rng);
+        wb.resize(static_cast<std::size_t>(octo::ir::nbytes(wd, N * K)));
+        for (std::int64_t n = 0; n < N; ++n)
+          octo::detail::quantize_row(wd, wf.data() + n * K, reinterpret_cast<std::uint8_t*>(wb.data()) + octo::ir::nbytes(wd, n * K), K);
+      }
+      std::vector<std::byte> outs[2][2];
+      for (int x8 = 0; x8 < 2; ++x8) {
+        ::setenv("OCTO_GEMV_X8", x8 ? "2" : "0", 1);
+        vm.load(c.p);  // planned again under this setting
+        vm.write_bytes("x", f32_bytes(xv));
+        vm.write_bytes("nw", f32_bytes(nwv));
+        vm.write_bytes("w", wbytes[0]);
+        vm.write_bytes("w2", wbytes[1]);
+        vm.write_bytes("r", f32_bytes(rv));
+        vm.execute();
+        octo_test::check_clean(vm);
+        outs[x8][0] = vm.read_bytes("y1");
+        outs[x8][1] = vm.read_bytes("y2");
+      }
+      CHECK(outs[0][1] == outs[1][1]);
+      REQUIRE(outs[0][0].size() == outs[1][0].size());
+      std::vector<float> ya(static_cast<std::size_t>(N)), yb(static_cast<std::size_t>(N));
+      std::memcpy(ya.data(), outs[0][0].data(), outs[0][0].size());
+      std::memcpy(yb.data(), outs[1][0].data(), outs[1][0].size());
+      float ymax = 0.0f;
+      for (float v : ya) ymax = std::max(ymax, std::abs(v));
+      REQUIRE(ymax > 0.0f);
+      for (std::size_t i = 0; i < ya.size(); ++i)
+        CHECK_MESSAGE(std::abs(ya[i] - yb[i]) <= 1e-4f * ymax, "column " << i << ": " << ya[i] << " against " << yb[i] << " (largest " << ymax << ")");
     }
-    std::vector<std::byte> outs[2][2];
-    for (int x8 = 0; x8 < 2; ++x8) {
-      ::setenv("OCTO_GEMV_X8", x8 ? "2" : "0", 1);
-      vm.load(c.p);  // planned again under this setting
-      vm.write_bytes("x", f32_bytes(xv));
-      vm.write_bytes("nw", f32_bytes(nwv));
-      vm.write_bytes("w", wbytes[0]);
-      vm.write_bytes("w2", wbytes[1]);
-      vm.write_bytes("r", f32_bytes(rv));
-      vm.execute();
-      octo_test::check_clean(vm);
-      outs[x8][0] = vm.read_bytes("y1");
-      outs[x8][1] = vm.read_bytes("y2");
-    }
-    CHECK(outs[0][1] == outs[1][1]);
-    REQUIRE(outs[0][0].size() == outs[1][0].size());
-    std::vector<float> ya(static_cast<std::size_t>(N)), yb(static_cast<std::size_t>(N));
-    std::memcpy(ya.data(), outs[0][0].data(), outs[0][0].size());
-    std::memcpy(yb.data(), outs[1][0].data(), outs[1][0].size());
-    float ymax = 0.0f;
-    for (float v : ya) ymax = std::max(ymax, std::abs(v));
-    REQUIRE(ymax > 0.0f);
-    for (std::size_t i = 0; i < ya.size(); ++i)
-      CHECK_MESSAGE(std::abs(ya[i] - yb[i]) <= 1e-4f * ymax, "column " << i << ": " << ya[i] << " against " << yb[i] << " (largest " << ymax << ")");
   }
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");

@@ -358,13 +358,14 @@ kernel_launch plan_gemv(const task_context& c) {
     // goes into the runs (the norm weight into v, the inverse RMS into the steps). The same runs as the
     // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
     bool x8 = false;
-    if (idot && x8_setting(c) >= (ops.norm_w >= 0 ? 1u : 2u)) {
+    const bool norm = ops.norm_w >= 0;
+    if (idot && x8_setting(c) >= (norm ? 1u : 2u)) {
       l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
       const std::uint64_t runs = c.shared_scratch_address;
       if (runs != 0 && runs % 16 == 0) {
         kernel_launch q;
         q.shader = "gemv_quantize_x";
-        q.spec_constants = {workgroup_size(c.device, 256), ops.norm_w >= 0 ? 1u : 0u};
+        q.spec_constants = {workgroup_size(c.device, 256), norm ? 1u : 0u};
         q.push_constants = push_builder{}.addr(x.address).addr(nw_addr).addr(runs).u32(K).u32(nw_dtype).f32(eps).take();
         l.before.push_back(std::move(q));
         ga.x = runs;
