@@ -659,7 +659,7 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   ::unsetenv("OCTO_GEMV_IDOT");
 }
 
-TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of them only with OCTO_GEMV_X8") {
+TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused ones over rows of 1536 or more, else as OCTO_GEMV_X8 says") {
   clear_kernel_environment();
   // task_variants' RMSNORM_GEMV (K = 256) and a plain GEMV, planned on an accelerating device at `fast`
   // with a shared scratch; spec constant 6 is gemv.comp's X8.
@@ -680,9 +680,31 @@ TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of them only with OCTO
   };
   auto l = plan_op(opcode::rmsnorm_gemv, 0x900000);
   CHECK(l.shader == "gemv_idot_q4_k");
-  CHECK(l.before.empty());  // off by default
+  CHECK(l.before.empty());  // by default not over rows of 256
   CHECK(l.shared_scratch_bytes == 0);
   CHECK(l.spec_constants.at(6) == 0);
+  // The default rule at the rows it is drawn from (benchmarks/results/2026-11-29-h200-xq, call7): the 0.5B's 896
+  // no, the 1.5B's 1536 and the 7B's 3584 yes, RMSNORM-fused only.
+  const auto plan_k = [&](opcode op, std::int64_t k) {
+    const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
+        wt{"w", {512, k}, dtype::q8_0, ir::buffer_kind::weight}, r{"r", {1, 512}};
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::N_tile, 512).set(param_key::n_off, 0);
+    if (op == opcode::rmsnorm_gemv) p.set(param_key::hidden, k).set_real(param_key::eps, 1e-6);
+    auto prog = op == opcode::rmsnorm_gemv ? single_task(op, {x, nw, wt}, {"y", {1, 512}}, p)
+                                           : single_task(op, {x, wt, r}, {"y", {1, 512}}, p);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, true};
+    c.shared_scratch_address = 0x900000;
+    return vm::vulkan::kernel_for(op).planner(c);
+  };
+  CHECK(plan_k(opcode::rmsnorm_gemv, 896).before.empty());
+  CHECK(plan_k(opcode::rmsnorm_gemv, 1536).before.size() == 1);
+  CHECK(plan_k(opcode::rmsnorm_gemv, 3584).spec_constants.at(6) == 1);
+  CHECK(plan_k(opcode::gemv_add, 3584).before.empty());
+  ::setenv("OCTO_GEMV_X8", "0", 1);
+  CHECK(plan_k(opcode::rmsnorm_gemv, 3584).before.empty());
   ::setenv("OCTO_GEMV_X8", "1", 1);
   l = plan_op(opcode::rmsnorm_gemv, 0);  // the first call: the scratch it needs, no launch yet
   CHECK(l.shared_scratch_bytes == 256 / 16 * 24);

@@ -66,14 +66,31 @@ idot_mode idot_setting(const task_context& c) {
 }
 
 /// OCTO_GEMV_X8: where the integer-dot GEMVs' x is rounded once, ahead of them, by gemv_quantize_x (a
-/// `before` launch into the shared scratch) instead of by every workgroup: 0 (the default until it is
-/// measured on a card) nowhere, 1 for the RMSNORM-fused ones, 2 for every one.
-std::uint32_t x8_setting(const task_context& c) {
+/// `before` launch into the shared scratch) instead of by every workgroup: 0 nowhere, 1 for the
+/// RMSNORM-fused ones, 2 for every one; unset, the default rule (x8_wanted).
+enum class x8_mode : std::uint32_t { off = 0, norm_fused = 1, all = 2, by_default = 3 };
+x8_mode x8_setting(const task_context& c) {
   const char* v = std::getenv("OCTO_GEMV_X8");
-  if (!v || !*v) return 0;
+  if (!v || !*v) return x8_mode::by_default;
   const std::string_view s(v);
-  if (s == "0" || s == "1" || s == "2") return static_cast<std::uint32_t>(s[0] - '0');
+  if (s == "0" || s == "1" || s == "2") return static_cast<x8_mode>(s[0] - '0');
   fail(c, std::string("OCTO_GEMV_X8='") + v + "' is not 0, 1 or 2");
+}
+
+/// The default: the RMSNORM-fused integer GEMVs over rows of at least 1536 take x rounded ahead. On the
+/// H200 (benchmarks/results/2026-11-29-h200-xq, call7) decode ran 1.5B Q4_K_M 525 -> 635 tok/s, 7B
+/// Q4_K_M 250 -> 344, 7B Q8_0 274 -> 308, but 0.5B Q8_0 (rows of 896) 963 -> 916: there the launch and
+/// the barrier it adds cost more than the loads it saves. Every GEMV (level 2, the GEMV_ADDs too) lost
+/// to level 1 on all four (781-603-342-270 tok/s).
+bool x8_wanted(const task_context& c, bool norm, std::uint32_t K) {
+  constexpr std::uint32_t kX8MinK = 1536;
+  switch (x8_setting(c)) {
+    case x8_mode::off: return false;
+    case x8_mode::norm_fused: return norm;
+    case x8_mode::all: return true;
+    case x8_mode::by_default: return norm && K >= kX8MinK;
+  }
+  return false;
 }
 
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
@@ -359,7 +376,7 @@ kernel_launch plan_gemv(const task_context& c) {
     // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
     bool x8 = false;
     const bool norm = ops.norm_w >= 0;
-    if (idot && x8_setting(c) >= (norm ? 1u : 2u)) {
+    if (idot && x8_wanted(c, norm, K)) {
       l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
       const std::uint64_t runs = c.shared_scratch_address;
       if (runs != 0 && runs % 16 == 0) {
