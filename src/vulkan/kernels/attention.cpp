@@ -67,7 +67,16 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
   const bool flash = choice_made != attention_choice::split;
-  constexpr std::uint32_t kDecodeWg = 128, kDecodeKeys = 64, kMaxChunks = 128;
+  constexpr std::uint32_t kDecodeWg = 128;
+  // Keys a chunk (one pass): 64; OCTO_ATTENTION_KEYS=32|128 for one device run to compare. Chunks a KV
+  // head, at most: as many as hold 8192 keys in one pass each.
+  std::uint32_t kDecodeKeys = 64;
+  if (const char* e = std::getenv("OCTO_ATTENTION_KEYS"); e && *e) {
+    const std::string_view v(e);
+    if (v != "32" && v != "64" && v != "128") fail(c, "OCTO_ATTENTION_KEYS='" + std::string(v) + "' is not 32, 64 or 128");
+    kDecodeKeys = static_cast<std::uint32_t>(std::atoi(e));
+  }
+  const std::uint32_t kMaxChunks = 8192 / kDecodeKeys;
   // The V phase's lanes: hd / 4 per key group, kDecodeWg / (hd / 4) key groups that split a pass's keys.
   const std::uint32_t dim_units = hd / 4;
   const bool tiles = hd % 8 == 0 && hd <= 256 && kDecodeWg % dim_units == 0 && kDecodeKeys % (kDecodeWg / dim_units) == 0;
