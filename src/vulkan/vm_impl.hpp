@@ -161,6 +161,21 @@ inline bool env_indirect() {
   throw octo::error("octo: OCTO_INDIRECT must be 0 or 1, not '" + std::string(v) + "'");
 }
 
+// OCTO_L2_PREFETCH=<MiB>: beside each wavefront, load the next wavefront's decode GEMV weights into
+// the L2 cache when they come to at most that many MiB (vm_recording.cpp; unset or 0: never).
+inline std::uint64_t env_l2_prefetch_bytes() {
+  const char* v = std::getenv("OCTO_L2_PREFETCH");
+  if (!v || !*v) return 0;
+  const std::string_view s(v);
+  std::uint64_t mib = 0;
+  const bool digits = s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (digits)
+    for (char ch : s) mib = mib * 10 + static_cast<std::uint64_t>(ch - '0');
+  if (!digits || mib > 65536)
+    throw octo::error("octo: OCTO_L2_PREFETCH must be a number of MiB from 0 to 65536, not '" + std::string(v) + "'");
+  return mib << 20;
+}
+
 // OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).
 inline matmul_precision env_precision(matmul_precision given) {
   const char* v = std::getenv("OCTO_PRECISION");

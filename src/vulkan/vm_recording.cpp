@@ -199,6 +199,7 @@ void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
   std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
   const bool indirect_on = env_indirect();
+  const std::uint64_t l2_prefetch_cap = env_l2_prefetch_bytes();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
   try {
@@ -462,6 +463,33 @@ void vulkan_vm::impl::record(program_state& ps) {
       ++barriers;
       dirty = false;
     }
+    // OCTO_L2_PREFETCH: the wavefront starting at step `from` of instance i has its decode GEMVs' weight
+    // rows (kernel_launch::l2_warm) loaded into L2 beside the wavefront being recorded, whose barrier
+    // they do not wait on; only where they come to at most the cap, so that they stay in L2 (the
+    // attention wavefront ahead of the O projection, the down projection ahead of Q, K and V).
+    allocation l2_sink;
+    const auto record_l2_prefetch = [&](std::uint32_t i, std::size_t from) {
+      std::size_t to = from;
+      if (to >= steps[i].size()) return;
+      do ++to;
+      while (to < steps[i].size() && !steps[i][to].barrier_before);
+      std::vector<std::array<std::uint64_t, 2>> ranges;
+      std::uint64_t total = 0;
+      for (std::size_t j = from; j < to; ++j)
+        for (const auto& l : plans[i][j].launches)
+          if (!l.before && !l.vm_own)
+            for (const auto& r : l.launch.l2_warm)
+              if (std::find(ranges.begin(), ranges.end(), r) == ranges.end()) {
+                ranges.push_back(r);
+                total += r[1];
+              }
+      if (ranges.empty() || total > l2_prefetch_cap) return;
+      if (!l2_sink.address) {  // freed with the program (instance 0's allocations)
+        l2_sink = memory->allocate("L2 prefetch sink", 16, memory_class::device_local);
+        ps.instances.front().owned.push_back(l2_sink);
+      }
+      for (const auto& r : ranges) dispatch(plan_vm_prefetch(r[0], r[1], l2_sink.address), "the L2 prefetch");
+    };
     for (std::uint32_t i = 0; i < n_inst; ++i) {
       auto& is = ps.instances[i];
       const auto& p = is.program;
@@ -485,6 +513,7 @@ void vulkan_vm::impl::record(program_state& ps) {
             for (const auto& l : plans[i][j].launches)
               if (l.before) any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
           if (any_before) barrier();
+          if (l2_prefetch_cap > 0) record_l2_prefetch(i, wave_end);
         }
         if (t.op == ir::opcode::nop) continue;
         const std::string& who = pl.who;

@@ -206,3 +206,47 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }
+
+TEST_CASE("L2 prefetch (OCTO_L2_PREFETCH): loads recorded beside the wavefronts, the same logits to the bit") {
+  // vm_recording.cpp: with a cap, the next wavefront's decode GEMV weight rows are loaded beside each
+  // wavefront (vm_prefetch); they only read, so every output stays the same.
+  model_config c{.name = "tiny-qwen2-q8", .architecture = octo::models::arch::qwen2, .vocab = 64, .hidden = 96,
+                 .layers = 2, .heads = 3, .kv_heads = 1, .head_dim = 32, .ffn = 160, .rope_theta = 1000000.0,
+                 .rms_eps = 1e-6, .tied_embeddings = true, .qkv_bias = true, .qk_norm = false,
+                 .rope = octo::rope_style::neox, .max_ctx = 16, .weight_dtype = octo::ir::dtype::q8_0};
+  const auto p = octo::models::decoder_step(c, {.argmax = true});
+  const auto run = [&](const char* cap, std::uint64_t* dispatches) {
+    if (cap) ::setenv("OCTO_L2_PREFETCH", cap, 1);
+    else ::unsetenv("OCTO_L2_PREFETCH");
+    octo::vm::vulkan_vm vm(octo_test::small_options());
+    vm.load(p);
+    load_weights(vm, p, 5);
+    std::vector<float> all;
+    std::int32_t token = 2;
+    for (std::uint32_t pos = 0; pos < 4; ++pos) {
+      write_int(vm, "tokens", token);
+      write_int(vm, "pos", static_cast<std::int32_t>(pos));
+      vm.set_position(pos);
+      vm.execute();
+      const auto l = vm.read_f32("logits");
+      all.insert(all.end(), l.begin(), l.end());
+      token = read_token(vm);
+    }
+    octo_test::check_clean(vm);
+    *dispatches = vm.stats().dispatches;
+    return all;
+  };
+  std::uint64_t off = 0, on = 0, tiny = 0;
+  const auto a = run(nullptr, &off);
+  const auto b = run("1", &on);
+  const auto t = run("0", &tiny);  // 0: off
+  ::unsetenv("OCTO_L2_PREFETCH");
+  REQUIRE(a.size() == b.size());
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  CHECK(on > off);   // the prefetches were recorded
+  CHECK(tiny == off);
+  ::setenv("OCTO_L2_PREFETCH", "lots", 1);
+  octo::vm::vulkan_vm vm(octo_test::small_options());
+  CHECK_THROWS_WITH_AS(vm.load(p), doctest::Contains("OCTO_L2_PREFETCH must be a number of MiB"), octo::error);
+  ::unsetenv("OCTO_L2_PREFETCH");
+}

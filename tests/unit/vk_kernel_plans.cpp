@@ -349,10 +349,27 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
           "vm_observe");
   p.check(vm::vulkan::plan_vm_dispatch_size(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 3), "vm_dispatch_size");
   p.check(vm::vulkan::plan_vm_copy(0x1000, 0x2000, 896), "vm_copy");
+  p.check(vm::vulkan::plan_vm_prefetch(0x1000, 7 << 20, 0x2000), "vm_prefetch");
 
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())
     CHECK_MESSAGE(p.reached.count(name) == 1, "compiled module '" << std::string(name) << "' is reached by no planned task");
+}
+
+TEST_CASE("L2 prefetch launches: whole 16-byte units inside the range, none where it holds none") {
+  const auto units = [](const vm::vulkan::kernel_launch& l) {
+    std::uint32_t n = 0;
+    std::memcpy(&n, l.push_constants.bytes.data() + 16, 4);  // after the source and sink addresses
+    return n;
+  };
+  const auto l = vm::vulkan::plan_vm_prefetch(0x1008, 0x30, 0x9000);  // [0x1008, 0x1038): 0x1010 .. 0x1030
+  CHECK(l.shader == "vm_prefetch");
+  std::uint64_t first = 0;
+  std::memcpy(&first, l.push_constants.bytes.data(), 8);
+  CHECK(first == 0x1010);
+  CHECK(units(l) == 2);
+  CHECK(vm::vulkan::plan_vm_prefetch(0x1004, 0x10, 0x9000).shader.empty());
+  CHECK(units(vm::vulkan::plan_vm_prefetch(0x100000, 7 << 20, 0x9000)) == (7u << 20) / 16);
 }
 
 TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatch_size.comp computes)") {
@@ -581,6 +598,15 @@ vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype
 }
 
 }  // namespace
+
+TEST_CASE("decode GEMVs name the weight rows they read (kernel_launch::l2_warm); GEMMs over many rows do not") {
+  clear_kernel_environment();
+  const auto g = plan_decode_gemv(512, 896, dtype::q8_0);
+  REQUIRE(g.l2_warm.size() == 1);
+  CHECK(g.l2_warm[0][0] == 0x20000);  // the weight's address (plan_decode_gemv's second buffer)
+  CHECK(g.l2_warm[0][1] == 512ull * 896 / 32 * 34);
+  CHECK(plan_decode_gemv(512, 896, dtype::f16, false, 0, 512).l2_warm.empty());
+}
 
 TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in the 32-element formats) and 16-bit weights, else 4") {
   clear_kernel_environment();

@@ -283,6 +283,13 @@ kernel_launch plan_gemv(const task_context& c) {
   }
   if ((!fused || ops.fuse <= 2) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
+  // One x row (decode): the weight rows it reads, which the recorder may pull into L2 while the
+  // wavefront before it runs (OCTO_L2_PREFETCH).
+  if (rows == 1) {
+    const std::uint64_t from = std::uint64_t{n_off} * w_row_bytes, bytes = std::uint64_t{n_tile} * w_row_bytes;
+    l.l2_warm.push_back({w.address + from, bytes});
+    if (ops.fuse == 3) l.l2_warm.push_back({aux_addr + from, bytes});
+  }
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
   const auto even = [&](std::uint32_t n) { return fused && ops.fuse >= 3 ? std::max<std::uint32_t>(2, n) : n; };
