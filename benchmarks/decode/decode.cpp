@@ -302,6 +302,9 @@ int main(int argc, char** argv) {
                      {"bound_gb_s", bound_gbs},
                      {"bound", "--bandwidth-gbs (H100 measured HBM read: 3071)"},
                      {"task_dispatches", s.task_dispatches},
+                     // every kernel recorded: the tasks', their `before` launches (x rounded ahead, weights
+                     // dequantized for a GEMM) and the VM's own (indirect group counts, L2 prefetches)
+                     {"dispatches", s.dispatches},
                      {"barriers", s.barriers},
                      // per layer: the step's counts over the layers (embedding and head included)
                      {"task_dispatches_per_layer", double(s.task_dispatches) / double(std::max<std::int64_t>(c.layers, 1))},

@@ -424,7 +424,7 @@ int run_with(const options& o, octo::runtime::engine& e) {
       // Per layer: the step's counts over the layers (the embedding and the head are in the step's).
       const double layers = static_cast<double>(std::max<std::int64_t>(c.layers, 1));
       std::cerr << "decode program" << (e.plan().all_resident() ? "" : "s") << ": " << s.task_dispatches
-                << " task dispatches, " << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
+                << " task dispatches (" << s.dispatches << " kernels in all), " << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
                 << static_cast<double>(s.task_dispatches) / layers << " and " << static_cast<double>(s.barriers) / layers
                 << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use";
       if (s.weight_copies > 0)
