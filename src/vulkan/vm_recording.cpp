@@ -464,8 +464,8 @@ void vulkan_vm::impl::record(program_state& ps) {
       dirty = false;
     }
     // OCTO_L2_PREFETCH: the wavefront starting at step `from` of instance i has its decode GEMVs' weight
-    // rows (kernel_launch::l2_warm) loaded into L2 beside the wavefront being recorded, whose barrier
-    // they do not wait on; only where they come to at most the cap, so that they stay in L2 (the
+    // rows (kernel_launch::l2_warm) loaded into L2 beside the wavefront being recorded (after its
+    // kernels, before the barrier that ends it); only where they come to at most the cap, so that they stay in L2 (the
     // attention wavefront ahead of the O projection, the down projection ahead of Q, K and V).
     allocation l2_sink;
     const auto record_l2_prefetch = [&](std::uint32_t i, std::size_t from) {
@@ -513,9 +513,14 @@ void vulkan_vm::impl::record(program_state& ps) {
             for (const auto& l : plans[i][j].launches)
               if (l.before) any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
           if (any_before) barrier();
-          if (l2_prefetch_cap > 0) record_l2_prefetch(i, wave_end);
         }
-        if (t.op == ir::opcode::nop) continue;
+        // After the wavefront's last task kernel (the critical path's kernels go first): the next
+        // wavefront's rows into L2.
+        const bool prefetch_after = l2_prefetch_cap > 0 && !profiling && k + 1 == wave_end;
+        if (t.op == ir::opcode::nop) {
+          if (prefetch_after) record_l2_prefetch(i, wave_end);
+          continue;
+        }
         const std::string& who = pl.who;
         const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
                                      [](const planned_launch& l) { return !l.launch.shader.empty(); });
@@ -542,6 +547,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         }
         for (const auto& l : pl.launches)
           if (!l.before && dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
+        if (prefetch_after) record_l2_prefetch(i, wave_end);
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");
