@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device call 5 (for the next session; not run: this session's device time was spent): .carry-x8/next.tar.xz
-# = 08769fd. OCTO_L2_PREFETCH 0 / 16 / 48 (MiB: the next wavefront's decode GEMV rows loaded into L2
+# = 5ba6834. OCTO_L2_PREFETCH 0 / 16 / 48 (MiB: the next wavefront's decode GEMV rows loaded into L2
 # beside the wavefront before when they fit) alternating, twice, on 0.5B Q8_0, 1.5B Q4_K_M, 7B Q4_K_M and
 # 7B Q8_0, with the peer on each; the GPU tests on the card (the L2 case among gpu_fused_decode's).
 # Run: bash benchmarks/results/2026-11-29-h200-x8/call5.sh
