@@ -465,8 +465,9 @@ void vulkan_vm::impl::record(program_state& ps) {
     }
     // OCTO_L2_PREFETCH: the wavefront starting at step `from` of instance i has its decode GEMVs' weight
     // rows (kernel_launch::l2_warm) loaded into L2 beside the wavefront being recorded (after its
-    // kernels, before the barrier that ends it); only where they come to at most the cap, so that they stay in L2 (the
-    // attention wavefront ahead of the O projection, the down projection ahead of Q, K and V).
+    // kernels, before the barrier that ends it); only where they come to at most the cap, so that they
+    // stay in L2 (the attention wavefront ahead of the O projection, the down projection ahead of Q, K
+    // and V). A skipped layer's rows are loaded all the same: reads only.
     allocation l2_sink;
     const auto record_l2_prefetch = [&](std::uint32_t i, std::size_t from) {
       std::size_t to = from;
