@@ -44,7 +44,7 @@ void main() {
     inv_rms = 1.0 / sqrt(red[0] / float(pc.K) + pc.eps);
   }
   u4_buf qb = u4_buf(pc.dst);
-  u32_buf sb = u32_buf(pc.dst);
+  x8_meta_buf mb = x8_meta_buf(pc.dst);
   for (uint r = tid; r < runs; r += WG) {
     vec4 v[4];
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
@@ -53,7 +53,6 @@ void main() {
     }
     xrun q = round_run(v[0], v[1], v[2], v[3]);
     qb.d[r] = q.q;
-    sb.d[4u * runs + 2u * r] = floatBitsToUint(q.step * inv_rms);
-    sb.d[4u * runs + 2u * r + 1u] = uint(q.qsum);
+    mb.d[(pc.K >> 3) + r] = uvec2(floatBitsToUint(q.step * inv_rms), uint(q.qsum));
   }
 }

@@ -27,12 +27,11 @@
 // before this launch (pc.x then points at its runs: K / 16 uvec4s of quants, then K / 16 pairs of step
 // bits and sum of quants; the step already holds the inverse RMS where the GEMV is RMSNORM-fused);
 // else through xload (the norm weight, the sum of squares) and rounded here.
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer x8_meta_buf { uvec2 d[]; };
 xrun xquant16(uint e) {
   if (X8) {
     xrun r;
     r.q = u4_buf(pc.x).d[e >> 4];
-    // The run's step bits and sum of quants in one 8-byte load; the quants plane is K / 8 of them.
+    // The run's step bits and sum of quants in one 8-byte load (x_runs.glsl, x8_meta_buf).
     uvec2 m = x8_meta_buf(pc.x).d[(pc.K >> 3) + (e >> 4)];
     r.step = uintBitsToFloat(m.x);
     r.qsum = int(m.y);

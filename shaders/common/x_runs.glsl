@@ -23,6 +23,11 @@ uint pack_q4(vec4 t) {
   return u.x | (u.y << 8) | (u.z << 16) | (u.w << 24);
 }
 
+// A row's runs as gemv_quantize_x.comp writes them and the GEMVs read them (OCTO_GEMV_X8): K / 16 uvec4s
+// of quants (u4_buf), then K / 16 uvec2s (x8_meta_buf, from uvec2 index K / 8): the step's bits and the
+// sum of quants.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer x8_meta_buf { uvec2 d[]; };
+
 // A quantized run of x: 16 int8, its step, and the sum of its quants (the formats' offsets and mins
 // multiply sums of x).
 struct xrun {

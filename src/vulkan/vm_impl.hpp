@@ -6,6 +6,7 @@
 #include "octo/vm/vulkan_vm.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -168,10 +169,8 @@ inline std::uint64_t env_l2_prefetch_bytes() {
   if (!v || !*v) return 0;
   const std::string_view s(v);
   std::uint64_t mib = 0;
-  const bool digits = s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  if (digits)
-    for (char ch : s) mib = mib * 10 + static_cast<std::uint64_t>(ch - '0');
-  if (!digits || mib > 65536)
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), mib);
+  if (ec != std::errc{} || end != s.data() + s.size() || mib > 65536)
     throw octo::error("octo: OCTO_L2_PREFETCH must be a number of MiB from 0 to 65536, not '" + std::string(v) + "'");
   return mib << 20;
 }
