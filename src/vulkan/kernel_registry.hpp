@@ -188,10 +188,6 @@ struct kernel_launch {
   std::vector<kernel_launch> before;
   /// The f16 copy of its weight this launch would rather read (set on the planner's first call).
   std::optional<weight_copy_request> weight_copy;
-  /// Weight bytes it reads (address, bytes each) that the recorder may pull into the GPU's L2 cache
-  /// while the wavefront before this launch's runs (OCTO_L2_PREFETCH, vm_recording.cpp): a decode GEMV's
-  /// rows. Empty: nothing to warm.
-  std::vector<std::array<std::uint64_t, 2>> l2_warm;
 };
 
 /// The launch that writes weight_copy_request `r`'s copy at `dst` (every row).

@@ -6,7 +6,6 @@
 #include "octo/vm/vulkan_vm.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -160,19 +159,6 @@ inline bool env_indirect() {
   if (!v || !*v || std::string_view(v) == "1") return true;
   if (std::string_view(v) == "0") return false;
   throw octo::error("octo: OCTO_INDIRECT must be 0 or 1, not '" + std::string(v) + "'");
-}
-
-// OCTO_L2_PREFETCH=<MiB>: beside each wavefront, load the next wavefront's decode GEMV weights into
-// the L2 cache when they come to at most that many MiB (vm_recording.cpp; unset or 0: never).
-inline std::uint64_t env_l2_prefetch_bytes() {
-  const char* v = std::getenv("OCTO_L2_PREFETCH");
-  if (!v || !*v) return 0;
-  const std::string_view s(v);
-  std::uint64_t mib = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), mib);
-  if (ec != std::errc{} || end != s.data() + s.size() || mib > 65536)
-    throw octo::error("octo: OCTO_L2_PREFETCH must be a number of MiB from 0 to 65536, not '" + std::string(v) + "'");
-  return mib << 20;
 }
 
 // OCTO_PRECISION=fast|accurate overrides vulkan_options::precision (benchmarks and tests).

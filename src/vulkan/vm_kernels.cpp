@@ -101,19 +101,6 @@ kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t w
   return l;
 }
 
-kernel_launch plan_vm_prefetch(std::uint64_t address, std::uint64_t bytes, std::uint64_t sink) {
-  // Whole 16-byte units inside the range only: rounding outward could read past the allocation's end.
-  const std::uint64_t first = (address + 15) / 16 * 16, end = (address + bytes) / 16 * 16;
-  if (end <= first || (end - first) / 16 > 0xffffffffull) return {};
-  const std::uint64_t units = (end - first) / 16;
-  kernel_launch l;
-  l.shader = "vm_prefetch";
-  l.spec_constants = {256};
-  l.groups = stride_groups(static_cast<std::int64_t>((units + 3) / 4), 256);
-  l.push_constants = push_builder().addr(first).addr(sink).u32(static_cast<std::uint32_t>(units)).u32(0x9e3779b9u).take();
-  return l;
-}
-
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
          a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&

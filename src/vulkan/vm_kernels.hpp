@@ -56,10 +56,6 @@ std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indire
                                                                     const dispatch_gate& gate = {});
 /// A copy of `words` 32-bit words (shaders/vm_copy.comp): a skipped layer's input to its output.
 kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t words);
-/// Loads of the 16-byte units inside [address, address + bytes) that pull them into the GPU's L2 cache
-/// (shaders/vm_prefetch.comp; `sink`: 4 bytes it writes only if the loads' hash hits a fixed value, so
-/// that no load is optimised away). No launch (an empty shader) when the range holds no whole unit.
-kernel_launch plan_vm_prefetch(std::uint64_t address, std::uint64_t bytes, std::uint64_t sink);
 /// The same kernel with the same arguments (the precision switch records a second launch only if not).
 bool same_launch(const kernel_launch& a, const kernel_launch& b);
 

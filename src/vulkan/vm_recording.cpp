@@ -199,7 +199,6 @@ void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
   std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
   const bool indirect_on = env_indirect();
-  const std::uint64_t l2_prefetch_cap = env_l2_prefetch_bytes();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
   try {
@@ -463,34 +462,6 @@ void vulkan_vm::impl::record(program_state& ps) {
       ++barriers;
       dirty = false;
     }
-    // OCTO_L2_PREFETCH: the wavefront starting at step `from` of instance i has its decode GEMVs' weight
-    // rows (kernel_launch::l2_warm) loaded into L2 beside the wavefront being recorded (after its
-    // kernels, before the barrier that ends it); only where they come to at most the cap, so that they
-    // stay in L2 (the attention wavefront ahead of the O projection, the down projection ahead of Q, K
-    // and V). A skipped layer's rows are loaded all the same: reads only.
-    allocation l2_sink;
-    const auto record_l2_prefetch = [&](std::uint32_t i, std::size_t from) {
-      std::size_t to = from;
-      if (to >= steps[i].size()) return;
-      do ++to;
-      while (to < steps[i].size() && !steps[i][to].barrier_before);
-      std::vector<std::array<std::uint64_t, 2>> ranges;
-      std::uint64_t total = 0;
-      for (std::size_t j = from; j < to; ++j)
-        for (const auto& l : plans[i][j].launches)
-          if (!l.before && !l.vm_own)
-            for (const auto& r : l.launch.l2_warm)
-              if (std::find(ranges.begin(), ranges.end(), r) == ranges.end()) {
-                ranges.push_back(r);
-                total += r[1];
-              }
-      if (ranges.empty() || total > l2_prefetch_cap) return;
-      if (!l2_sink.address) {  // freed with the program (instance 0's allocations)
-        l2_sink = memory->allocate("L2 prefetch sink", 16, memory_class::device_local);
-        ps.instances.front().owned.push_back(l2_sink);
-      }
-      for (const auto& r : ranges) dispatch(plan_vm_prefetch(r[0], r[1], l2_sink.address), "the L2 prefetch");
-    };
     for (std::uint32_t i = 0; i < n_inst; ++i) {
       auto& is = ps.instances[i];
       const auto& p = is.program;
@@ -515,13 +486,7 @@ void vulkan_vm::impl::record(program_state& ps) {
               if (l.before) any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
           if (any_before) barrier();
         }
-        // After the wavefront's last task kernel (the critical path's kernels go first): the next
-        // wavefront's rows into L2.
-        const bool prefetch_after = l2_prefetch_cap > 0 && !profiling && k + 1 == wave_end;
-        if (t.op == ir::opcode::nop) {
-          if (prefetch_after) record_l2_prefetch(i, wave_end);
-          continue;
-        }
+        if (t.op == ir::opcode::nop) continue;
         const std::string& who = pl.who;
         const bool any = std::any_of(pl.launches.begin(), pl.launches.end(),
                                      [](const planned_launch& l) { return !l.launch.shader.empty(); });
@@ -548,7 +513,6 @@ void vulkan_vm::impl::record(program_state& ps) {
         }
         for (const auto& l : pl.launches)
           if (!l.before && dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
-        if (prefetch_after) record_l2_prefetch(i, wave_end);
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");

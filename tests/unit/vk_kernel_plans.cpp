@@ -143,7 +143,8 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_X8",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW",
+                        "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
@@ -349,27 +350,10 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
           "vm_observe");
   p.check(vm::vulkan::plan_vm_dispatch_size(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 3), "vm_dispatch_size");
   p.check(vm::vulkan::plan_vm_copy(0x1000, 0x2000, 896), "vm_copy");
-  p.check(vm::vulkan::plan_vm_prefetch(0x1000, 7 << 20, 0x2000), "vm_prefetch");
 
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())
     CHECK_MESSAGE(p.reached.count(name) == 1, "compiled module '" << std::string(name) << "' is reached by no planned task");
-}
-
-TEST_CASE("L2 prefetch launches: whole 16-byte units inside the range, none where it holds none") {
-  const auto units = [](const vm::vulkan::kernel_launch& l) {
-    std::uint32_t n = 0;
-    std::memcpy(&n, l.push_constants.bytes.data() + 16, 4);  // after the source and sink addresses
-    return n;
-  };
-  const auto l = vm::vulkan::plan_vm_prefetch(0x1008, 0x30, 0x9000);  // [0x1008, 0x1038): 0x1010 .. 0x1030
-  CHECK(l.shader == "vm_prefetch");
-  std::uint64_t first = 0;
-  std::memcpy(&first, l.push_constants.bytes.data(), 8);
-  CHECK(first == 0x1010);
-  CHECK(units(l) == 2);
-  CHECK(vm::vulkan::plan_vm_prefetch(0x1004, 0x10, 0x9000).shader.empty());
-  CHECK(units(vm::vulkan::plan_vm_prefetch(0x100000, 7 << 20, 0x9000)) == (7u << 20) / 16);
 }
 
 TEST_CASE("indirect group counts: the rule's arithmetic (what shaders/vm_dispatch_size.comp computes)") {
@@ -599,15 +583,6 @@ vm::vulkan::kernel_launch plan_decode_gemv(std::int64_t n, std::int64_t k, dtype
 
 }  // namespace
 
-TEST_CASE("decode GEMVs name the weight rows they read (kernel_launch::l2_warm); GEMMs over many rows do not") {
-  clear_kernel_environment();
-  const auto g = plan_decode_gemv(512, 896, dtype::q8_0);
-  REQUIRE(g.l2_warm.size() == 1);
-  CHECK(g.l2_warm[0][0] == 0x20000);  // the weight's address (plan_decode_gemv's second buffer)
-  CHECK(g.l2_warm[0][1] == 512ull * 896 / 32 * 34);
-  CHECK(plan_decode_gemv(512, 896, dtype::f16, false, 0, 512).l2_warm.empty());
-}
-
 TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in the 32-element formats) and 16-bit weights, else 4") {
   clear_kernel_environment();
   // Spec constant 1 is shaders/gemv.comp's NR (benchmarks/results/2026-11-28-h100-decode).
@@ -667,6 +642,13 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr(37888, 3584, dtype::q4_k, 2) == 8);   // the K-quants too
   CHECK(nr(17920, 1536, dtype::q4_k, 2) == 4);   // not over the 1.5B's short rows
   CHECK(nr(37888, 3584, dtype::q8_0, 1) == 4);   // the float loops keep 4
+  // 8 rows only where that leaves at least 256 workgroups (2048 outputs or more).
+  CHECK(nr(3584, 3584, dtype::q8_0, 2) == 8);    // 7B q / o in Q8_0
+  CHECK(nr(2048, 3584, dtype::q8_0, 2) == 8);    // the first width that takes 8
+  CHECK(nr(2040, 3584, dtype::q8_0, 2) == 4);
+  CHECK(nr(512, 3584, dtype::q8_0, 2) == 4);     // 7B k / v in Q8_0
+  CHECK(nr(896, 4864, dtype::q8_0, 2) == 4);     // 0.5B down
+  CHECK(nr(1536, 8960, dtype::q8_0, 2) == 4);    // 1.5B down in Q8_0
   ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);
   ::unsetenv("OCTO_GEMV_NR_WIDE");
@@ -674,6 +656,14 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr(3584, 18944, dtype::q6_k, 2) == 8);
   CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);
   ::unsetenv("OCTO_GEMV_NR_LONG");
+  ::setenv("OCTO_GEMV_NR_NARROW", "4", 1);  // the narrow outputs' 2, not the long rows' 4 nor the wide ones
+  CHECK(nr(3584, 3584, dtype::q4_k, 2) == 4);
+  CHECK(nr(1536, 1536, dtype::q8_0, 2) == 4);
+  CHECK(nr(3584, 18944, dtype::q6_k, 2) == 4);
+  CHECK(nr(37888, 3584, dtype::q4_k, 2) == 8);
+  ::setenv("OCTO_GEMV_NR_NARROW", "3", 1);
+  CHECK_THROWS_WITH_AS(nr(3584, 3584, dtype::q4_k, 2), doctest::Contains("OCTO_GEMV_NR_NARROW='3' is not a power of two"), octo::error);
+  ::unsetenv("OCTO_GEMV_NR_NARROW");
   ::setenv("OCTO_GEMV_IDOT", "1", 1);  // wherever the instruction exists
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, true, 1).shader == "gemv_idot_q4_k");
   CHECK(plan_decode_gemv(3584, 3584, dtype::q4_k, false, 1).shader == "gemv_q4_k");  // still only at fast

@@ -283,13 +283,6 @@ kernel_launch plan_gemv(const task_context& c) {
   }
   if ((!fused || ops.fuse <= 2) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
-  // One x row (decode): the weight rows it reads, which the recorder may pull into L2 while the
-  // wavefront before it runs (OCTO_L2_PREFETCH).
-  if (rows == 1) {
-    const std::uint64_t from = std::uint64_t{n_off} * w_row_bytes, bytes = std::uint64_t{n_tile} * w_row_bytes;
-    l.l2_warm.push_back({w.address + from, bytes});
-    if (ops.fuse == 3) l.l2_warm.push_back({aux_addr + from, bytes});
-  }
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
   const auto even = [&](std::uint32_t n) { return fused && ops.fuse >= 3 ? std::max<std::uint32_t>(2, n) : n; };
@@ -363,11 +356,18 @@ kernel_launch plan_gemv(const task_context& c) {
     // 259 tok/s, 7B Q4_K_M 251 against 243 (16: 239 and 225); with 8 over shorter rows too, 0.5B Q8_0
     // -1.3%, 1.5B Q8_0 -0.8%, 1.5B Q4_K_M -4.5% (benchmarks/results/2026-11-29-h200-idot, call6;
     // 2026-11-29-h200-xq, call3).
-    constexpr std::uint32_t kWideK = 3072;
+    // But not where 8 rows would leave fewer than 256 workgroups (outputs under kWideMinCols): the
+    // 0.5B's down projection (896 outputs, K = 4864) ran 0.5B Q8_0 decode at 964 tok/s with 8 rows
+    // (112 workgroups for the H200's 132 SMs), 999 with 4 (benchmarks/results/2026-11-29-h200-l2, call3).
+    constexpr std::uint32_t kWideK = 3072, kWideMinCols = 2048;
     const std::uint32_t nr_wide = idot && !narrow ? knob(c, "OCTO_GEMV_NR_WIDE", 16) : 0;
-    const std::uint32_t wide = nr_wide ? nr_wide : (idot && K >= kWideK ? 8 : 4);
+    const std::uint32_t wide = nr_wide ? nr_wide : (idot && K >= kWideK && n_tile >= kWideMinCols ? 8 : 4);
+    // OCTO_GEMV_NR_NARROW forces the narrow outputs' 2 (the long rows' rule above aside). With the
+    // integer loops and x rounded ahead, 2 still wins on the H200: 4 rows cost 0.5B Q8_0 1.6%, 1.5B Q8_0
+    // 5.5%, 1.5B Q4_K_M 10.7%, 7B Q4_K_M 5.2%; 8 rows 6-28% (benchmarks/results/2026-11-29-h200-l2, call3).
+    const std::uint32_t nr_narrow = narrow && !(idot && K >= kLongK) ? knob(c, "OCTO_GEMV_NR_NARROW", 16) : 0;
     const std::uint32_t nr_c =
-        even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : 2) : wide));
+        even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : (nr_narrow ? nr_narrow : 2)) : wide));
     // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
     // but 64 rather than one 32-wide warp where a row has 56-63 chunks (at most 1/8 of the 64 idle: the
     // 0.5B's Q8_0 rows of 896, Q6_K rows of 3584): 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
