@@ -6,7 +6,10 @@
 #
 #   bash tools/build_peer.sh SRC            here (Debian 12): SRC is a llama.cpp source tree, or a git
 #                                           directory holding the pinned commit (e.g. the `fetch` mirror
-#                                           .../llama.cpp/repo), checked out into PEER_SRC first.
+#                                           .../llama.cpp/repo), checked out into PEER_SRC first. On
+#                                           2026-11-29 `fetch github:ngxson/llama.cpp` brought a mirror
+#                                           whose tip is the pinned commit (ggml-org's is over fetch's
+#                                           size limit; ggerganov's and unslothai's lack the commit).
 #   bash tools/build_peer.sh --pack-source FILE SRC
 #                                           here: the patched source (build files only) with Debian's glslc,
 #                                           libshaderc, Vulkan and SPIR-V headers in one tar.xz, for a build on the
@@ -29,7 +32,7 @@ mode=build pack=""
 case "${1:-}" in
   --pack-source) mode=pack pack=${2:?--pack-source FILE SRC}; shift 2 ;;
   --from-pack) mode=from-pack pack=$(cd "$(dirname "${2:?--from-pack FILE}")" && pwd)/$(basename "$2"); shift 2 ;;
-  -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 esac
 out=${PEER_OUT:-$root/.carry/peer}
 cmake_vulkan=()
