@@ -117,14 +117,15 @@ cmake --build "$build" --target llama-bench llama-completion -j"$jobs"
 
 mkdir -p "$out"
 for t in llama-bench llama-completion; do
-  f=$(find "$build/bin" -type f -name "$t" -perm -u+x | head -n 1)
+  f=$(find "$build/bin" -type f -name "$t" -perm -u+x | sed -n 1p)
   [ -n "$f" ] || { echo "build_peer.sh: no binary '$t' in $build/bin" >&2; exit 1; }
   if ldd "$f" | grep -q 'libstdc++\|libgcc_s'; then
     echo "build_peer.sh: $f links libstdc++/libgcc_s dynamically" >&2; exit 1
   fi
   strip -o "$stage/$t" "$f"
 done
-glslc_version=$("$glslc_bin" --version 2>&1 | head -n 1)
+# sed reads to the end: `| head -n 1` can kill the writer with SIGPIPE, which pipefail makes an exit (141).
+glslc_version=$("$glslc_bin" --version 2>&1 | sed -n 1p)
 coopmat=$(grep -o 'GL_KHR_cooperative_matrix not supported\|GL_KHR_cooperative_matrix supported' "$build/configure.log" | head -n 1 || true)
 {
   echo "{\"engine\": \"llama.cpp ggml-vulkan\", \"commit\": \"$commit\", \"source_commit\": \"$have\","
@@ -133,7 +134,7 @@ coopmat=$(grep -o 'GL_KHR_cooperative_matrix not supported\|GL_KHR_cooperative_m
   echo " \"note\": \"Debian's glslc has no GL_KHR_cooperative_matrix: this peer has no tensor-core (coopmat) path\","
   echo " \"flags\": \"Release -DGGML_VULKAN=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -static-libstdc++ -static-libgcc\","
   echo " \"needs\": \"$(ldd "$stage/llama-bench" | awk '/=>/ { print $1 }' | tr '\n' ' ' | sed 's/ $//')\","
-  echo " \"built_with\": \"$mode on $(uname -n), $(c++ --version | head -n 1)\", \"built\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
+  echo " \"built_with\": \"$mode on $(uname -n), $(c++ --version | sed -n 1p)\", \"built\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
 } > "$stage/peer.json"
 # Both binaries embed the same SPIR-V; one long-window archive stores it about once.
 rm -f "$out/peer.tar.xz"
