@@ -608,10 +608,11 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
   // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
   // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
   // merge that left its arrival counter set would corrupt the next step. Caches hold random contents
-  // before the position and NaN from it on (the same on both VMs); positions: 0 (one key), chunk boundaries (64-key chunks), mid-cache,
-  // the cache's last slot, and back to short contexts. 16-bit caches take the flash-decoding kernel
-  // (shaders/attention_decode.comp), F32 and Q8_0 the split-key one; the last rows cap the chunks at 2
-  // (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of keys (a context past 8k slots does).
+  // before the position and NaN from it on (the same on both VMs); positions: 0 (one key), chunk
+  // boundaries (64-key chunks), mid-cache, the cache's last slot, and back to short contexts. 16-bit
+  // caches take the flash-decoding kernel (shaders/attention_decode.comp), F32 and Q8_0 the split-key
+  // one; the last rows cap the chunks at 2 (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of
+  // keys (a context past 8k slots does).
   struct shape {
     std::int64_t heads, kv_heads, hd, S;
     const char* max_chunks;  // OCTO_ATTENTION_CHUNKS, or nullptr
@@ -660,7 +661,8 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
       auto& vm = gpu();
       vm.load(c.p);
       std::vector<std::vector<std::byte>> cache_init;
-      for (auto id : {k, v}) cache_init.push_back(random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f));
+      for (auto id : {k, v})
+        cache_init.push_back(random_bytes(c.p.buffers[static_cast<std::size_t>(id)], rng, -2.0f, 2.0f));
       const std::int64_t last = s.S - 1;
       for (std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{255},
                                std::int64_t{256}, std::int64_t{513}, last / 2 + 1, last - 1, last, std::int64_t{256},
@@ -668,13 +670,15 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
         if (pos > last) continue;  // past the cache (the short ones)
         CAPTURE(pos);
         // The slots before the position hold the random contents; the ones from it on hold all-ones
-        // bytes (NaN in every cache type; the step appends its own row at the position): a kernel may
-        // load past the visible keys (the flash kernel's first pass does), never let them reach the output.
+        // bytes (NaN in every cache type; the step appends its own row at the position). A kernel may
+        // load past the visible keys (a first pass guessed ahead of the position would: results
+        // 2026-11-29-h200-l2, attn-first-pass.diff), never let them reach the output.
         for (std::size_t b = 0; b < 2; ++b) {
           const auto id = b == 0 ? k : v;
           auto bytes = cache_init[b];
           const std::size_t row = bytes.size() / static_cast<std::size_t>(s.S);
-          std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(pos)), bytes.end(), std::byte{0xff});
+          std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(pos)), bytes.end(),
+                    std::byte{0xff});
           ref.write_bytes(id, bytes);
           vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
         }
