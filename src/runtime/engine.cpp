@@ -131,6 +131,8 @@ struct engine::impl {
     }
     // The VM before the plan: its memory budget sizes the default context.
     vm = options.vm == backend::reference ? detail::make_reference_vm() : detail::make_vulkan_vm(options.vulkan);
+    // The clock kept up while the model loads, so the first pass runs at speed (docs/vulkan.md).
+    const detail::awake_scope awake(vm.get());
     // 512 until the device's memory is known (auto_chunk, below, where every layer is resident and no
     // budget was given); with a budget the plan counts the activations of exactly this many tokens.
     chunk = std::min(options.prefill_chunk > 0 ? options.prefill_chunk : 512, cfg.max_ctx);
@@ -768,6 +770,7 @@ struct engine::impl {
     const std::int64_t T = std::min(n, chunk);
     if (T == 1 && !whole) return *decode_set;  // the chain's T = 1 programs are the decode programs
     if (!prefill_set || prefill_set->T != T) {
+      const detail::awake_scope awake(vm.get());  // uploads and copies: the pass follows at once
       if (prefill_set) {
         if (last_ran == &*prefill_set) last_ran = nullptr;
         for (const auto id : prefill_set->programs) vm->remove_program(id);

@@ -76,6 +76,27 @@ class engine_vm {
   /// future. The reference VM skips on the host (reference_vm::set_layer_skipped) and has one precision.
   virtual void set_layer_skipped(std::int32_t layer, bool skipped) = 0;
   virtual void set_precision(vm::matmul_precision p) = 0;
+  /// vm::vulkan_vm::keep_awake: the clock kept up while loading (nothing on the CPU).
+  virtual void keep_awake(bool on) = 0;
+};
+
+/// Holds the VM's clock up for a scope of loading work (engine_vm::keep_awake); null: nothing.
+class awake_scope {
+ public:
+  explicit awake_scope(engine_vm* vm) : vm_(vm) {
+    if (vm_) vm_->keep_awake(true);
+  }
+  ~awake_scope() {
+    try {
+      if (vm_) vm_->keep_awake(false);
+    } catch (...) {  // releasing never fails the work it covered
+    }
+  }
+  awake_scope(const awake_scope&) = delete;
+  awake_scope& operator=(const awake_scope&) = delete;
+
+ private:
+  engine_vm* vm_;
 };
 
 /// The CPU reference VM, one per program, with regions, placements, shared weights / KV caches and

@@ -275,6 +275,7 @@ class reference_engine_vm final : public engine_vm {
     else skipped_.erase(layer);
   }
   void set_precision(vm::matmul_precision) override {}  // f32 throughout: both precisions are `accurate` here
+  void keep_awake(bool) override {}  // no clock to keep up
   std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const override {
     if (prog >= programs_.size() || !programs_[prog].vm) throw octo::error("octo: no program " + std::to_string(prog));
     const auto& st = programs_[prog].stats;

@@ -56,6 +56,7 @@ class vulkan_engine_vm final : public engine_vm {
   std::vector<vm::task_profile> profile(std::uint32_t prog) const override { return vm_.profile(prog); }
   void set_layer_skipped(std::int32_t layer, bool skipped) override { vm_.set_layer_skipped(layer, skipped); }
   void set_precision(vm::matmul_precision p) override { vm_.set_precision(p); }
+  void keep_awake(bool on) override { (void)vm_.keep_awake(on); }
   std::vector<vm::layer_stats> layer_statistics(std::uint32_t prog, std::int64_t position) const override {
     return vm_.layer_statistics(prog, static_cast<std::uint32_t>(position));
   }

@@ -291,14 +291,18 @@ device::device(const device_options& options) {
       want.unlink<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>();
     }
 
-    float priority = 1.0f;
-    std::vector<vk::DeviceQueueCreateInfo> queues{vk::DeviceQueueCreateInfo({}, compute_family_, 1, &priority)};
+    // The compute family's second queue (where it has one) at the lowest priority: the keep-awake work.
+    const float priorities[2] = {1.0f, 0.0f};
+    const float& priority = priorities[0];
+    const std::uint32_t compute_queues = families[compute_family_].queueCount >= 2 ? 2 : 1;
+    std::vector<vk::DeviceQueueCreateInfo> queues{vk::DeviceQueueCreateInfo({}, compute_family_, compute_queues, priorities)};
     if (transfer_family_) queues.emplace_back(vk::DeviceQueueCreateInfo({}, *transfer_family_, 1, &priority));
     auto& dci = want.get<vk::DeviceCreateInfo>();
     dci.setQueueCreateInfos(queues);
     dci.setPEnabledExtensionNames(dev_exts);
     device_ = vk::raii::Device(physical_, dci);
     compute_queue_ = vk::raii::Queue(device_, compute_family_, 0);
+    if (compute_queues == 2) spare_compute_queue_ = vk::raii::Queue(device_, compute_family_, 1);
     if (transfer_family_) transfer_queue_ = vk::raii::Queue(device_, *transfer_family_, 0);
 
     // Facts.

@@ -47,6 +47,9 @@ class device {
   std::optional<std::uint32_t> transfer_family() const { return transfer_family_; }
   /// The transfer-only queue; only valid when transfer_family() has a value.
   const vk::raii::Queue& transfer_queue() const { return transfer_queue_; }
+  /// A second queue of the compute family, at the lowest priority, where the family has one (nullptr
+  /// else): the keep-awake work's (vm_keep_awake.cpp), never the VM's own.
+  const vk::raii::Queue* spare_compute_queue() const { return *spare_compute_queue_ ? &spare_compute_queue_ : nullptr; }
   const device_facts& facts() const { return facts_; }
   const vk::PhysicalDeviceProperties& properties() const { return properties_; }
   const vk::PhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
@@ -65,6 +68,7 @@ class device {
   std::uint32_t compute_family_ = 0;
   std::optional<std::uint32_t> transfer_family_;
   vk::raii::Queue transfer_queue_{nullptr};
+  vk::raii::Queue spare_compute_queue_{nullptr};
   device_facts facts_;
   vk::PhysicalDeviceProperties properties_;
   vk::PhysicalDeviceMemoryProperties memory_;

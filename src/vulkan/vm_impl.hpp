@@ -6,12 +6,15 @@
 #include "octo/vm/vulkan_vm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "barrier_plan.hpp"
 #include "device.hpp"
@@ -231,6 +234,18 @@ struct vulkan_vm::impl {
   bool lost = false;
   vulkan_stats st;
 
+  // Keeping the clock up while a model loads (vm_keep_awake.cpp; nothing of it exists until asked for).
+  // queue_mutex: the keep-awake thread holds it while it submits, the host while the device waits idle
+  // (vkDeviceWaitIdle needs every queue of the device externally synchronized).
+  std::mutex queue_mutex;
+  std::thread awake_thread;
+  std::atomic<bool> awake_run{false};
+  std::uint32_t awake_holds = 0;
+  vk::raii::CommandPool awake_pool{nullptr};
+  vk::raii::CommandBuffer awake_cb{nullptr};
+  vk::raii::Fence awake_fence{nullptr};
+  allocation awake_sink;
+
   // Profiling (vulkan_options::profile / OCTO_PROFILE): nothing of this exists when it is off.
   bool profiling = false;
   double ns_per_tick = 1.0;
@@ -259,6 +274,13 @@ struct vulkan_vm::impl {
 
   /// Before the host touches memory a program may use: every submitted program has finished.
   void finish_pending();
+  /// vkDeviceWaitIdle with the keep-awake queue's submissions held off; `what` names the caller in errors.
+  void wait_device_idle(const char* what);
+
+  // ---- keep-awake (vm_keep_awake.cpp) ---------------------------------------------------------------
+  bool keep_awake(bool on);
+  void awake_loop();
+  void stop_awake();
 
   // ---- host <-> device (staging) (vm_transfers.cpp) -------------------------------------------------
   static constexpr std::uint64_t staging_chunk = std::uint64_t{64} << 20;  // transfers larger than this loop

@@ -101,6 +101,15 @@ kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t w
   return l;
 }
 
+kernel_launch plan_vm_keep_awake(std::uint64_t sink, std::uint32_t iterations) {
+  kernel_launch l;
+  l.shader = "vm_keep_awake";
+  l.spec_constants = {32};
+  l.groups = {1, 1, 1};
+  l.push_constants = push_builder().addr(sink).u32(iterations).take();
+  return l;
+}
+
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
          a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&

@@ -56,6 +56,10 @@ std::array<std::uint32_t, indirect_rule_words> indirect_rule_record(const indire
                                                                     const dispatch_gate& gate = {});
 /// A copy of `words` 32-bit words (shaders/vm_copy.comp): a skipped layer's input to its output.
 kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t words);
+/// One workgroup of 32 spinning through `iterations` dependent multiply-adds (shaders/vm_keep_awake.comp):
+/// the work the keep-awake queue repeats while a model loads (vm_keep_awake.cpp). `sink`: 128 bytes it
+/// never writes unless its result is NaN.
+kernel_launch plan_vm_keep_awake(std::uint64_t sink, std::uint32_t iterations);
 /// The same kernel with the same arguments (the precision switch records a second launch only if not).
 bool same_launch(const kernel_launch& a, const kernel_launch& b);
 

@@ -169,11 +169,7 @@ void vulkan_vm::impl::load(std::span<const ir::program> progs) {
                       std::to_string(options.instances) + " instances");
   for (std::size_t i = 0; i < progs.size(); ++i) validate_program(progs[i], "program " + std::to_string(i));
   finish_pending();
-  try {
-    dev->logical().waitIdle();
-  } catch (...) {
-    rethrow_vulkan("waiting for the device before a load");
-  }
+  wait_device_idle("waiting for the device before a load");
   unload();
   auto ps = std::make_unique<program_state>();
   try {
@@ -232,11 +228,7 @@ program_id vulkan_vm::impl::add_program(const ir::program& p, std::span<const bu
 void vulkan_vm::impl::remove_program(program_id id) {
   program_state& ps = program(id, "remove_program");
   finish_pending();
-  try {
-    dev->logical().waitIdle();  // its command buffer may still be pending
-  } catch (...) {
-    rethrow_vulkan("waiting for the device before removing a program");
-  }
+  wait_device_idle("waiting for the device before removing a program");  // its command buffer may still be pending
   release_program(ps);
   programs[id].reset();
   if (last_run == id) last_run.reset();

@@ -9,11 +9,17 @@ using namespace octo::vm::vulkan;
 
 void vulkan_vm::impl::release() {
   if (dev) {
+    stop_awake();
     try {
       dev->logical().waitIdle();
     } catch (...) {
     }
   }
+  awake_cb = nullptr;
+  awake_pool = nullptr;
+  awake_fence = nullptr;
+  if (awake_sink && memory) memory->free(awake_sink);
+  awake_sink = {};
   programs.clear();
   upload_slots.clear();
   transfer_cb = nullptr;
@@ -490,6 +496,7 @@ vulkan_device_facts vulkan_vm::device() const {
   r.int_dot = f.int_dot;
   r.int_dot_accelerated = f.int_dot_accelerated;
   r.separate_transfer_queue = d.transfer_family().has_value();
+  r.spare_compute_queue = d.spare_compute_queue() != nullptr;
   r.max_push_constants = f.max_push_constants;
   r.max_shared_memory = f.max_shared_memory;
   r.max_allocation_size = d.max_allocation_size();

@@ -4,9 +4,11 @@
 #include <bit>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gpu_support.hpp"
 #include "octo/error.hpp"
+#include "octo/ir/program.hpp"
 
 TEST_CASE("devices are listed and the VM boots on one of them") {
   auto devices = octo::vm::list_vulkan_devices();
@@ -42,6 +44,44 @@ TEST_CASE("devices are listed and the VM boots on one of them") {
   octo_test::check_clean(vm);
   vm.shutdown();
   CHECK_FALSE(vm.booted());
+}
+
+TEST_CASE("keep_awake: the clock-keeping work runs where the device has a second compute queue, nests, and stops") {
+  // Where it runs (the H200) its work is one spinning workgroup on a queue of its own; a program runs
+  // beside it and computes what it computes without it. lavapipe has one queue: nothing runs there, and
+  // every call still answers.
+  octo::vm::vulkan_vm vm(octo_test::small_options());
+  const bool spare = vm.device().spare_compute_queue;
+  MESSAGE("spare compute queue: " << spare);
+  if (vm.device().name.find("llvmpipe") != std::string::npos) CHECK_FALSE(spare);
+  CHECK(vm.keep_awake(true) == spare);
+  CHECK(vm.keep_awake(true) == spare);   // nested
+  CHECK(vm.keep_awake(false) == spare);  // still held once
+  octo::ir::program p;
+  const auto a = p.add_buffer("a", octo::ir::buffer_kind::io_input, octo::ir::dtype::f32, {1, 4});
+  const auto b = p.add_buffer("b", octo::ir::buffer_kind::io_input, octo::ir::dtype::f32, {1, 4});
+  const auto c = p.add_buffer("c", octo::ir::buffer_kind::io_output, octo::ir::dtype::f32, {1, 4});
+  octo::ir::task t;
+  t.op = octo::ir::opcode::add;
+  t.inputs = {a, b};
+  t.outputs = {c};
+  t.out_counter = p.add_counter();
+  p.add_task(t);
+  vm.load(p);
+  vm.write("a", std::vector<float>{1, 2, 3, 4});
+  vm.write("b", std::vector<float>{10, 20, 30, 40});
+  vm.execute();
+  CHECK(vm.read_f32("c") == std::vector<float>{11, 22, 33, 44});
+  CHECK_FALSE(vm.keep_awake(false));
+  CHECK_FALSE(vm.keep_awake(false));  // one release too many changes nothing
+  ::setenv("OCTO_KEEP_AWAKE", "0", 1);
+  CHECK_FALSE(vm.keep_awake(true));
+  CHECK_FALSE(vm.keep_awake(false));
+  ::setenv("OCTO_KEEP_AWAKE", "maybe", 1);
+  CHECK_THROWS_WITH_AS(vm.keep_awake(true), doctest::Contains("OCTO_KEEP_AWAKE must be 0 or 1"), octo::error);
+  ::unsetenv("OCTO_KEEP_AWAKE");
+  CHECK_FALSE(vm.keep_awake(false));
+  CHECK(vm.keep_awake(true) == spare);  // held at destruction: the VM stops it
 }
 
 TEST_CASE("a device selector that matches nothing is one clear error") {

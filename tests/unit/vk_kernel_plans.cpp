@@ -345,6 +345,7 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   // The VM's own kernels.
   p.check(vm::vulkan::plan_vm_regulator(0x1000, 0x2000, 0x3000, 64, 0, 2, true, 1.0f, device(true)), "vm_regulator");
   p.check(vm::vulkan::plan_vm_message(0x1000, 0x2000, 0x3000, 64, 1), "vm_message");
+  p.check(vm::vulkan::plan_vm_keep_awake(0x1000, 1u << 20), "vm_keep_awake");
   p.check(vm::vulkan::plan_vm_token_loop(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 4), "vm_token_loop");
   p.check(vm::vulkan::plan_vm_observe(0x1000, 0x2000, 0x3000, 0x4000, 24, 256, vm::vulkan::observe_chunks(512 * 3584), device(true)),
           "vm_observe");
@@ -675,7 +676,7 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   ::unsetenv("OCTO_GEMV_IDOT");
 }
 
-TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused ones over rows of 1536 or more, else as OCTO_GEMV_X8 says") {
+TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused ones over rows of 1536 or more or an LM head's outputs, else as OCTO_GEMV_X8 says") {
   clear_kernel_environment();
   // task_variants' RMSNORM_GEMV (K = 256) and a plain GEMV, planned on an accelerating device at `fast`
   // with a shared scratch; spec constant 6 is gemv.comp's X8.
@@ -701,14 +702,14 @@ TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused o
   CHECK(l.spec_constants.at(6) == 0);
   // The default rule at the rows it is drawn from (benchmarks/results/2026-11-29-h200-xq, call7): the 0.5B's 896
   // no, the 1.5B's 1536 and the 7B's 3584 yes, RMSNORM-fused only.
-  const auto plan_k = [&](opcode op, std::int64_t k) {
+  const auto plan_k = [&](opcode op, std::int64_t k, std::int64_t n = 512) {
     const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
-        wt{"w", {512, k}, dtype::q8_0, ir::buffer_kind::weight}, r{"r", {1, 512}};
+        wt{"w", {n, k}, dtype::q8_0, ir::buffer_kind::weight}, r{"r", {1, n}};
     ir::param_list p;
-    p.set(param_key::K, k).set(param_key::N_tile, 512).set(param_key::n_off, 0);
+    p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
     if (op == opcode::rmsnorm_gemv) p.set(param_key::hidden, k).set_real(param_key::eps, 1e-6);
-    auto prog = op == opcode::rmsnorm_gemv ? single_task(op, {x, nw, wt}, {"y", {1, 512}}, p)
-                                           : single_task(op, {x, wt, r}, {"y", {1, 512}}, p);
+    auto prog = op == opcode::rmsnorm_gemv ? single_task(op, {x, nw, wt}, {"y", {1, n}}, p)
+                                           : single_task(op, {x, wt, r}, {"y", {1, n}}, p);
     std::vector<std::uint64_t> addresses(prog.buffers.size());
     for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
     vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, true};
@@ -719,6 +720,10 @@ TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused o
   CHECK(plan_k(opcode::rmsnorm_gemv, 1536).before.size() == 1);
   CHECK(plan_k(opcode::rmsnorm_gemv, 3584).spec_constants.at(6) == 1);
   CHECK(plan_k(opcode::gemv_add, 3584).before.empty());
+  // Shorter rows where the output is an LM head's (2026-11-29-h200-head, call1): 32768 columns and more.
+  CHECK(plan_k(opcode::rmsnorm_gemv, 896, 32768).before.size() == 1);
+  CHECK(plan_k(opcode::rmsnorm_gemv, 896, 32767).before.empty());
+  CHECK(plan_k(opcode::gemv_add, 896, 151936).before.empty());
   ::setenv("OCTO_GEMV_X8", "0", 1);
   CHECK(plan_k(opcode::rmsnorm_gemv, 3584).before.empty());
   ::setenv("OCTO_GEMV_X8", "1", 1);

@@ -89,6 +89,7 @@ struct vulkan_device_facts {
   bool timeline_semaphores = false, buffer_device_address = false, cooperative_matrix_nv = false;
   bool int_dot = false, int_dot_accelerated = false;  // packed int8 dot products; the hardware runs them
   bool separate_transfer_queue = false;
+  bool spare_compute_queue = false;  // a second compute queue: keep_awake's work can run
   std::uint32_t max_push_constants = 0, max_shared_memory = 0;
   std::uint64_t max_allocation_size = 0;
 };
@@ -154,6 +155,14 @@ class vulkan_vm {
   /// Opens the device and allocates the bindings: registers, metrics, heap, globals, control.
   void boot(const vulkan_options& options = {});
   bool booted() const;
+
+  /// Keeps the GPU's clock up while the host loads a model: from keep_awake(true) to the matching
+  /// keep_awake(false) (calls nest) one workgroup spins on the device's second compute queue, at the
+  /// lowest priority, so the first pass after the load does not run while an idle-dropped clock ramps
+  /// back (docs/vulkan.md "Keeping the clock up while loading"). It touches nothing a program uses and
+  /// neither waits for the VM's work nor holds it up. Returns whether that work runs after the call:
+  /// false on a device without a second compute queue (lavapipe) or with OCTO_KEEP_AWAKE=0.
+  bool keep_awake(bool on);
 
   /// Validates `p` (refusing what octo::ir::validate rejects), removes every program (and shared
   /// buffer) loaded before, places its buffers and records its command buffer: it becomes program 0. Buffers named R0..R31 are the instance's registers; weights and constants go to

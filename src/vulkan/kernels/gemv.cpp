@@ -82,13 +82,17 @@ x8_mode x8_setting(const task_context& c) {
 /// Q4_K_M 250 -> 344, 7B Q8_0 274 -> 308, but 0.5B Q8_0 (rows of 896) 963 -> 916: there the launch and
 /// the barrier it adds cost more than the loads it saves. Every GEMV (level 2, the GEMV_ADDs too) lost
 /// to level 1 on all four (781-603-342-270 tok/s).
-bool x8_wanted(const task_context& c, bool norm, std::uint32_t K) {
-  constexpr std::uint32_t kX8MinK = 1536;
+/// Shorter rows too where the output has at least kX8MinCols columns (an LM head): its tens of thousands
+/// of workgroups each read the whole x row, as many bytes as the weight rows they read at 4 rows of Q8_0.
+/// The 0.5B's head (151936 x 896, Q8_0) took 71.6 us a step with its own rounding and 45.5 with x rounded
+/// ahead (benchmarks/results/2026-11-29-h200-head, call1).
+bool x8_wanted(const task_context& c, bool norm, std::uint32_t K, std::uint32_t n_tile) {
+  constexpr std::uint32_t kX8MinK = 1536, kX8MinCols = 32768;
   switch (x8_setting(c)) {
     case x8_mode::off: return false;
     case x8_mode::norm_fused: return norm;
     case x8_mode::all: return true;
-    case x8_mode::by_default: return norm && K >= kX8MinK;
+    case x8_mode::by_default: return norm && (K >= kX8MinK || n_tile >= kX8MinCols);
   }
   return false;
 }
@@ -383,7 +387,7 @@ kernel_launch plan_gemv(const task_context& c) {
     // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
     bool x8 = false;
     const bool norm = ops.norm_w >= 0;
-    if (idot && x8_wanted(c, norm, K)) {
+    if (idot && x8_wanted(c, norm, K, n_tile)) {
       l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
       const std::uint64_t runs = c.shared_scratch_address;
       if (runs != 0 && runs % 16 == 0) {
