@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
@@ -653,6 +653,33 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);
   ::unsetenv("OCTO_GEMV_NR_WIDE");
+  // The gate|up pairs (RMSNORM_SWIGLU) of the 32-element formats take 8 over shorter rows too
+  // (benchmarks/results/2026-11-29-h200-head, call1); the K-quants keep 4 there.
+  const auto nr_swiglu = [](std::int64_t n, std::int64_t k, dtype w) {
+    const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
+        wg{"w_gate", {n, k}, w, ir::buffer_kind::weight}, wu{"w_up", {n, k}, w, ir::buffer_kind::weight};
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0).set(param_key::hidden, k);
+    p.set_real(param_key::eps, 1e-6);
+    auto prog = single_task(opcode::rmsnorm_swiglu, {x, nw, wg, wu}, {"y", {1, n}}, p);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+    auto d = device(true);
+    d.int_dot = d.int_dot_accelerated = true;
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
+    return vm::vulkan::kernel_for(opcode::rmsnorm_swiglu).planner(c).spec_constants.at(1);
+  };
+  CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 8);   // 0.5B gate|up
+  CHECK(nr_swiglu(8960, 1536, dtype::q8_0) == 8);  // 1.5B gate|up
+  CHECK(nr_swiglu(8960, 1536, dtype::q4_0) == 8);
+  CHECK(nr_swiglu(8960, 1536, dtype::q4_k) == 4);  // the K-quants: 4 over short rows
+  CHECK(nr_swiglu(18944, 3584, dtype::q4_k) == 8); // and 8 over long ones, as every wide output
+  CHECK(nr_swiglu(1024, 4096, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
+  CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
+  ::setenv("OCTO_GEMV_NR_SWIGLU", "4", 1);
+  CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 4);
+  CHECK(nr(37888, 3584, dtype::q8_0, 2) == 8);     // the other wide outputs keep their rule
+  ::unsetenv("OCTO_GEMV_NR_SWIGLU");
   ::setenv("OCTO_GEMV_NR_LONG", "8", 1);
   CHECK(nr(3584, 18944, dtype::q6_k, 2) == 8);
   CHECK(nr(3584, 3584, dtype::q4_k, 2) == 2);
