@@ -653,8 +653,8 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);
   ::unsetenv("OCTO_GEMV_NR_WIDE");
-  // The gate|up pairs (RMSNORM_SWIGLU) of the 32-element formats take 8 over shorter rows too
-  // (benchmarks/results/2026-11-29-h200-head, call1); the K-quants keep 4 there.
+  // The gate|up pairs (RMSNORM_SWIGLU): 8 over the short rows of the 32-element formats, else 4
+  // (benchmarks/results/2026-11-29-h200-head, calls 1, 3 and 4).
   const auto nr_swiglu = [](std::int64_t n, std::int64_t k, dtype w) {
     const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
         wg{"w_gate", {n, k}, w, ir::buffer_kind::weight}, wu{"w_up", {n, k}, w, ir::buffer_kind::weight};
@@ -672,9 +672,12 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 8);   // 0.5B gate|up
   CHECK(nr_swiglu(8960, 1536, dtype::q8_0) == 8);  // 1.5B gate|up
   CHECK(nr_swiglu(8960, 1536, dtype::q4_0) == 8);
-  CHECK(nr_swiglu(8960, 1536, dtype::q4_k) == 4);  // the K-quants: 4 over short rows
-  CHECK(nr_swiglu(18944, 3584, dtype::q4_k) == 8); // and 8 over long ones, as every wide output
-  CHECK(nr_swiglu(1024, 4096, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
+  CHECK(nr_swiglu(8960, 1536, dtype::q4_k) == 4);  // the K-quants: 4
+  CHECK(nr_swiglu(18944, 3584, dtype::q4_k) == 4); // the 7B's: 4, where its other wide outputs take 8
+  CHECK(nr_swiglu(18944, 3584, dtype::q8_0) == 4);
+  CHECK(nr_swiglu(4864, 3072, dtype::q8_0) == 4);  // from K = 3072
+  CHECK(nr_swiglu(4864, 3040, dtype::q8_0) == 8);
+  CHECK(nr_swiglu(1024, 2560, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
   CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
   ::setenv("OCTO_GEMV_NR_SWIGLU", "4", 1);
   CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 4);

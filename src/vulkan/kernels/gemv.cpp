@@ -363,14 +363,18 @@ kernel_launch plan_gemv(const task_context& c) {
     // But not where 8 rows would leave fewer than 256 workgroups (outputs under kWideMinCols): the
     // 0.5B's down projection (896 outputs, K = 4864) ran 0.5B Q8_0 decode at 964 tok/s with 8 rows
     // (112 workgroups for the H200's 132 SMs), 999 with 4 (benchmarks/results/2026-11-29-h200-l2, call3).
-    // The gate|up pairs (RMSNORM_SWIGLU) of the 32-element formats take 8 rows over shorter rows too: on
-    // the H200 (tasks serialized) their GEMV took 10.1 against 11.2 us a layer at 0.5B Q8_0 (K = 896), 17.6
-    // against 18.6 at 1.5B (K = 1536), while 8 rows cost the down projections and the LM head 1.4-5 us
-    // (benchmarks/results/2026-11-29-h200-head, call1). OCTO_GEMV_NR_SWIGLU forces their rows.
+    // The gate|up pairs (RMSNORM_SWIGLU) go their own way: 8 rows over the short rows of the 32-element
+    // formats, 4 elsewhere. On the H200 (tasks serialized) their GEMV took 10.1 against 11.2 us a layer
+    // at 0.5B Q8_0 (K = 896) and 17.6 against 18.6 at 1.5B (K = 1536) with 8, while 8 rows cost the
+    // down projections and the LM head 1.4-5 us (benchmarks/results/2026-11-29-h200-head, call1);
+    // decode 0.5B Q8_0 +2.2%, 1.5B Q8_0 +0.8%, 1.5B Q4_0 +0.2%, but 1.5B Q4_K_M -2.3% (call3). With x
+    // rounded ahead the 7B's (K = 3584) run better at 4 than at the wide rule's 8: 7B Q8_0 310.5 against
+    // 307.5 tok/s, 7B Q4_K_M 352.9 against 346.6 (16: 293, 311; call4). OCTO_GEMV_NR_SWIGLU forces them.
     constexpr std::uint32_t kWideK = 3072, kWideMinCols = 2048;
     const std::uint32_t nr_wide = idot && !narrow ? knob(c, "OCTO_GEMV_NR_WIDE", 16) : 0;
     const std::uint32_t nr_swiglu = idot && !narrow && ops.fuse == 3 ? knob(c, "OCTO_GEMV_NR_SWIGLU", 16) : 0;
-    const bool wide8 = idot && n_tile >= kWideMinCols && (K >= kWideK || (ops.fuse == 3 && blk == 32));
+    const bool wide8 = idot && n_tile >= kWideMinCols &&
+                       (ops.fuse == 3 ? blk == 32 && K < kWideK : K >= kWideK);
     const std::uint32_t wide = nr_swiglu ? nr_swiglu : (nr_wide ? nr_wide : (wide8 ? 8 : 4));
     // OCTO_GEMV_NR_NARROW forces the narrow outputs' 2 (the long rows' rule above aside). With the
     // integer loops and x rounded ahead, 2 still wins on the H200: 4 rows cost 0.5B Q8_0 1.6%, 1.5B Q8_0
