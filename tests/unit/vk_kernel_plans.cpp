@@ -643,12 +643,15 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr(37888, 3584, dtype::q4_k, 2) == 8);   // the K-quants too
   CHECK(nr(17920, 1536, dtype::q4_k, 2) == 4);   // not over the 1.5B's short rows
   CHECK(nr(37888, 3584, dtype::q8_0, 1) == 4);   // the float loops keep 4
-  // 8 rows only where that leaves at least 256 workgroups (2048 outputs or more).
+  // 8 rows only where that leaves at least 256 workgroups (2048 outputs or more), 2 under 1024 outputs.
   CHECK(nr(3584, 3584, dtype::q8_0, 2) == 8);    // 7B q / o in Q8_0
   CHECK(nr(2048, 3584, dtype::q8_0, 2) == 8);    // the first width that takes 8
   CHECK(nr(2040, 3584, dtype::q8_0, 2) == 4);
-  CHECK(nr(512, 3584, dtype::q8_0, 2) == 4);     // 7B k / v in Q8_0
-  CHECK(nr(896, 4864, dtype::q8_0, 2) == 4);     // 0.5B down
+  CHECK(nr(512, 3584, dtype::q8_0, 2) == 2);     // 7B k / v in Q8_0: under 1024 outputs, 2
+  CHECK(nr(896, 4864, dtype::q8_0, 2) == 2);     // 0.5B down
+  CHECK(nr(1023, 3072, dtype::q8_0, 2) == 2);
+  CHECK(nr(1024, 3072, dtype::q8_0, 2) == 4);
+  CHECK(nr(896, 2560, dtype::q8_0, 2) == 4);     // rows under 3072 keep 4
   CHECK(nr(1536, 8960, dtype::q8_0, 2) == 4);    // 1.5B down in Q8_0
   ::setenv("OCTO_GEMV_NR_WIDE", "2", 1);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 2);

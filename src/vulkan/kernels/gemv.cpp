@@ -375,7 +375,12 @@ kernel_launch plan_gemv(const task_context& c) {
     const std::uint32_t nr_swiglu = idot && !narrow && ops.fuse == 3 ? knob(c, "OCTO_GEMV_NR_SWIGLU", 16) : 0;
     const bool wide8 = idot && n_tile >= kWideMinCols &&
                        (ops.fuse == 3 ? blk == 32 && K < kWideK : K >= kWideK);
-    const std::uint32_t wide = nr_swiglu ? nr_swiglu : (nr_wide ? nr_wide : (wide8 ? 8 : 4));
+    // Fewer than 1024 outputs over rows of K >= kWideK (the 0.5B's down projection, 896 x 4864; the 7B's
+    // K and V, 512 x 3584, in the 32-element formats) take 2 rows: 4 left them 224 and 128 workgroups.
+    // On the H200 0.5B Q8_0 decode 1047.8 -> 1054.5 tok/s; the 7B's K and V GEMVs 13.4 -> 10.3 us, its
+    // decode unchanged (Q sets their level) (benchmarks/results/2026-11-29-h200-head, call7).
+    const bool wide2 = idot && ops.fuse != 3 && K >= kWideK && n_tile < kWideMinCols / 2;
+    const std::uint32_t wide = nr_swiglu ? nr_swiglu : (nr_wide ? nr_wide : (wide8 ? 8 : (wide2 ? 2 : 4)));
     // OCTO_GEMV_NR_NARROW forces the narrow outputs' 2 (the long rows' rule above aside). With the
     // integer loops and x rounded ahead, 2 still wins on the H200: 4 rows cost 0.5B Q8_0 1.6%, 1.5B Q8_0
     // 5.5%, 1.5B Q4_K_M 10.7%, 7B Q4_K_M 5.2%; 8 rows 6-28% (benchmarks/results/2026-11-29-h200-l2, call3).
