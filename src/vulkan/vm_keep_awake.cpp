@@ -44,13 +44,23 @@ bool vulkan_vm::impl::keep_awake(bool on) {
       awake_cb.end();
       awake_fence = vk::raii::Fence(d, vk::FenceCreateInfo(vk::FenceCreateFlagBits::eSignaled));
     }
-  } catch (const octo::error&) {
-    throw;
   } catch (...) {
-    rethrow_vulkan("preparing the keep-awake work");
+    // The work only speeds up the first pass: not having it (no memory for its 128 bytes, a driver
+    // error) never fails the load it would have covered.
+    awake_cb = nullptr;
+    awake_pool = nullptr;
+    awake_fence = nullptr;
+    if (awake_sink) memory->free(awake_sink);
+    awake_sink = {};
+    return false;
   }
-  awake_run = true;
-  awake_thread = std::thread([this] { awake_loop(); });
+  try {
+    awake_run = true;
+    awake_thread = std::thread([this] { awake_loop(); });
+  } catch (...) {  // no thread to be had
+    awake_run = false;
+    return false;
+  }
   return true;
 }
 

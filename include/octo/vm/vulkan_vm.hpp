@@ -161,7 +161,8 @@ class vulkan_vm {
   /// lowest priority, so the first pass after the load does not run while an idle-dropped clock ramps
   /// back (docs/vulkan.md "Keeping the clock up while loading"). It touches nothing a program uses and
   /// neither waits for the VM's work nor holds it up. Returns whether that work runs after the call:
-  /// false on a device without a second compute queue (lavapipe) or with OCTO_KEEP_AWAKE=0.
+  /// false on a device without a second compute queue (lavapipe), with OCTO_KEEP_AWAKE=0, or where it
+  /// could not be set up (never an error: it only speeds up the first pass).
   bool keep_awake(bool on);
 
   /// Validates `p` (refusing what octo::ir::validate rejects), removes every program (and shared
