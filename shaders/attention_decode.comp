@@ -19,8 +19,10 @@
 //   softmax; the key groups' sums merge once through shared memory at the end.
 // - Chunks merge in the same dispatch: each workgroup writes (acc, m, l) to the scratch buffer and counts
 //   its arrival on its KV head's counter; the last to arrive (it never waits on the others: no
-//   forward-progress assumption) merges every chunk with 16-byte loads, all in flight together, and puts
-//   the counter back to 0 for the next step. A one-chunk step writes the output directly.
+//   forward-progress assumption) merges every chunk and puts the counter back to 0 for the next step:
+//   in registers where an invocation has one output (each loads its chunks' m, l and partial sums, 8
+//   chunks a round trip), else through shared memory (each (chunk, head)'s weight computed once, then
+//   16-byte loads of the partial sums, eight in flight). A one-chunk step writes the output directly.
 //
 // Scratch (floats): [n_kv_heads] uint counters, m [n_kv][G][MAX_CHUNKS], l [n_kv][G][MAX_CHUNKS],
 // acc [n_kv][MAX_CHUNKS][G][HD]; the VM zero-fills it once.
@@ -52,6 +54,7 @@ const uint KG = WG / DU;                // key groups of the V phase
 const uint VPT = CK / KG;               // keys a V invocation takes a pass
 const uint SL = 16u;                    // softmax lanes per head (G * SL <= WG)
 const uint H4 = HD / 4u;
+const uint NOUT = (G * H4 + WG - 1u) / WG;  // 4-dim outputs an invocation sums (and merges)
 
 shared vec4 qs[G * H4];                 // the group's query rows, pre-scaled
 shared float ps[G * CK];                // a pass's scores, then its probabilities
@@ -184,7 +187,6 @@ void main() {
     l_sh[sg_h] = l_run;
   }
   barrier();
-  const uint NOUT = (G * H4 + WG - 1u) / WG;  // 4-dim outputs an invocation sums
   vec4 outv[NOUT];
   [[unroll]] for (uint r = 0u; r < NOUT; ++r) {
     uint i = tid + r * WG;
@@ -233,6 +235,45 @@ void main() {
   if (!is_last) return;
   // Acquire: the other chunks' partials, written before their arrivals, are read after ours.
   memoryBarrierBuffer();
+
+  if (NOUT == 1u) {
+    // One output an invocation (G x HD <= 4 x WG: the 0.5B's shape): each merges its chunks in
+    // registers, a batch's m, l and partial sums loaded together (one round trip per 8 chunks) with an
+    // online rescale between batches; no shared memory, no barrier. On the H200 this took 0.5B Q8_0
+    // decode from 1051 to 1091 tok/s at a 512-token prompt and gained 0.8-3% at 1k-16k keys; with two
+    // outputs an invocation (1.5B, 7B) it lost at long contexts or at 7B
+    // (benchmarks/results/2026-11-29-h200-qkv, calls 3 and 4), so they take the merge below.
+    const uint MB = 8u;
+    uint i = tid;
+    if (i >= G * H4) return;
+    uint mrow = (kvh * G + i / H4) * MAX_CHUNKS;
+    uint a0 = acc4 + kvh * MAX_CHUNKS * G * H4 + i;
+    float M = NEG_INF, L = 0.0;
+    vec4 a = vec4(0.0);
+    for (uint c0 = 0u; c0 < n_active; c0 += MB) {
+      float mm[MB], ll[MB];
+      vec4 x[MB];
+      [[unroll]] for (uint e = 0u; e < MB; ++e) {
+        uint c = min(c0 + e, n_active - 1u);
+        mm[e] = sc.d[ml_base + mrow + c];
+        ll[e] = sc.d[l_base + mrow + c];
+        x[e] = sv.d[a0 + c * G * H4];
+      }
+      float bm = M;
+      [[unroll]] for (uint e = 0u; e < MB; ++e) if (c0 + e < n_active) bm = max(bm, mm[e]);
+      float rs = exp(M - bm);  // 0 on the first batch (M = -inf; bm is finite: every chunk holds a key)
+      a *= rs;
+      L *= rs;
+      [[unroll]] for (uint e = 0u; e < MB; ++e) {
+        float w = c0 + e < n_active ? exp(mm[e] - bm) : 0.0;
+        a += w * x[e];
+        L += w * ll[e];
+      }
+      M = bm;
+    }
+    ov.d[kvh * G * H4 + i] = L > 0.0 ? a / L : vec4(0.0);
+    return;
+  }
 
   // Every (chunk, head) pair's m and l load at once, one invocation each.
   for (uint i = tid; i < n_active * G; i += WG) {

@@ -566,7 +566,7 @@ TEST_CASE("conformance: per-token values come from globals (one recording serves
     auto cv = c.task(opcode::kv_append, {vn, v}, {v}, params({{param_key::pos, 2}}));
     c.task(opcode::attention_tile, {q, k, v}, {o},
            params({{param_key::head_dim, hd}, {param_key::kv_start, 0}, {param_key::kv_len, 3},
-                   {param_key::scale, 0.125}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
+                   {param_key::scale, 1.0 / std::sqrt(double(hd))}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
                    {param_key::causal, 1}, {param_key::q_pos, 2}}),
            {{ck, 1}, {cv, 1}});
     run_case(c, {2e-5, 1e-4}, position);
@@ -624,7 +624,8 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
       {7, 1, 128, 700, nullptr},   // one KV head, GQA 7
       {8, 2, 32, 300, nullptr},    // short rows: 16 key groups of the V phase
       {6, 3, 16, 150, nullptr},    // head_dim 16 (a row of 48: no Q8_0)
-      {16, 2, 256, 200, nullptr},  // the largest the kernel takes: GQA 8, head_dim 256 (2 key groups)
+      {16, 2, 256, 200, nullptr},  // GQA 8, head_dim 256 (256 invocations, 4 key groups; two outputs each)
+      {18, 2, 64, 300, nullptr},   // GQA 9: 256 invocations (the softmax's 16 lanes a head)
       {14, 2, 64, 1400, "2"},      // two chunks of up to eleven 64-key passes (online softmax across passes)
       {12, 2, 128, 700, "2"},
   };
@@ -697,23 +698,28 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
   // runs at positions around the 64-key chunk boundaries, mid-cache, the full cache and back to one key;
   // each matches the reference VM. Then the same with OCTO_INDIRECT=0 (the whole cache's workgroups,
   // dispatched directly) as the comparison, and the stats tell the two recordings apart.
-  // Last, the default choice (OCTO_ATTENTION=auto) with its switch moved to 300 keys: the split-key and
+  // Then the default choice (OCTO_ATTENTION=auto) with its switch moved to 300 keys: the split-key and
   // the flash kernel both recorded, the device running the one its range of keys names at every step.
+  // Last, the 1.5B's group (GQA 6, head_dim 128), whose flash kernel has 256 invocations up to a number
+  // of keys (moved to 600) and 128 past it: three kernels recorded, one run at each step.
   struct unset_on_exit {
     ~unset_on_exit() {
       ::unsetenv("OCTO_ATTENTION");
       ::unsetenv("OCTO_INDIRECT");
       ::unsetenv("OCTO_ATTENTION_SWITCH");
+      ::unsetenv("OCTO_ATTENTION_WIDE_KEYS");
     }
   } unset_env;
   std::mt19937_64 rng(seed() ^ 0x1d1ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
-  const std::int64_t heads = 14, kv_heads = 2, hd = 64, S = 1100, kvw = kv_heads * hd;
-  for (const char* indirect : {"1", "0", "auto"}) {
+  const std::int64_t kv_heads = 2, S = 1100;
+  for (const char* indirect : {"1", "0", "auto", "wide"}) {
     CAPTURE(indirect);
-    const bool adaptive = indirect[0] == 'a';
+    const bool wide = indirect[0] == 'w', adaptive = indirect[0] == 'a' || wide;
+    const std::int64_t heads = wide ? 12 : 14, hd = wide ? 128 : 64, kvw = kv_heads * hd;
     ::setenv("OCTO_ATTENTION", adaptive ? "auto" : "flash", 1);
     ::setenv("OCTO_ATTENTION_SWITCH", "300", 1);
+    ::setenv("OCTO_ATTENTION_WIDE_KEYS", "600", 1);
     ::setenv("OCTO_INDIRECT", adaptive ? "1" : indirect, 1);
     case_builder c;
     auto q = c.buf("q", buffer_kind::io_input, dtype::f32, {1, heads * hd});
@@ -726,15 +732,15 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
     auto cv = c.task(opcode::kv_append, {vn, v}, {v}, params({{param_key::pos, 0}}));
     c.task(opcode::attention_tile, {q, k, v}, {o},
            params({{param_key::head_dim, hd}, {param_key::kv_start, 0}, {param_key::kv_len, 1},
-                   {param_key::scale, 0.125}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
+                   {param_key::scale, 1.0 / std::sqrt(double(hd))}, {param_key::n_heads, heads}, {param_key::n_kv_heads, kv_heads},
                    {param_key::causal, 1}, {param_key::q_pos, 0}}),
            {{ck, 1}, {cv, 1}});
     octo::vm::reference_vm ref(c.p);
     auto& vm = gpu();
     vm.load(c.p);
     const auto s = vm.stats();
-    CHECK(s.task_dispatches == (adaptive ? 4u : 3u));  // the adaptive attention task: two kernels
-    CHECK(s.indirect_dispatches == (adaptive ? 2u : indirect[0] == '1' ? 1u : 0u));
+    CHECK(s.task_dispatches == (wide ? 5u : adaptive ? 4u : 3u));  // the adaptive attention task: two or three kernels
+    CHECK(s.indirect_dispatches == (wide ? 3u : adaptive ? 2u : indirect[0] == '1' ? 1u : 0u));
     // vm_dispatch_size is one more dispatch (not a task's) where there is an indirect launch.
     CHECK(s.dispatches == s.task_dispatches + (s.indirect_dispatches > 0 ? 1u : 0u));
     for (auto id : {k, v}) {
@@ -743,8 +749,8 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
       vm.write_bytes(std::string_view(c.p.buffers[static_cast<std::size_t>(id)].name), bytes);
     }
     for (std::int64_t pos : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
-                             std::int64_t{298}, std::int64_t{299}, std::int64_t{300}, std::int64_t{700}, S - 1,
-                             std::int64_t{0}, std::int64_t{299}}) {
+                             std::int64_t{298}, std::int64_t{299}, std::int64_t{300}, std::int64_t{598}, std::int64_t{599},
+                             std::int64_t{600}, std::int64_t{700}, S - 1, std::int64_t{0}, std::int64_t{299}, std::int64_t{650}}) {
       CAPTURE(pos);
       decode_step_matches(c, ref, vm, rng, pos, {q, kn, vn}, o, 2e-5, 1e-4);
     }

@@ -145,7 +145,7 @@ void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
                         "OCTO_GEMV_X8",
-                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH",
+                        "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
     ::unsetenv(v);
 }
@@ -429,19 +429,49 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
     CHECK((l.indirect->groups_at(pos, 1) == 0) == short_context);
     CHECK(split.indirect->groups_at(pos, 1) == (short_context ? split.groups[0] : 0u));
   }
+  // The 1.5B's shape over 16k slots: split-key up to 128 keys, 256-invocation flash-decoding up to 8192
+  // (single passes), the 128-invocation kernel past them; exactly one of the three runs at every position.
+  const auto lw = plan_decode_attention(16384, 12, 2, 128);
+  REQUIRE(lw.indirect.has_value());
+  CHECK(lw.spec_constants.at(0) == 256);
+  REQUIRE(lw.alternatives.size() == 2);
+  const auto& narrow = lw.alternatives[1];
+  CHECK(narrow.shader == "attention_decode");
+  CHECK(narrow.spec_constants.at(0) == 128);
+  CHECK(narrow.scratch_bytes == lw.scratch_bytes);  // one scratch, the same layout
+  REQUIRE(narrow.indirect.has_value());
+  for (std::uint32_t pos : {0u, 127u, 128u, 4000u, 8190u, 8191u, 8192u, 16383u}) {
+    CAPTURE(pos);
+    const std::uint32_t keys = pos + 1;
+    CHECK((lw.alternatives[0].indirect->groups_at(pos, 1) > 0) == (keys <= 128));
+    CHECK((lw.indirect->groups_at(pos, 1) > 0) == (keys > 128 && keys <= 8192));
+    CHECK((narrow.indirect->groups_at(pos, 1) > 0) == (keys > 8192));
+  }
+  CHECK(plan_decode_attention(8192, 12, 2, 128).alternatives.size() == 1);  // never past 8192 keys
   // A cache of at most 128 slots never reaches flash-decoding's range: split-key alone, no gate.
   const auto ls = plan_decode_attention(128, 14, 2, 64);
   CHECK(ls.shader == "attention");
   CHECK(ls.alternatives.empty());
   CHECK_FALSE(ls.indirect.has_value());
-  // The 7B shape (GQA 7, head_dim 128) takes flash-decoding too; head_dim 80 (its 4-dim units do not
-  // tile the 128-invocation workgroup) and GQA groups above 8 keep the split-key kernel alone.
-  CHECK(plan_decode_attention(4500, 28, 4, 128).shader == "attention_decode");
+  // The 7B shape (GQA 7, head_dim 128) takes flash-decoding too, in workgroups of 256 (its 224 four-dim
+  // outputs: one an invocation), the 0.5B's (112 outputs) in 128; head_dim 80 (its 4-dim units do not
+  // tile the workgroup) and GQA groups above 16 (the softmax's 16 lanes a head) keep the split-key kernel.
+  const auto l7b = plan_decode_attention(4500, 28, 4, 128);
+  CHECK(l7b.shader == "attention_decode");
+  CHECK(l7b.spec_constants.at(0) == 256);
+  CHECK(plan_decode_attention(4500, 14, 2, 64).spec_constants.at(0) == 128);
   CHECK(plan_decode_attention(4500, 16, 2, 256).shader == "attention_decode");  // GQA 8, head_dim 256: the largest
   const auto l80 = plan_decode_attention(4500, 4, 4, 80);
   CHECK(l80.shader == "attention");
   CHECK(l80.alternatives.empty());
-  CHECK(plan_decode_attention(4500, 18, 2, 64).shader == "attention");
+  CHECK(plan_decode_attention(4500, 18, 2, 64).shader == "attention_decode");  // GQA 9: 256 invocations
+  CHECK(plan_decode_attention(4500, 34, 2, 64).shader == "attention");         // GQA 17
+  ::setenv("OCTO_ATTENTION_WG", "128", 1);
+  CHECK(plan_decode_attention(4500, 28, 4, 128).spec_constants.at(0) == 128);
+  CHECK(plan_decode_attention(4500, 18, 2, 64).shader == "attention");  // GQA 9 does not fit 128 invocations
+  ::setenv("OCTO_ATTENTION_WG", "64", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION_WG"), octo::error);
+  ::unsetenv("OCTO_ATTENTION_WG");
   ::setenv("OCTO_ATTENTION", "bogus", 1);
   CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION"), octo::error);
   ::unsetenv("OCTO_ATTENTION");

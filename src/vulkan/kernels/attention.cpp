@@ -13,8 +13,9 @@ namespace {
 enum class attention_choice { split, flash, adaptive };
 
 /// `split`: the split-key (or, for prefill, the row-block) kernel; `flash`: flash-decoding where the
-/// task and the device allow it, else the same as `split`.
-kernel_launch plan_attention_as(const task_context& c, attention_choice choice_made) {
+/// task and the device allow it, else the same as `split`. `flash_wg`: flash-decoding's workgroup size
+/// (128 or 256); 0 chooses (below).
+kernel_launch plan_attention_as(const task_context& c, attention_choice choice_made, std::uint32_t flash_wg = 0) {
   auto q = input(c, 0);
   auto k = input(c, 1);
   auto v = input(c, 2);
@@ -56,18 +57,17 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
                      (k.dtype() == ir::dtype::f32 ? hd % 4 == 0 : hd % 8 == 0);
   const bool vec_v = v.address % 16 == 0 && v.dtype() != ir::dtype::q8_0 && hd % 4 == 0;
   // Decode (one row, full output) over a 16-bit cache: flash-decoding (shaders/attention_decode.comp),
-  // one workgroup of kDecodeWg invocations per (KV head, chunk of keys) for the whole GQA group, so K/V
+  // one workgroup of decode_wg invocations per (KV head, chunk of keys) for the whole GQA group, so K/V
   // are read once per step; the chunks merge in the same dispatch through the task's scratch (partials
   // and one arrival counter per KV head). A chunk is kDecodeKeys keys (one pass) until a head has
   // kMaxChunks of them; past that a chunk takes several passes. Its workgroup count follows the position
   // (an indirect dispatch), so a short context wakes only the chunks its keys fill whatever the cache's
   // size. When it runs instead of the split-key kernel is plan_attention's choice (below). F32 and Q8_0
-  // caches, GQA groups above 8 and head_dims whose 4-dim units do not tile the workgroup (below) take
-  // the split-key kernel.
+  // caches, GQA groups above 16 (a workgroup has 16 softmax lanes a head) and head_dims whose 4-dim units
+  // do not tile the workgroup (below) take the split-key kernel.
   const auto is16 = [](ir::dtype d) { return d == ir::dtype::f16 || d == ir::dtype::bf16; };
   const std::uint32_t group = nh / nkv;
   const bool flash = choice_made != attention_choice::split;
-  constexpr std::uint32_t kDecodeWg = 128;
   // Keys a chunk (one pass): 64; OCTO_ATTENTION_KEYS=32|128 for one device run to compare. Chunks a KV
   // head, at most: as many as hold 8192 keys in one pass each.
   std::uint32_t kDecodeKeys = 64;
@@ -77,30 +77,44 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     kDecodeKeys = static_cast<std::uint32_t>(std::atoi(e));
   }
   const std::uint32_t kMaxChunks = 8192 / kDecodeKeys;
-  // The V phase's lanes: hd / 4 per key group, kDecodeWg / (hd / 4) key groups that split a pass's keys.
+  const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);  // >= kv_len (checked above)
+  std::uint32_t max_chunks =
+      static_cast<std::uint32_t>(std::clamp<std::uint64_t>((max_keys + kDecodeKeys - 1) / kDecodeKeys, 1, kMaxChunks));
+  if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)  // tests: several passes a chunk
+    max_chunks = std::min<std::uint32_t>(max_chunks, static_cast<std::uint32_t>(std::atoi(e)));
+  max_chunks += max_chunks % 2;  // even: the partial sums start on a 16-byte boundary (the shader's layout)
+  // The V phase's lanes: hd / 4 per key group, wg / (hd / 4) key groups that split a pass's keys; the
+  // softmax's 16 lanes a head. Shared memory: the query rows, a pass's scores, the softmax lanes'
+  // exchange, the key groups' sums, the merge weights.
   const std::uint32_t dim_units = hd / 4;
-  const bool tiles = hd % 8 == 0 && hd <= 256 && kDecodeWg % dim_units == 0 && kDecodeKeys % (kDecodeWg / dim_units) == 0;
-  if (flash && partial == 0 && T == 1 && group <= kDecodeWg / 16 && is16(k.dtype()) && is16(v.dtype()) && tiles &&
+  const auto shared_bytes = [&](std::uint32_t wg) {
+    return 4ull * (std::uint64_t{group} * hd + std::uint64_t{group} * kDecodeKeys + 19ull * group +
+                   4ull * wg * group + 2ull * max_chunks * group) + 16;
+  };
+  const auto fits = [&](std::uint32_t wg) {
+    return hd % 8 == 0 && hd <= 256 && wg % dim_units == 0 && kDecodeKeys % (wg / dim_units) == 0 && group <= wg / 16 &&
+           c.device.max_workgroup_size_x >= wg && shared_bytes(wg) <= c.device.max_shared_memory;
+  };
+  // Invocations a workgroup: 128, or 256 where the group's outputs (group x hd / 4 four-dim units) are
+  // more than 128, so that each invocation still has one output to merge (in registers: the shader) and
+  // scores and accumulates half as much. OCTO_ATTENTION_WG=128|256 forces one.
+  std::uint32_t decode_wg = flash_wg ? flash_wg : group * dim_units > 128 && fits(256) ? 256 : 128;
+  if (const char* e = std::getenv("OCTO_ATTENTION_WG"); e && *e) {
+    const std::string_view v(e);
+    if (v != "128" && v != "256") fail(c, "OCTO_ATTENTION_WG='" + std::string(v) + "' is not 128 or 256");
+    decode_wg = static_cast<std::uint32_t>(std::atoi(e));
+  }
+  if (flash && partial == 0 && T == 1 && is16(k.dtype()) && is16(v.dtype()) && fits(decode_wg) &&
       q.address % 16 == 0 && o.address % 16 == 0 && k.address % 16 == 0 && v.address % 8 == 0 &&
-      c.scratch_address % 16 == 0 && c.device.max_workgroup_size_x >= kDecodeWg) {
-    const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);
-    std::uint32_t max_chunks =
-        static_cast<std::uint32_t>(std::clamp<std::uint64_t>((max_keys + kDecodeKeys - 1) / kDecodeKeys, 1, kMaxChunks));
-    if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)  // tests: several passes a chunk
-      max_chunks = std::min<std::uint32_t>(max_chunks, static_cast<std::uint32_t>(std::atoi(e)));
-    max_chunks += max_chunks % 2;  // even: the partial sums start on a 16-byte boundary (the shader's layout)
-    // Shared memory: the query rows, a pass's scores, the softmax lanes' exchange, the key groups' sums,
-    // the merge weights.
-    const std::uint64_t shared = 4ull * (std::uint64_t{group} * hd + std::uint64_t{group} * kDecodeKeys + 19ull * group +
-                                         4ull * kDecodeWg * group + 2ull * max_chunks * group) + 16;
+      c.scratch_address % 16 == 0) {
     // An indirect dispatch's count is one dimension (at most 65535 workgroups, the least devices give):
     // more KV heads than that holds take the split-key kernel.
-    if (shared <= c.device.max_shared_memory && std::uint64_t{nkv} * max_chunks <= 65535) {
+    if (std::uint64_t{nkv} * max_chunks <= 65535) {
       const std::uint64_t scratch_floats =
           (nkv + 3ull) / 4 * 4 + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
       kernel_launch l;
       l.shader = "attention_decode";
-      l.spec_constants = {kDecodeWg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks};
+      l.spec_constants = {decode_wg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks};
       // One workgroup per KV head and chunk the keys visible at this position need, computed on the device
       // (kernel_registry.hpp, indirect_groups): keys = clamp(pos + end0 - kv_start, 0, slots - kv_start)
       // with end0 the pass's end at position 0, chunks = clamp(ceil(keys / kDecodeKeys), 1, max_chunks).
@@ -259,6 +273,22 @@ kernel_launch plan_attention(const task_context& c) {
   fixed.n_max = switch_keys;
   split.indirect = fixed;
   flash.alternatives.push_back(std::move(split));
+  // 256-invocation workgroups (the chooser above) ran 1.5B Q8_0 decode 2.6-3.8% faster than 128 at 1k-4k
+  // keys and 10% slower at 16k, where a chunk takes several passes (the H200,
+  // benchmarks/results/2026-11-29-h200-qkv, call5): past the keys single passes hold (kMaxChunks chunks of
+  // kDecodeKeys, 8192), the 128-invocation kernel runs instead, a third range of positions.
+  // OCTO_ATTENTION_WIDE_KEYS=N moves that switch (tests); OCTO_ATTENTION_WG forces one width everywhere.
+  const char* forced_wg = std::getenv("OCTO_ATTENTION_WG");
+  if (flash.spec_constants.at(0) == 256 && !(forced_wg && *forced_wg)) {
+    std::uint32_t wide_keys = 8192;
+    if (const char* e = std::getenv("OCTO_ATTENTION_WIDE_KEYS"); e && std::atoi(e) > 0) wide_keys = static_cast<std::uint32_t>(std::atoi(e));
+    kernel_launch narrow = plan_attention_as(c, attention_choice::flash, 128);
+    if (narrow.shader == "attention_decode" && flash.indirect->limit > wide_keys) {
+      flash.indirect->n_max = wide_keys;
+      narrow.indirect->n_min = std::max(wide_keys, switch_keys) + 1;
+      flash.alternatives.push_back(std::move(narrow));
+    }
+  }
   return flash;
 }
 
