@@ -281,6 +281,7 @@ struct vulkan_vm::impl {
   bool keep_awake(bool on);
   void awake_loop();
   void stop_awake();
+  void free_awake_objects();  // its command buffer, fence and sink; the work stopped and finished
 
   // ---- host <-> device (staging) (vm_transfers.cpp) -------------------------------------------------
   static constexpr std::uint64_t staging_chunk = std::uint64_t{64} << 20;  // transfers larger than this loop

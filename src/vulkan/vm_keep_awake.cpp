@@ -47,11 +47,7 @@ bool vulkan_vm::impl::keep_awake(bool on) {
   } catch (...) {
     // The work only speeds up the first pass: not having it (no memory for its 128 bytes, a driver
     // error) never fails the load it would have covered.
-    awake_cb = nullptr;
-    awake_pool = nullptr;
-    awake_fence = nullptr;
-    if (awake_sink) memory->free(awake_sink);
-    awake_sink = {};
+    free_awake_objects();
     return false;
   }
   try {
@@ -96,6 +92,14 @@ void vulkan_vm::impl::stop_awake() {
     } catch (...) {
     }
   }
+}
+
+void vulkan_vm::impl::free_awake_objects() {
+  awake_cb = nullptr;
+  awake_pool = nullptr;
+  awake_fence = nullptr;
+  if (awake_sink && memory) memory->free(awake_sink);
+  awake_sink = {};
 }
 
 void vulkan_vm::impl::wait_device_idle(const char* what) {

@@ -15,11 +15,7 @@ void vulkan_vm::impl::release() {
     } catch (...) {
     }
   }
-  awake_cb = nullptr;
-  awake_pool = nullptr;
-  awake_fence = nullptr;
-  if (awake_sink && memory) memory->free(awake_sink);
-  awake_sink = {};
+  free_awake_objects();  // after the waits above: its last submission is done
   programs.clear();
   upload_slots.clear();
   transfer_cb = nullptr;
