@@ -181,6 +181,11 @@ struct kernel_launch {
   /// shared_scratch_address): the VM's one shared scratch, where each task of a wavefront has a part of
   /// its own and later wavefronts use the same memory again.
   std::uint64_t shared_scratch_bytes = 0;
+  /// Names what the `before` kernels write into the shared scratch (empty: a part of the task's own).
+  /// Tasks of one wavefront that ask with the same key get the same part, and the recorder records
+  /// their identical `before` kernels once (e.g. one x row rounded once for the Q, K and V GEMVs that
+  /// all read it with one norm).
+  std::string shared_scratch_key;
   /// Kernels that must run before this one for the same task (e.g. a weight tile dequantized into the
   /// shared scratch, then the GEMM that reads it). The recorder puts a wavefront's `before` kernels
   /// together ahead of its tasks' kernels with a barrier between. They take the task's gate (control

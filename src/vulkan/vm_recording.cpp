@@ -1,5 +1,6 @@
 // Recording and running: a program's command buffer (dispatches, the barriers the plan asks for, the
 // profiling timestamps), recorded once; its submits (fence or timeline) and the per-task GPU times.
+#include <map>
 #include <set>
 #include <span>
 
@@ -132,7 +133,8 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
     program_state& ps, const std::vector<std::vector<barrier_step>>& steps,
     const std::vector<std::vector<std::uint64_t>>& copies) {
   // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
-  // of one wavefront run together, so each gets its own part; wavefronts reuse the same memory.
+  // of one wavefront run together, so each gets its own part (one part for every task asking with the
+  // same kernel_launch::shared_scratch_key); wavefronts reuse the same memory.
   std::vector<std::vector<std::uint64_t>> offset(ps.instances.size());
   std::uint64_t need = 0;
   const bool fast = options.precision == matmul_precision::fast;
@@ -143,22 +145,42 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = ps.instances[i].buffers[b].address;
     offset[i].assign(p.tasks.size(), ~std::uint64_t{0});
     std::uint64_t used = 0;  // by the wavefront so far
+    // The wavefront's shared parts by key: offset and size.
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> keyed;
     for (const auto& step : steps[i]) {
-      if (step.barrier_before) used = 0;
+      if (step.barrier_before) {
+        used = 0;
+        keyed.clear();
+      }
       const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
       std::uint64_t ask = 0;
+      std::string key;  // a part shared by key only where every precision's kernel names the same one
+      bool keyed_ok = true;
       for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
         task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
         ctx.weight_copy_address = copies[i][static_cast<std::size_t>(t.id)];
         try {
-          ask = std::max(ask, kernel_for(t.op).planner(ctx).shared_scratch_bytes);
+          const kernel_launch l = kernel_for(t.op).planner(ctx);
+          if (l.shared_scratch_bytes > 0) {
+            if (ask > 0 && l.shared_scratch_key != key) keyed_ok = false;
+            key = l.shared_scratch_key;
+          }
+          ask = std::max(ask, l.shared_scratch_bytes);
         } catch (const octo::error&) {
           // The task's error is reported where record() plans it.
         }
         if (!options.control_words) break;
       }
       if (ask == 0) continue;
+      if (!keyed_ok) key.clear();
+      if (!key.empty()) {
+        if (const auto k = keyed.find(key); k != keyed.end() && k->second.second == ask) {
+          offset[i][static_cast<std::size_t>(t.id)] = k->second.first;
+          continue;
+        }
+        keyed.emplace(key, std::pair{used, ask});
+      }
       offset[i][static_cast<std::size_t>(t.id)] = used;
       used += (ask + align - 1) / align * align;
       need = std::max(need, used);
@@ -479,11 +501,26 @@ void vulkan_vm::impl::record(program_state& ps) {
           wave_end = k + 1;
           while (wave_end < steps[i].size() && !steps[i][wave_end].barrier_before) ++wave_end;
           // The wavefront's own barrier (or the program's opening one) already orders the scratch's
-          // last readers before these writes.
+          // last readers before these writes. Identical ones (tasks sharing a part by key) go once.
           bool any_before = false;
+          std::vector<const planned_launch*> recorded_before;
+          const auto same_gate = [&](std::int32_t a, std::int32_t b) {
+            if (a < 0 || b < 0) return a == b;
+            const auto at = [&](std::int32_t s) {
+              return rules.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * indirect_rule_words);
+            };
+            return std::equal(at(a), at(a + 1), at(b));
+          };
           for (std::size_t j = k; j < wave_end; ++j)
-            for (const auto& l : plans[i][j].launches)
-              if (l.before) any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
+            for (const auto& l : plans[i][j].launches) {
+              if (!l.before) continue;
+              if (std::any_of(recorded_before.begin(), recorded_before.end(), [&](const planned_launch* r) {
+                    return same_launch(r->launch, l.launch) && same_gate(r->slot, l.slot);
+                  }))
+                continue;
+              recorded_before.push_back(&l);
+              any_before = dispatch(l.launch, plans[i][j].who, l.slot) || any_before;
+            }
           if (any_before) barrier();
         }
         if (t.op == ir::opcode::nop) continue;

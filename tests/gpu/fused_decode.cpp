@@ -187,11 +187,13 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   model_config qwen3_q6{qwen3};
   qwen3_q6.name = "tiny-qwen3-q6k";
   qwen3_q6.weight_dtype = octo::ir::dtype::q6_k;
-  // x rounded by every GEMV workgroup, and once ahead of each GEMV (OCTO_GEMV_X8=2, the same runs: the
-  // step records one more kernel per GEMV).
-  std::vector<std::uint64_t> kernels[2];
-  for (int x8 = 0; x8 < 2; ++x8) {
-    ::setenv("OCTO_GEMV_X8", x8 ? "2" : "0", 1);
+  // x rounded by every GEMV workgroup, once ahead of each RMSNORM-fused GEMV (OCTO_GEMV_X8=1) or of every
+  // GEMV (2): the same runs. Ahead, the GEMVs of a wavefront that read one x with one norm share one
+  // launch: the Q, K and V projections one, gate|up one, the head one (three more kernels a step on the
+  // two layers).
+  std::vector<std::uint64_t> kernels[3];
+  for (int x8 = 0; x8 < 3; ++x8) {
+    ::setenv("OCTO_GEMV_X8", std::to_string(x8).c_str(), 1);
     CAPTURE(x8);
     for (const model_config& c : {qwen2, qwen2_q4, qwen3, qwen3_q6}) {
       std::uint64_t n = 0;
@@ -202,7 +204,11 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
       CHECK(err > 0.0);  // the integer-dot path ran: it does not reproduce the f32 sums
     }
   }
-  for (std::size_t i = 0; i < kernels[0].size(); ++i) CHECK(kernels[1][i] > kernels[0][i]);
+  for (std::size_t i = 0; i < kernels[0].size(); ++i) {
+    CAPTURE(i);
+    CHECK(kernels[1][i] == kernels[0][i] + 2 * 2 + 1);
+    CHECK(kernels[2][i] > kernels[1][i]);
+  }
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

@@ -404,6 +404,13 @@ kernel_launch plan_gemv(const task_context& c) {
     const bool norm = ops.norm_w >= 0;
     if (idot && x8_wanted(c, norm, K, n_tile)) {
       l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
+      // The runs depend on x, the norm and K only: the GEMVs of a wavefront that read the same x with the
+      // same norm (Q, K and V) share them, rounded by one launch instead of three. On the H200 decode
+      // 1.5B Q8_0 640.5 -> 646.3 tok/s, 1.5B Q4_K_M 659.5 -> 663.9, 7B Q4_K_M 365.5 -> 367.9, 7B Q8_0
+      // 316.5 -> 317.5 (benchmarks/results/2026-11-29-h200-round, call3).
+      const auto what = push_builder{}.addr(x.address).addr(nw_addr).u32(K).u32(nw_dtype).f32(eps).take();
+      l.shared_scratch_key.assign("gemv_quantize_x ");
+      l.shared_scratch_key.append(reinterpret_cast<const char*>(what.bytes.data()), what.bytes.size());
       const std::uint64_t runs = c.shared_scratch_address;
       if (runs != 0 && runs % 16 == 0) {
         kernel_launch q;
