@@ -5,6 +5,7 @@
 // new recording and gives what a recording made for that setting gives.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
 #include "../support/token_loop_checks.hpp"
 
 #include <cmath>
@@ -49,15 +50,6 @@ run_result generate(runtime::engine& e, std::span<const std::int32_t> prompt, st
   return r;
 }
 
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
 std::vector<std::int32_t> prompt_of(const std::filesystem::path& model, const char* text) {
   return runtime::model_source::open(model)->tokenizer().encode(text, true);
 }
@@ -93,9 +85,9 @@ TEST_CASE("control words: a skipped layer passes its input through, as on the re
     const auto g = generate(gpu, prompt, 10);
     const auto c = generate(cpu, prompt, 10);
     CHECK(g.tokens == c.tokens);
-    CHECK(rel_l2(g.prompt_logits, c.prompt_logits) < 1e-3);
+    CHECK(test::rel_l2(g.prompt_logits, c.prompt_logits) < 1e-3);
     runtime::engine full(tl::tiny_qwen(), opts(vulkan, false));
-    CHECK(rel_l2(g.prompt_logits, generate(full, prompt, 1).prompt_logits) > 1e-2);  // skipping changes the model
+    CHECK(test::rel_l2(g.prompt_logits, generate(full, prompt, 1).prompt_logits) > 1e-2);  // skipping changes the model
     // The skipped layer's output is its input: the previous layer's output, bit for bit.
     for (const auto& pass : g.stats)
       for (auto l : skip) {

@@ -3,6 +3,7 @@
 // within relative L2 1e-4 (F32) / 2e-3 (F16) of transformers', greedy continuations identical.
 #include <doctest/doctest.h>
 
+#include "../support/hf_reference.hpp"
 #include "../support/test_data.hpp"
 
 #include <cmath>
@@ -23,20 +24,10 @@ using json = nlohmann::json;
 
 namespace {
 
-const fs::path ref_models = fs::path(OCTO_SOURCE_DIR) / "tests" / "data" / "ref_models";
 
 void check_model(const std::string& kind, ir::dtype type, const std::string& key, double tolerance) {
-  std::ifstream in(ref_models / kind / "reference.json");
-  REQUIRE_MESSAGE(in, "missing " << (ref_models / kind / "reference.json").string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  const json ref = json::parse(s.str());
-
-  const fs::path out = fs::temp_directory_path() /
-                       ("octo_gpu_hf_ref_" + std::to_string(::getpid()) + "_" + kind + "_" + key + ".gguf");
-  model_file::hf_convert_options o;
-  o.type = type;
-  model_file::convert_hf_to_gguf(ref_models / kind, out, o);
+  const json ref = test::hf_reference(kind);
+  const fs::path out = test::hf_reference_gguf(kind, type, "gpu_hf_ref");
   runtime::engine_options eo;
   eo.vm = runtime::backend::vulkan;
   eo.ctx = 64;
@@ -81,8 +72,8 @@ TEST_CASE("Vulkan: qwen3 reference model, F32 and F16 GGUF, match transformers")
 TEST_CASE("Vulkan vs reference VM on quantized GGUFs (Q8_0; Q4_K, Q6_K for tiny-qwen): same logits") {
   // The reference models' rows (64, 128) are too short for K-quant blocks, tiny-qwen's (256, 512) are not.
   const fs::path tiny = fs::path(OCTO_SOURCE_DIR) / "models" / "tiny-qwen";
-  const std::vector<std::pair<fs::path, ir::dtype>> cases{{ref_models / "qwen2", ir::dtype::q8_0},
-                                                          {ref_models / "qwen3", ir::dtype::q8_0},
+  const std::vector<std::pair<fs::path, ir::dtype>> cases{{test::hf_reference_dir("qwen2"), ir::dtype::q8_0},
+                                                          {test::hf_reference_dir("qwen3"), ir::dtype::q8_0},
                                                           {tiny, ir::dtype::q4_k},
                                                           {tiny, ir::dtype::q6_k}};
   int n = 0;

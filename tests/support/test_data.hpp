@@ -1,5 +1,6 @@
 // Helpers shared by tests that read ../shared/data and compare float vectors: one copy of the golden-id
-// reader and of the relative-L2 measure, so every test judges against the same oracle the same way.
+// reader, of the file and id-list readers, and of the relative-L2 measure, so every test judges against
+// the same oracle the same way.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,10 +10,43 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace octo::test {
+
+/// A whole file's bytes; a file that cannot be read fails the test, naming it.
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << p.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// `all` cut at every `sep` (n separators give n + 1 pieces).
+inline std::vector<std::string> split(const std::string& all, const std::string& sep) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  for (std::size_t hit; (hit = all.find(sep, pos)) != std::string::npos; pos = hit + sep.size())
+    out.push_back(all.substr(pos, hit - pos));
+  out.push_back(all.substr(pos));
+  return out;
+}
+
+/// The integers of a line of whitespace-separated token ids.
+inline std::vector<std::int32_t> parse_ids(const std::string& line) {
+  std::vector<std::int32_t> ids;
+  std::istringstream in(line);
+  for (std::int32_t id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+/// The real Qwen2 tokenizer under OCTO_SHARED_DATA_DIR (tokenizer.json and the expected encodings).
+inline std::filesystem::path qwen2_tokenizer_dir() {
+  return std::filesystem::path(OCTO_SHARED_DATA_DIR) / "qwen2-tokenizer";
+}
 
 /// stories260K.gguf under OCTO_SHARED_DATA_DIR.
 inline std::filesystem::path stories260k_gguf() {

@@ -4,6 +4,8 @@
 // rename behaviour, and its errors.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,13 +29,7 @@ fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("octo_gguf_stream_" + std::to_string(::getpid()) + "_" + name);
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in, "missing file " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using octo::test::slurp;
 
 struct test_tensor {
   std::string name;

@@ -3,19 +3,13 @@
 // always code that compiles.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <string>
 
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-}  // namespace
+using octo::test::slurp;
 
 TEST_CASE("README's typed-graph code equals tests/static/readme_graph.cpp's marked region") {
   const std::string root = OCTO_SOURCE_DIR;

@@ -6,6 +6,7 @@
 // continuations identical.
 #include <doctest/doctest.h>
 
+#include "../support/hf_reference.hpp"
 #include "../support/test_data.hpp"
 
 #include <cmath>
@@ -24,20 +25,10 @@ using json = nlohmann::json;
 
 namespace {
 
-const fs::path ref_models = fs::path(OCTO_SOURCE_DIR) / "tests" / "data" / "ref_models";
 
 void check_model(const std::string& kind, ir::dtype type, const std::string& key, double tolerance) {
-  std::ifstream in(ref_models / kind / "reference.json");
-  REQUIRE_MESSAGE(in, "missing " << (ref_models / kind / "reference.json").string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  const json ref = json::parse(s.str());
-
-  const fs::path out = fs::temp_directory_path() /
-                       ("octo_hf_ref_" + std::to_string(::getpid()) + "_" + kind + "_" + key + ".gguf");
-  model_file::hf_convert_options o;
-  o.type = type;
-  model_file::convert_hf_to_gguf(ref_models / kind, out, o);
+  const json ref = test::hf_reference(kind);
+  const fs::path out = test::hf_reference_gguf(kind, type, "hf_ref");
   runtime::engine_options eo;
   eo.vm = runtime::backend::reference;
   eo.ctx = 64;

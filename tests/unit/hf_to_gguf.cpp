@@ -43,13 +43,7 @@ const fs::path tinystories = fs::path(OCTO_SHARED_DATA_DIR) / "tinystories-656k"
 const fs::path tiny_qwen = fs::path(OCTO_SOURCE_DIR) / "models" / "tiny-qwen";
 const fs::path ref_models = fs::path(OCTO_SOURCE_DIR) / "tests" / "data" / "ref_models";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in, "missing file " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using octo::test::slurp;
 
 // A temp file name unique to this test process.
 fs::path temp_path(const std::string& name) {

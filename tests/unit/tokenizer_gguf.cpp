@@ -2,6 +2,8 @@
 // files: same tokens and merges, and the same ids on llama.cpp's references and the HF corpus ids.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,31 +16,10 @@ using namespace octo::model_file;
 
 namespace {
 
-const std::filesystem::path qwen2_dir = std::filesystem::path(OCTO_SHARED_DATA_DIR) / "qwen2-tokenizer";
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing test data: " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> split(const std::string& all, const std::string& sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  for (size_t hit; (hit = all.find(sep, pos)) != std::string::npos; pos = hit + sep.size())
-    out.push_back(all.substr(pos, hit - pos));
-  out.push_back(all.substr(pos));
-  return out;
-}
-
-std::vector<int32_t> parse_ids(const std::string& line) {
-  std::vector<int32_t> ids;
-  std::istringstream in(line);
-  for (int32_t id; in >> id;) ids.push_back(id);
-  return ids;
-}
+const std::filesystem::path qwen2_dir = octo::test::qwen2_tokenizer_dir();
+using octo::test::parse_ids;
+using octo::test::slurp;
+using octo::test::split;
 
 }  // namespace
 

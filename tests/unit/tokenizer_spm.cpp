@@ -2,6 +2,8 @@
 // real stories260K vocabulary read from its GGUF against the golden greedy continuation.
 #include <doctest/doctest.h>
 
+#include "../support/test_data.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,13 +21,7 @@ namespace {
 
 const std::filesystem::path stories_dir = std::filesystem::path(OCTO_SHARED_DATA_DIR) / "stories260K";
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "missing test data: " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using octo::test::slurp;
 
 // <unk> <s> </s>, 256 byte tokens (ids 3..258), then ▁ a b c ab bc abc ▁a.
 constexpr int32_t byte_id(int b) { return 3 + b; }
