@@ -189,8 +189,8 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   qwen3_q6.weight_dtype = octo::ir::dtype::q6_k;
   // x rounded by every GEMV workgroup, once ahead of each RMSNORM-fused GEMV (OCTO_GEMV_X8=1) or of every
   // GEMV (2): the same runs. Ahead, the GEMVs of a wavefront that read one x with one norm share one
-  // launch: the Q, K and V projections one, gate|up one, the head one (three more kernels a step on the
-  // two layers).
+  // launch: the Q, K and V projections one and gate|up one a layer, the head one (five more kernels a
+  // step on the two layers; nine if each GEMV had its own).
   std::vector<std::uint64_t> kernels[3];
   for (int x8 = 0; x8 < 3; ++x8) {
     ::setenv("OCTO_GEMV_X8", std::to_string(x8).c_str(), 1);

@@ -24,7 +24,6 @@ using json = nlohmann::json;
 
 namespace {
 
-
 void check_model(const std::string& kind, ir::dtype type, const std::string& key, double tolerance) {
   const json ref = test::hf_reference(kind);
   const fs::path out = test::hf_reference_gguf(kind, type, "gpu_hf_ref");
