@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <octo/runtime/engine.hpp>
 
+#include "../support/test_data.hpp"
+
 namespace fs = std::filesystem;
 using namespace octo;
 
@@ -50,7 +52,9 @@ void check_all(runtime::backend vm, std::int64_t chunk) {
   CHECK(e.model().config().qkv_bias);
   MESSAGE("device: " << e.device_name());
   int exact = 0;
-  for (const auto& c : cases) {
+  const auto checked = test::inputs_to_check(cases.size());  // all 50 in the plain run
+  for (std::size_t i : checked) {
+    const reference_case& c = cases[i];
     CAPTURE(c.prompt);
     CHECK(e.model().tokenizer().encode(c.prompt) == c.prompt_ids);
     e.reset();
@@ -60,7 +64,8 @@ void check_all(runtime::backend vm, std::int64_t chunk) {
     exact += ids == c.greedy_ids;
   }
   CHECK(e.validation_messages() == 0);
-  MESSAGE(exact << " of " << cases.size() << " continuations identical to PyTorch's");
+  MESSAGE(exact << " of " << checked.size() << " continuations identical to PyTorch's (of the " << cases.size()
+                  << " sums, " << checked.size() << " checked in this run)");
 }
 
 }  // namespace

@@ -7,14 +7,39 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace octo::test {
+
+/// Whether this run checks how octo runs rather than what it computes: a sanitizer build (its memory and
+/// undefined-behaviour checks) or a GPU test's twin under the Khronos validation layers
+/// (OCTO_VALIDATION=1, tests/gpu/CMakeLists.txt). Both watch the code paths, which every input of a
+/// long repeated check walks alike.
+inline bool checking_usage() {
+#ifdef OCTO_TEST_SANITIZED
+  return true;
+#else
+  const char* v = std::getenv("OCTO_VALIDATION");
+  return v != nullptr && *v != 0 && std::string_view(v) != "0";
+#endif
+}
+
+/// Indices of the inputs a long repeated check takes (tiny-qwen's 50 sums, each one greedy generation):
+/// all of them in the plain release run, which judges every answer, and every `stride`-th one (the first
+/// included) where checking_usage(): CI's sanitizer build and validation twins spent minutes walking
+/// the same paths 50 times (tests/CMakeLists.txt).
+inline std::vector<std::size_t> inputs_to_check(std::size_t count, std::size_t stride = 5) {
+  std::vector<std::size_t> r;
+  for (std::size_t i = 0; i < count; i += checking_usage() ? stride : 1) r.push_back(i);
+  return r;
+}
 
 /// A whole file's bytes; a file that cannot be read fails the test, naming it.
 inline std::string slurp(const std::filesystem::path& p) {
