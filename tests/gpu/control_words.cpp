@@ -8,11 +8,17 @@
 #include "../support/test_data.hpp"
 #include "../support/token_loop_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <octo/error.hpp>
+#include <octo/model_file/hf_to_gguf.hpp>
 #include <octo/runtime/engine.hpp>
 #include <octo/runtime/model_source.hpp>
 
@@ -130,6 +136,69 @@ TEST_CASE("control words: the precision switch gives what a recording made for t
     CHECK(got.prompt_logits == want.prompt_logits);  // bitwise: the same kernels ran
     CHECK(got.tokens == want.tokens);
   }
+}
+
+TEST_CASE("control words: integer-dot GEMVs with x rounded once ahead, gated: bit-identical, and a skipped layer passes through") {
+  // The decode GEMVs of a Q8_0 model on packed int8 dot products (OCTO_GEMV_IDOT=1: also where the device
+  // does not accelerate them, as on lavapipe), x rounded once ahead of the RMSNORM-fused ones
+  // (OCTO_GEMV_X8=1): a `gemv_quantize_x` launch before the Q|K|V level, shared by its three tasks, and one
+  // before gate|up (docs/vulkan.md). Under control words those launches are gated with their layer's
+  // tasks and deduplicated only with the same gate: nothing skipped must be bit-identical to the ungated
+  // recording, and a skipped layer (its rounding launches skipped too) must still pass its input through
+  // while the next layer rounds its own x.
+  const auto q8 = std::filesystem::temp_directory_path() / ("octo_control_words_" + std::to_string(::getpid()) + "_q8_0.gguf");
+  model_file::hf_convert_options co;
+  co.type = ir::dtype::q8_0;
+  model_file::convert_hf_to_gguf(tl::tiny_qwen().parent_path(), q8, co);
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  ::setenv("OCTO_GEMV_X8", "1", 1);
+  const auto prompt = prompt_of(q8, "Once upon a time");
+  {
+    runtime::engine plain(q8, opts(vulkan, false));
+    runtime::engine gated(q8, opts(vulkan, true));
+    // The rounding launches are there: two a layer and one for the LM head, beyond the tasks' own.
+    CHECK(gated.decode_stats().dispatches >= gated.decode_stats().task_dispatches + 2 * 6 + 1);
+    const auto a = generate(plain, prompt, 12);
+    const auto b = generate(gated, prompt, 12);
+    CHECK(b.tokens == a.tokens);
+    CHECK(b.prompt_logits == a.prompt_logits);  // bitwise
+    REQUIRE(b.stats.size() == a.stats.size());
+    for (std::size_t p = 0; p < a.stats.size(); ++p)
+      for (std::size_t l = 0; l < a.stats[p].size(); ++l) {
+        CHECK(b.stats[p][l].rms == a.stats[p][l].rms);  // the decode passes ran the integer-dot GEMVs
+        CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
+      }
+    gated.set_skipped_layers(std::vector<std::int64_t>{2});
+    const auto g = generate(gated, prompt, 10);
+    runtime::engine cpu(q8, opts(reference, false, {2}));
+    const auto c = generate(cpu, prompt, 10);
+    CHECK(test::rel_l2(g.prompt_logits, c.prompt_logits) < 1e-3);  // the prefill: float GEMMs
+    // The oracle for the gated rounding launches: each GEMV workgroup rounding x itself (OCTO_GEMV_X8=0,
+    // no `before` launch), the same layer skipped. The same rounding, summed in another order. (The
+    // reference VM's float x parts from the integer path after a few tokens of this damaged model: the first 4 equal.)
+    ::setenv("OCTO_GEMV_X8", "0", 1);
+    runtime::engine own(q8, opts(vulkan, true, {2}));
+    ::setenv("OCTO_GEMV_X8", "1", 1);
+    const auto o = generate(own, prompt, 10);
+    CHECK(g.tokens == o.tokens);
+    CHECK(g.prompt_logits == o.prompt_logits);  // the prefill: the same GEMMs
+    REQUIRE(g.stats.size() == o.stats.size());
+    for (std::size_t p = 0; p < o.stats.size(); ++p)
+      for (std::size_t l = 0; l < o.stats[p].size(); ++l) {
+        CHECK(std::abs(g.stats[p][l].rms - o.stats[p][l].rms) <= 1e-5f * o.stats[p][l].rms);
+        CHECK(std::abs(g.stats[p][l].max_abs - o.stats[p][l].max_abs) <= 1e-4f * o.stats[p][l].max_abs);
+      }
+    CHECK(std::equal(g.tokens.begin(), g.tokens.begin() + 4, c.tokens.begin()));
+    for (const auto& pass : g.stats) {
+      REQUIRE(pass.size() == 6);
+      CHECK(pass[2].rms == pass[1].rms);
+      CHECK(pass[2].max_abs == pass[1].max_abs);
+      CHECK(pass[3].rms != pass[2].rms);  // the next layer runs, on its own rounded x
+    }
+  }
+  ::unsetenv("OCTO_GEMV_X8");
+  ::unsetenv("OCTO_GEMV_IDOT");
+  std::filesystem::remove(q8);
 }
 
 TEST_CASE("control words: misuse is one clear error") {
