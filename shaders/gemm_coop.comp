@@ -20,6 +20,8 @@
 // W_RAW (gemm_coopf_f16): F16 weights are copied to shared memory as loaded (16 bytes, no conversion);
 // W16_Q8_0 (gemm_coopf_q8_0): Q8_0 dequantized straight to f16 pairs (w16_q8_0); the other formats are
 // dequantized to floats by WUNIT and rounded to f16 like x.
+// X16 (spec constant 6): x comes as f16 rows, rounded once ahead (rows_f16_f32), copied to the tiles as
+// loaded; the same values as rounding f32 x here (src/vulkan/kernels/gemm.cpp, plan_x_f16).
 // Needs K % BK == 0, 16-byte-aligned x rows and WUNIT's own alignment (see weights.glsl).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -39,6 +41,10 @@ layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
 layout(constant_id = 5) const uint EPI = 0u;
 const bool NORM = EPI == 1u, RESID = EPI == 2u;
+// X16 (spec constant 6): x arrives as f16 rows of K halves (pc.x, rows row0 ..), rounded as this kernel
+// rounds f32 x (pack_sat), and is copied to shared memory as loaded: half the bytes and registers of
+// an f32 row, no conversion. Not with the norm (it needs x's f32 squares) or the split factors.
+layout(constant_id = 6) const bool X16 = false;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -105,6 +111,7 @@ void main() {
   uint ur = tid / KU, uk = tid % KU;
 
   float xv[XV][8];
+  uvec4 xh[XV];  // X16: 8 halves per unit, as loaded
   // The norm: x's elements 8 uk .. 8 uk + 7 of a step are scaled by the norm weight's, which LOAD_STEP
   // fetches beside x (the unit is the same for every p) so that no load waits after the products.
   vec4 gv[2] = {vec4(1.0), vec4(1.0)};
@@ -127,7 +134,13 @@ void main() {
     gv[0] = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);        \
     gv[1] = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype);   \
   }                                                                      \
-  [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
+  if (X16) {                                                             \
+    [[unroll]] for (uint p = 0u; p < XV; ++p) {                          \
+      uint r = m0 + ur + (WG / KU) * p;                                  \
+      xh[p] = uvec4(0u);                                                 \
+      if (r < pc.rows) xh[p] = u4_buf(pc.x).d[(((pc.row0 + r) * pc.K) >> 3) + ((k0) >> 3) + uk]; \
+    }                                                                    \
+  } else [[unroll]] for (uint p = 0u; p < XV; ++p) {                     \
     uint r = m0 + ur + (WG / KU) * p;                                    \
     vec4 a = vec4(0.0), b = vec4(0.0);                                   \
     if (r < pc.rows) {                                                   \
@@ -145,6 +158,10 @@ void main() {
 #define STORE_STEP(buf, k0)                                              \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
+    if (X16) {                                                           \
+      as_[o] = xh[p];                                                    \
+      continue;                                                          \
+    }                                                                    \
     if (NORM) {                                                          \
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {                        \
         ss[p] += xv[p][i] * xv[p][i] + xv[p][i + 4u] * xv[p][i + 4u];    \

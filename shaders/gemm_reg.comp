@@ -18,6 +18,10 @@ layout(constant_id = 2) const uint TN = 8u;
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
 layout(constant_id = 5) const uint EPI = 0u;
 const bool NORM = EPI == 1u, RESID = EPI == 2u;
+// X16 (spec constant 6; tests only: OCTO_GEMM_X16=1, src/vulkan/kernels/gemm.cpp): x arrives as f16 rows
+// of K halves (rounded once by rows_f16_f32, as gemm_coop's X16 reads them), widened to f32 as loaded.
+layout(constant_id = 6) const bool X16 = false;
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer x16_buf { uvec2 d[]; };  // 4 halves
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -73,7 +77,13 @@ void main() {
   if (NORM) gv = load_norm4(pc.norm_w, (k0) + 4u * xq, pc.norm_dtype);                   \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                                            \
     uint r = m0 + xr + 64u * p;                                                          \
-    xv[p] = r < pc.rows ? xb.d[(pc.row0 + r) * kq + ((k0) >> 2) + xq] : vec4(0.0);       \
+    uint xi = (pc.row0 + r) * kq + ((k0) >> 2) + xq;                                     \
+    if (X16) {                                                                           \
+      uvec2 h = r < pc.rows ? x16_buf(pc.x).d[xi] : uvec2(0u);                           \
+      xv[p] = vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));                            \
+    } else {                                                                             \
+      xv[p] = r < pc.rows ? xb.d[xi] : vec4(0.0);                                        \
+    }                                                                                    \
   }                                                                                      \
   [[unroll]] for (uint p = 0u; p < WU; ++p) {                                            \
     uint c = wc + 128u * p;                                                              \

@@ -49,6 +49,8 @@ endforeach()
 # tile dequantized once to f16 for gemm_coopf_f16 (prefill sizes).
 # No cooperative-matrix module for F32 weights: the planner keeps those on gemm_reg / gemm (can_coop in
 # src/vulkan/kernels/gemm.cpp), and unit_vk_kernel_plans fails on a module no task reaches.
+# rows_f16_f32: x's rows rounded once to f16 for the GEMMs' X16 mode (weights_f16.comp over f32 rows).
+octo_shader_variant(rows_f16_f32 weights_f16.comp DEFINES WUNIT=wunit_f32)
 foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
   octo_shader_variant(gemm_reg_${dt} gemm_reg.comp DEFINES WUNIT=wunit_${dt})
   if(NOT dt STREQUAL "f32")

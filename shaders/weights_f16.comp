@@ -6,6 +6,8 @@
 // Q4_K GEMM ran at 27-38 TFLOP/s and Q6_K at 12-18 where F16 ran at 55-83 (1.5B shapes; benchmarks/
 // results/2026-11-28-h200-persistent, call5). Each unit goes through w16_unit, the conversion
 // gemm_coopf stages its tiles with, so both paths multiply the same f16 values.
+// Built over f32 rows as rows_f16_f32, the same pass rounds x's rows once for the GEMMs' X16 mode (the
+// rounding gemm_coopf gives x as it stages it: pack_sat).
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common/weights.glsl"
 #include "common/w16.glsl"

@@ -66,11 +66,36 @@ float as_f16(float v) {
   return octo::detail::f16_to_f32(octo::detail::f32_to_f16(std::clamp(v, -65504.0f, 65504.0f)));
 }
 
+/// A weight [N, K] of random rows in [-1, 1) stored as `dt`, and the values a kernel must see (its
+/// dequantization; rounded to f16 with `f16`, as weights_f16.comp makes them).
+struct random_weight {
+  std::vector<std::byte> bytes;
+  std::vector<float> values;
+};
+template <class Rng>
+random_weight make_weight(ir::dtype dt, std::int64_t N, std::int64_t K, Rng& rng, bool f16 = false) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dt, K));
+  random_weight w{std::vector<std::byte>(row_bytes * static_cast<std::size_t>(N)),
+                  std::vector<float>(static_cast<std::size_t>(N * K))};
+  std::vector<float> row(static_cast<std::size_t>(K));
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (auto& v : row) v = u(rng);
+    auto* dst = reinterpret_cast<std::uint8_t*>(w.bytes.data()) + row_bytes * static_cast<std::size_t>(n);
+    if (ir::is_block_quantized(dt)) octo::detail::quantize_row(dt, row.data(), dst, K);
+    else octo::detail::from_f32(dt, row, std::span<std::byte>(reinterpret_cast<std::byte*>(dst), row_bytes));
+    octo::detail::dequantize_row(dt, dst, w.values.data() + n * K, K);
+  }
+  if (f16)
+    for (auto& v : w.values) v = as_f16(v);
+  return w;
+}
+
 /// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle (over the
-/// weights rounded to f16 first with `w_f16`). The bound on |y - oracle| is rel * sum_k |x_k w_k|
-/// (+ 1e-6): the error of the kernel's arithmetic. Returns y's bytes.
+/// weights rounded to f16 first with `w_f16`, and x with `x_f16`). The bound on |y - oracle| is
+/// rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic. Returns y's bytes.
 std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vulkan_vm& vm = gpu(),
-                                  bool w_f16 = false) {
+                                  bool w_f16 = false, bool x_f16 = false) {
   CAPTURE(ir::name(g.wd));
   CAPTURE(g.T);
   CAPTURE(g.K);
@@ -102,21 +127,12 @@ std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t 
   std::vector<float> xv(static_cast<std::size_t>(g.T * g.K)), bv(static_cast<std::size_t>(g.N));
   for (auto& v : xv) v = u(rng);
   for (auto& v : bv) v = u(rng);
-  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(g.wd, g.K));
-  std::vector<std::byte> wb(row_bytes * static_cast<std::size_t>(g.N));
-  std::vector<float> wf(static_cast<std::size_t>(g.N * g.K)), row(static_cast<std::size_t>(g.K));
-  for (std::int64_t n = 0; n < g.N; ++n) {
-    for (auto& v : row) v = u(rng);
-    auto* dst = reinterpret_cast<std::uint8_t*>(wb.data()) + row_bytes * static_cast<std::size_t>(n);
-    if (ir::is_block_quantized(g.wd)) octo::detail::quantize_row(g.wd, row.data(), dst, g.K);
-    else octo::detail::from_f32(g.wd, row, std::span<std::byte>(reinterpret_cast<std::byte*>(dst), row_bytes));
-    octo::detail::dequantize_row(g.wd, dst, wf.data() + n * g.K, g.K);  // what the kernel must see
-  }
-  if (w_f16)
-    for (auto& v : wf) v = as_f16(v);
+  auto [wb, wf] = make_weight(g.wd, g.N, g.K, rng, w_f16);
 
   vm.load(p);
   vm.write("x", xv);
+  if (x_f16)
+    for (auto& v : xv) v = as_f16(v);  // what the kernel multiplies (the oracle's x from here)
   vm.write_bytes("w", wb);
   vm.write("b", bv);
   vm.write_bytes("y", std::vector<std::byte>(static_cast<std::size_t>(g.T * g.ldy * 4), std::byte{0xff}));
@@ -125,6 +141,7 @@ std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t 
   const auto got = vm.read_bytes("y");
   REQUIRE(got.size() == static_cast<std::size_t>(g.T * g.ldy * 4));
   CAPTURE(w_f16);
+  CAPTURE(x_f16);
 
   int bad = 0;
   for (std::int64_t m = 0; m < g.T; ++m)
@@ -360,6 +377,95 @@ TEST_CASE("tiled GEMM: a quantized weight dequantized once to f16 (weights_f16),
   }
 }
 
+TEST_CASE("tiled GEMM: x's rows rounded once to f16 (rows_f16_f32), then the kernel's X16 mode, every dtype") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // On every device: the two passes into the SIMT kernel (OCTO_GEMM_X16=1 with gemm_reg): f32 arithmetic
+  // over the f16-rounded x, so the oracle rounds x too and the bound stays f32's. A window of rows from
+  // m_off = 3 (the rounding launch starts at the task's first row) and one from 0.
+  {
+    scoped_env e("OCTO_GEMM_KERNEL", "reg");
+    scoped_env x("OCTO_GEMM_X16", "1");
+    for (ir::dtype wd : all_dtypes)
+      check_gemm({wd, 37, 256, 75, 80, 3, 33, 5, 67, true}, rel_f32, seed() + static_cast<std::uint64_t>(wd), gpu(),
+                 false, true);
+    check_gemm({ir::dtype::q4_k, 64, 512, 40, 40, 0, 64, 0, 40, false}, rel_f32, seed(), gpu(), false, true);
+  }
+  if (!gpu_fast().device().cooperative_matrix_nv) {
+    MESSAGE("no cooperative matrices on " << gpu_fast().device().name
+                                          << ": the default's X16 mode (gemm_coopf) runs on the card's calls only");
+    return;
+  }
+  // With tensor cores, the default from 256 rows: the same bits as gemm_coopf rounding x in its tiles.
+  for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::bf16}) {
+    const gemm_case g{wd, 300, 512, 150, 160, 7, 290, 7, 143, wd == ir::dtype::q8_0};
+    std::vector<std::byte> once, inside;
+    {
+      scoped_env x("OCTO_GEMM_X16", "");
+      once = check_gemm(g, rel_f16, seed() + static_cast<std::uint64_t>(wd), gpu_fast(), wd != ir::dtype::f16, true);
+    }
+    {
+      scoped_env x("OCTO_GEMM_X16", "0");
+      inside = check_gemm(g, rel_f16, seed() + static_cast<std::uint64_t>(wd), gpu_fast(), wd != ir::dtype::f16, true);
+    }
+    CHECK_MESSAGE(once == inside, ir::name(wd) << ": x rounded once and in the tiles differ");
+  }
+}
+
+TEST_CASE("tiled GEMM: GEMMs over the same rows of x share one rounding launch and its scratch") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  // Q, K and V of a prefill: x [300, 256] times three weights of different heights and dtypes, independent
+  // tasks (one barrier group). The X16 mode's rounding of x is keyed by x's rows: one launch and one part
+  // of the scratch for all three; a fourth GEMM over rows 20 .. 299 of x gets its own.
+  std::mt19937_64 rng(seed());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::int64_t T = 300, K = 256;
+  const ir::dtype dts[] = {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::f16};
+  const std::int64_t Ns[] = {96, 160, 64, 32};
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  scoped_env e("OCTO_GEMM_KERNEL", coop ? "coopf" : "reg");
+  scoped_env x16("OCTO_GEMM_X16", "1");
+  ir::program p;
+  auto x = p.add_buffer("x", ir::buffer_kind::io_input, ir::dtype::f32, {T, K});
+  std::vector<float> xv(static_cast<std::size_t>(T * K));
+  for (auto& v : xv) v = u(rng);
+  std::vector<std::vector<std::byte>> wbytes(4);
+  std::vector<std::vector<float>> wf(4);
+  for (int i = 0; i < 4; ++i) {
+    auto w = p.add_buffer("w" + std::to_string(i), ir::buffer_kind::weight, dts[i], {Ns[i], K});
+    auto y = p.add_buffer("y" + std::to_string(i), ir::buffer_kind::io_output, ir::dtype::f32, {T, Ns[i]});
+    const std::int64_t m_off = i < 3 ? 0 : 20;
+    ir::task t;
+    t.op = ir::opcode::gemm_tile;
+    t.inputs = {x, w};
+    t.outputs = {y};
+    t.out_counter = p.add_counter();
+    t.params.set(ir::param_key::M_tile, T - m_off).set(ir::param_key::m_off, m_off).set(ir::param_key::K, K);
+    t.params.set(ir::param_key::N_tile, Ns[i]).set(ir::param_key::n_off, 0);
+    p.add_task(t);
+    auto rw = make_weight(dts[i], Ns[i], K, rng, coop);
+    wbytes[i] = std::move(rw.bytes);
+    wf[i] = std::move(rw.values);
+  }
+  auto& vm = coop ? gpu_fast() : gpu();
+  vm.load(p);
+  vm.write("x", xv);
+  for (int i = 0; i < 4; ++i) vm.write_bytes("w" + std::to_string(i), wbytes[i]);
+  vm.execute();
+  octo_test::check_clean(vm);
+  for (auto& v : xv) v = as_f16(v);  // what the kernels multiply
+  const double rel = coop ? rel_f16 : rel_f32;
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    check_against_oracle(vm.read_f32("y" + std::to_string(i)), xv, wf[i], T, K, Ns[i], rel);
+  }
+  const auto y3 = vm.read_f32("y3");
+  check_against_oracle(std::vector<float>(y3.begin() + 20 * Ns[3], y3.end()), std::vector<float>(xv.begin() + 20 * K, xv.end()),
+                       wf[3], T - 20, K, Ns[3], rel);
+  // Four GEMMs and two rounding launches (rows 0 .. 299 for three of them; rows 20 .. 299).
+  CHECK(vm.stats().task_dispatches == 4);
+  CHECK(vm.stats().dispatches == 4 + 2);
+}
+
 TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs with no barrier between them") {
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   // x [64, 256] times three weights of different dtypes and heights, independent tasks (one barrier
@@ -379,17 +485,9 @@ TEST_CASE("tiled GEMM: weights dequantized once share one scratch: three GEMMs w
     auto w = p.add_buffer("w" + std::to_string(i), ir::buffer_kind::weight, dts[i], {Ns[i], K});
     auto y = p.add_buffer("y" + std::to_string(i), ir::buffer_kind::io_output, ir::dtype::f32, {T, Ns[i]});
     add_whole_gemm(p, x, w, y, T, K, Ns[i]);
-    const auto row_bytes = static_cast<std::size_t>(ir::nbytes(dts[i], K));
-    wbytes[i].resize(row_bytes * static_cast<std::size_t>(Ns[i]));
-    wf[i].resize(static_cast<std::size_t>(Ns[i] * K));
-    std::vector<float> row(static_cast<std::size_t>(K));
-    for (std::int64_t n = 0; n < Ns[i]; ++n) {
-      for (auto& v : row) v = u(rng);
-      auto* dst = reinterpret_cast<std::uint8_t*>(wbytes[i].data()) + row_bytes * static_cast<std::size_t>(n);
-      octo::detail::quantize_row(dts[i], row.data(), dst, K);
-      octo::detail::dequantize_row(dts[i], dst, wf[i].data() + n * K, K);
-    }
-    for (auto& v : wf[i]) v = as_f16(v);
+    auto rw = make_weight(dts[i], Ns[i], K, rng, true);
+    wbytes[i] = std::move(rw.bytes);
+    wf[i] = std::move(rw.values);
   }
   const bool coop = gpu_fast().device().cooperative_matrix_nv;
   scoped_env e("OCTO_GEMM_KERNEL", coop ? "coopf" : "reg");
@@ -458,7 +556,6 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
   add_whole_gemm(p, x, w, y, T, K, N);
   std::vector<float> xv(static_cast<std::size_t>(T * K));
   for (auto& v : xv) v = u(rng);
-  const auto row_bytes = static_cast<std::size_t>(ir::nbytes(ir::dtype::q4_k, K));
   // Program 0 reads the weight as one row (a GEMV: no copy); the GEMM program added after the weight
   // was first written makes the copy then and fills it from the weight (the later writes refill it as
   // they happen), so no run fills it.
@@ -482,15 +579,7 @@ TEST_CASE("tiled GEMM: a quantized weight's f16 copy: the scratch's bits, no pas
   std::vector<float> last;
   for (int round = 0; round < 3; ++round) {
     CAPTURE(round);
-    std::vector<std::byte> wb(row_bytes * static_cast<std::size_t>(N));
-    std::vector<float> wf(static_cast<std::size_t>(N * K)), row(static_cast<std::size_t>(K));
-    for (std::int64_t n = 0; n < N; ++n) {
-      for (auto& v : row) v = u(rng);
-      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data()) + row_bytes * static_cast<std::size_t>(n);
-      octo::detail::quantize_row(ir::dtype::q4_k, row.data(), dst, K);
-      octo::detail::dequantize_row(ir::dtype::q4_k, dst, wf.data() + n * K, K);
-    }
-    for (auto& v : wf) v = as_f16(v);
+    auto [wb, wf] = make_weight(ir::dtype::q4_k, N, K, rng, true);
     vm.write_bytes("w", wb);
     if (round == 0) {
       const std::uint64_t before = vm.stats().transfers;

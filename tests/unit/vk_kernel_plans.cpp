@@ -146,7 +146,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEQUANT"})
     ::unsetenv(v);
 }
 
@@ -544,9 +544,68 @@ TEST_CASE("prefill GEMM on quantized weights: the weight tile dequantized once i
     CHECK(small.before.empty());
     CHECK(small.shared_scratch_bytes == 0);
   }
-  // F16 weights are read as stored.
-  CHECK(plan(dtype::f16, 512, 0x900000).before.empty());
-  CHECK(plan(dtype::f16, 512, 0x900000).shared_scratch_bytes == 0);
+  // F16 weights are read as stored: the scratch goes to x's rows instead (below).
+  CHECK(plan(dtype::f16, 512, 0x900000).shader == "gemm_coopf_f16");
+  REQUIRE(plan(dtype::f16, 512, 0x900000).before.size() == 1);
+  CHECK(plan(dtype::f16, 512, 0x900000).before[0].shader == "rows_f16_f32");
+}
+
+TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the shared scratch from 256 rows") {
+  clear_kernel_environment();
+  // rows m_off .. m_off + rows of x [600, 256] times 96 rows of an F16 weight (read as stored).
+  const auto program = [](std::int64_t rows, std::int64_t m_off, opcode op = opcode::gemm_tile) {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::N_tile, 96).set(param_key::n_off, 0).set(param_key::M_tile, rows);
+    p.set(param_key::m_off, m_off);
+    std::vector<octo::test::tensor_spec> in{{"x", {600, 256}}};
+    if (op == opcode::rmsnorm_gemv) {
+      p.set(param_key::hidden, 256).set_real(param_key::eps, 1e-6);
+      in.push_back({"norm_w", {256}});
+    }
+    in.push_back({"w", {96, 256}, dtype::f16, ir::buffer_kind::weight});
+    return single_task(op, in, {"y", {600, 96}}, p);
+  };
+  const auto plan = [](const ir::program& prog, std::uint64_t scratch) { return plan_on_subgroup_device(prog, true, scratch); };
+  // The recorder's first call: the direct kernel and the ask, rows of K halves, keyed by x's rows.
+  const auto ask = plan(program(512, 64), 0);
+  CHECK(ask.before.empty());
+  CHECK(ask.spec_constants.size() == 6);
+  CHECK(ask.shared_scratch_bytes == 512u * 256u * 2u);
+  CHECK(!ask.shared_scratch_key.empty());
+  // With the scratch: rows_f16_f32 over x's rows 64 .. 575 into it, the kernel in its X16 mode reading
+  // it as row 0's base.
+  const auto l = plan(program(512, 64), 0x900000);
+  CHECK(l.shader == "gemm_coopf_f16");
+  REQUIRE(l.spec_constants.size() == 7);
+  CHECK(l.spec_constants[6] == 1u);
+  REQUIRE(l.before.size() == 1);
+  CHECK(l.before[0].shader == "rows_f16_f32");
+  std::uint64_t x_base = 0, src = 0, dst = 0;
+  std::memcpy(&x_base, l.push_constants.bytes.data(), 8);  // matmul_push: x first
+  CHECK(x_base == 0x900000 - 64u * 256u * 2u);
+  std::memcpy(&src, l.before[0].push_constants.bytes.data(), 8);
+  std::memcpy(&dst, l.before[0].push_constants.bytes.data() + 8, 8);
+  CHECK(src == 0x10000);  // x, the program's first buffer
+  CHECK(dst == 0x900000);
+  // The same rows of the same x under another weight (Q, K, V) ask with the same key; other rows do not.
+  CHECK(plan(program(512, 64), 0).shared_scratch_key == ask.shared_scratch_key);
+  CHECK(plan(program(512, 0), 0).shared_scratch_key != ask.shared_scratch_key);
+  // Under 256 rows, with the norm (x squared in f32), or turned off: x read as f32.
+  CHECK(plan(program(128, 0), 0x900000).before.empty());
+  CHECK(plan(program(128, 0), 0x900000).shared_scratch_bytes == 0);
+  CHECK(plan(program(512, 0, opcode::rmsnorm_gemv), 0x900000).before.empty());
+  ::setenv("OCTO_GEMM_X16", "0", 1);
+  CHECK(plan(program(512, 0), 0x900000).before.empty());
+  // =1 (tests): at any row count, and into gemm_reg at the `accurate` precision too.
+  ::setenv("OCTO_GEMM_X16", "1", 1);
+  CHECK(plan(program(128, 0), 0x900000).before.size() == 1);
+  ::setenv("OCTO_GEMM_KERNEL", "reg", 1);
+  const auto reg = plan_on_subgroup_device(program(64, 0), false, 0x900000);
+  ::unsetenv("OCTO_GEMM_KERNEL");
+  CHECK(reg.shader == "gemm_reg_f16");
+  REQUIRE(reg.spec_constants.size() == 7);
+  CHECK(reg.spec_constants[6] == 1u);
+  ::unsetenv("OCTO_GEMM_X16");
 }
 
 TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a wave, else 64 x 64; K steps of 64 under a wave") {

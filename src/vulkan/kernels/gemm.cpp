@@ -17,7 +17,7 @@
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
 // old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
 // tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
-// are at pick_coop.
+// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -187,7 +187,8 @@ kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64
 /// rows neither pays (the GEMM is near the memory bound, and f16 rows are 3.5x the Q4_K bytes).
 /// OCTO_GEMM_DEQUANT=0 turns both off, =1 takes them at any row count (and, for tests, with gemm_reg too).
 /// Without a copy or a shared scratch (the planner's first call, or no memory) `l` stays the direct launch.
-void plan_weights_f16(const task_context& c, const gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
+/// `a` becomes the arguments the launch now has (the f16 weight rows).
+void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
                       kernel_launch& l) {
   constexpr std::uint32_t kDequantRows = 256;
   const std::string knob = env("OCTO_GEMM_DEQUANT");
@@ -209,6 +210,42 @@ void plan_weights_f16(const task_context& c, const gemm_args& a, const gemm_modu
   }
   l.shader = f16_kernel;
   l.push_constants = matmul_push(c, f);
+  a = f;
+}
+
+/// x as f16 rows for the tensor-core GEMM: the `before` launch rows_f16_f32 (shaders/weights_f16.comp
+/// over x's rows) rounds rows row0 .. row0 + rows into the shared scratch once, and the kernel (spec
+/// constant 6, X16) copies them to shared memory as loaded, instead of every column tile of the output
+/// loading x in f32 and rounding it again (28 times for the 7B's q projection). The same rounding
+/// (pack_sat), so the products are gemm_coopf's bit for bit. On the H200 at 512 rows, the kernel with f16
+/// x (benchmarks/results/2026-11-30-h200-x16, call1): 1.5B shapes 69.3 -> 75.2 TFLOP/s, 7B 113.1 ->
+/// 119.1 (K and V: 16.2 -> 19.8, 37.9 -> 48.3). The tasks of a wavefront that read the same rows of one x
+/// (Q, K and V; gate and up) share one part of the scratch and one launch (shared_scratch_key).
+/// From kX16Rows rows (below, the launch and its barrier cost about what the tiles save); not with the
+/// norm (RMSNORM_GEMV squares x in f32) nor where the weight tile already has the scratch.
+/// OCTO_GEMM_X16=0 turns it off; =1 takes it at any row count and, for the tests, before gemm_reg as
+/// well (f32 products of f16-rounded x: lavapipe runs it that way in CI).
+void plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bool reg, kernel_launch& l) {
+  constexpr std::uint32_t kX16Rows = 256;
+  const std::string knob = env("OCTO_GEMM_X16");
+  if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return;
+  if (epi == 1 || l.shared_scratch_bytes != 0 || !l.before.empty()) return;
+  // rows_f16_f32 addresses an x row's bytes in 32 bits.
+  if ((std::uint64_t{a.row0} + a.rows) * a.K * 4 > 0xffffffffull) return;
+  const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
+  l.shared_scratch_bytes = row_bytes * a.rows;
+  const auto what = push_builder{}.addr(a.x).u32(a.row0).u32(a.rows).u32(a.K).take();
+  l.shared_scratch_key.assign("rows_f16_f32 ");
+  l.shared_scratch_key.append(reinterpret_cast<const char*>(what.bytes.data()), what.bytes.size());
+  if (c.shared_scratch_address == 0) return;
+  l.before.push_back(dequant_rows("rows_f16_f32", a.x, c.shared_scratch_address, a.rows, a.row0, a.K, a.K * 4));
+  gemm_args f = a;
+  // The scratch holds rows row0 .. row0 + rows; the kernel addresses x row row0 + m, so its base sits
+  // row0 rows before the scratch.
+  f.x = c.shared_scratch_address - std::uint64_t{a.row0} * row_bytes;
+  l.push_constants = matmul_push(c, f);
+  l.spec_constants.resize(7, 0);
+  l.spec_constants[6] = 1;
 }
 
 }  // namespace
@@ -279,12 +316,14 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid(col_groups, static_cast<std::uint32_t>(row_groups));
   l.push_constants = matmul_push(c, a);
-  if (!mod->to_f16.empty() && kind == "coopf") plan_weights_f16(c, a, *mod, "gemm_coopf_f16", l);
+  gemm_args now = a;  // as the launch reads them
+  if (!mod->to_f16.empty() && kind == "coopf") plan_weights_f16(c, now, *mod, "gemm_coopf_f16", l);
   // Tests: the same two passes into the SIMT kernel on any device (weights rounded to f16 then, whatever
   // the precision), so a device without tensor cores (lavapipe in CI) runs weights_f16 and the recorder's
   // shared scratch.
   else if (!mod->to_f16.empty() && kind == "reg" && env("OCTO_GEMM_DEQUANT") == "1")
-    plan_weights_f16(c, a, *mod, "gemm_reg_f16", l);
+    plan_weights_f16(c, now, *mod, "gemm_reg_f16", l);
+  if (kind == "coopf" || kind == "reg") plan_x_f16(c, now, epi, kind == "reg", l);
   return true;
 }
 
