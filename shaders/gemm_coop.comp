@@ -45,6 +45,10 @@ const bool NORM = EPI == 1u, RESID = EPI == 2u;
 // rounds f32 x (pack_sat), and is copied to shared memory as loaded: half the bytes and registers of
 // an f32 row, no conversion. Not with the norm (it needs x's f32 squares) or the split factors.
 layout(constant_id = 6) const bool X16 = false;
+// DEEP (spec constant 7; with X16, without the norm): the three-stage K loop below (two register sets
+// of loads in flight), where x's f16 tiles leave the registers for it.
+layout(constant_id = 7) const bool DEEP_ASKED = false;
+const bool DEEP = DEEP_ASKED && X16 && !NORM;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -110,26 +114,28 @@ void main() {
   // multiple of KU, so the unit is the same for every p.
   uint ur = tid / KU, uk = tid % KU;
 
-  float xv[XV][8];
-  uvec4 xh[XV];  // X16: 8 halves per unit, as loaded
+  // Two register sets of a step's loads (S = 0, 1: constants after unrolling); the second only in the
+  // three-stage loop (DEEP).
+  float xv[2][XV][8];
+  uvec4 xh[2][XV];  // X16: 8 halves per unit, as loaded
   // The norm: x's elements 8 uk .. 8 uk + 7 of a step are scaled by the norm weight's, which LOAD_STEP
   // fetches beside x (the unit is the same for every p) so that no load waits after the products.
   vec4 gv[2] = {vec4(1.0), vec4(1.0)};
   float ss[XV];
 #if defined(W_RAW) || defined(W16)
-  uvec4 wv[WU];  // 8 halves per unit, stored as they are
+  uvec4 wv[2][WU];  // 8 halves per unit, stored as they are
 #ifdef W_RAW
-#define LOAD_W(p, n, k0) wv[p] = u4_buf(pc.w).d[(((pc.n_off + n) * pc.w_row_bytes) >> 4) + ((k0) >> 3) + uk];
+#define LOAD_W(S, p, n, k0) wv[S][p] = u4_buf(pc.w).d[(((pc.n_off + n) * pc.w_row_bytes) >> 4) + ((k0) >> 3) + uk];
 #else
-#define LOAD_W(p, n, k0) wv[p] = W16(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk);
+#define LOAD_W(S, p, n, k0) wv[S][p] = W16(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk);
 #endif
-#define STORE_W(o, p) bs_[o] = wv[p];
+#define STORE_W(S, o, p) bs_[o] = wv[S][p];
 #else
-  float wv[WU][8];
-#define LOAD_W(p, n, k0) WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk, wv[p]);
-#define STORE_W(o, p) PUT(bs_, bl_, o, wv[p])
+  float wv[2][WU][8];
+#define LOAD_W(S, p, n, k0) WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk, wv[S][p]);
+#define STORE_W(S, o, p) PUT(bs_, bl_, o, wv[S][p])
 #endif
-#define LOAD_STEP(k0)                                                    \
+#define LOAD_STEP(S, k0)                                                 \
   if (NORM) {                                                            \
     gv[0] = load_norm4(pc.norm_w, (k0) + 8u * uk, pc.norm_dtype);        \
     gv[1] = load_norm4(pc.norm_w, (k0) + 8u * uk + 4u, pc.norm_dtype);   \
@@ -137,8 +143,8 @@ void main() {
   if (X16) {                                                             \
     [[unroll]] for (uint p = 0u; p < XV; ++p) {                          \
       uint r = m0 + ur + (WG / KU) * p;                                  \
-      xh[p] = uvec4(0u);                                                 \
-      if (r < pc.rows) xh[p] = u4_buf(pc.x).d[(((pc.row0 + r) * pc.K) >> 3) + ((k0) >> 3) + uk]; \
+      xh[S][p] = uvec4(0u);                                              \
+      if (r < pc.rows) xh[S][p] = u4_buf(pc.x).d[(((pc.row0 + r) * pc.K) >> 3) + ((k0) >> 3) + uk]; \
     }                                                                    \
   } else [[unroll]] for (uint p = 0u; p < XV; ++p) {                     \
     uint r = m0 + ur + (WG / KU) * p;                                    \
@@ -148,75 +154,117 @@ void main() {
       a = xb.d[q];                                                       \
       b = xb.d[q + 1u];                                                  \
     }                                                                    \
-    xv[p][0] = a.x; xv[p][1] = a.y; xv[p][2] = a.z; xv[p][3] = a.w;      \
-    xv[p][4] = b.x; xv[p][5] = b.y; xv[p][6] = b.z; xv[p][7] = b.w;      \
+    xv[S][p][0] = a.x; xv[S][p][1] = a.y; xv[S][p][2] = a.z;             \
+    xv[S][p][3] = a.w; xv[S][p][4] = b.x; xv[S][p][5] = b.y;             \
+    xv[S][p][6] = b.z; xv[S][p][7] = b.w;                                \
   }                                                                      \
   [[unroll]] for (uint p = 0u; p < WU; ++p) {                            \
     uint n = min(n0 + ur + (WG / KU) * p, pc.n_tile - 1u);               \
-    LOAD_W(p, n, k0)                                                     \
+    LOAD_W(S, p, n, k0)                                                  \
   }
-#define STORE_STEP(buf, k0)                                              \
+#define STORE_STEP(S, buf)                                               \
   [[unroll]] for (uint p = 0u; p < XV; ++p) {                            \
     uint o = (buf) * BM * SK + (ur + (WG / KU) * p) * SK + uk;           \
     if (X16) {                                                           \
-      as_[o] = xh[p];                                                    \
+      as_[o] = xh[S][p];                                                 \
       continue;                                                          \
     }                                                                    \
     if (NORM) {                                                          \
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {                        \
-        ss[p] += xv[p][i] * xv[p][i] + xv[p][i + 4u] * xv[p][i + 4u];    \
-        xv[p][i] *= gv[0][i];                                            \
-        xv[p][i + 4u] *= gv[1][i];                                       \
+        ss[p] += xv[S][p][i] * xv[S][p][i] + xv[S][p][i + 4u] * xv[S][p][i + 4u]; \
+        xv[S][p][i] *= gv[0][i];                                         \
+        xv[S][p][i + 4u] *= gv[1][i];                                    \
       }                                                                  \
     }                                                                    \
-    PUT(as_, al_, o, xv[p])                                              \
+    PUT(as_, al_, o, xv[S][p])                                           \
   }                                                                      \
   [[unroll]] for (uint p = 0u; p < WU; ++p) {                            \
     uint o = (buf) * BN * SK + (ur + (WG / KU) * p) * SK + uk;           \
-    STORE_W(o, p)                                                        \
+    STORE_W(S, o, p)                                                     \
   }
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[FM * FN];
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
   [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
-  LOAD_STEP(0u)
-  STORE_STEP(0u, 0u)
-  barrier();
   uint steps = pc.K / BK;
-  for (uint s = 0u; s < steps; ++s) {
-    uint cur = s & 1u;
-    bool more = s + 1u < steps;
-    if (more) {
-      LOAD_STEP((s + 1u) * BK)
-    }
-    uint abase = cur * BM * SK + wm * 16u * FM * SK, bbase = cur * BN * SK + wn * 8u * FN * SK;
-    [[unroll]] for (uint kk = 0u; kk < KU; kk += 2u) {  // 16 halves of K per product
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];
-      [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(a[i], as_, abase + 16u * i * SK + kk, SK, false);
-#ifdef OCTO_COOP_SPLIT
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> alo[FM];
-      [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(alo[i], al_, abase + 16u * i * SK + kk, SK, false);
-#endif
-      [[unroll]] for (uint j = 0u; j < FN; ++j) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
-        coopMatLoadNV(b, bs_, bbase + 8u * j * SK + kk, SK, true);
-#ifdef OCTO_COOP_SPLIT
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> blo;
-        coopMatLoadNV(blo, bl_, bbase + 8u * j * SK + kk, SK, true);
-        [[unroll]] for (uint i = 0u; i < FM; ++i) {
-          acc[i * FN + j] = coopMatMulAddNV(alo[i], b, acc[i * FN + j]);
-          acc[i * FN + j] = coopMatMulAddNV(a[i], blo, acc[i * FN + j]);
-        }
-#endif
-        [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]);
-      }
-    }
-    if (more) {
-      STORE_STEP(cur ^ 1u, (s + 1u) * BK)
+  LOAD_STEP(0, 0u)
+  STORE_STEP(0, 0u)
+  // 16 halves of K per product, from the tiles at abase (x) and bbase (W) of shared memory.
+#define MMA_PRODUCTS(abase, bbase)                                                                      \
+  [[unroll]] for (uint kk = 0u; kk < KU; kk += 2u) {                                                    \
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];                                                     \
+    [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(a[i], as_, (abase) + 16u * i * SK + kk, SK, false); \
+    [[unroll]] for (uint j = 0u; j < FN; ++j) {                                                         \
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;                                                        \
+      coopMatLoadNV(b, bs_, (bbase) + 8u * j * SK + kk, SK, true);                                      \
+      [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]); \
+    }                                                                                                   \
+  }
+#ifndef OCTO_COOP_SPLIT
+  if (DEEP) {
+    // Three stages: step t+2's loads go into the register set step t frees while step t multiplies, and
+    // step t+1's set (loaded during step t-1) goes to shared memory after its products, so a load has
+    // two steps of products to arrive instead of one. Two steps an iteration (h: an unrolled constant,
+    // so each register set is named by a constant). On the H200 with K steps of 64 where they fit:
+    // 1.5B shapes 71.1 -> 75.5 TFLOP/s, 7B 114.8 -> 126.5 (benchmarks/results/2026-11-30-h200-x16, call4).
+    if (steps > 1u) {
+      LOAD_STEP(1, BK)
     }
     barrier();
+    for (uint s = 0u; s < steps; s += 2u) {
+      [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+        uint t = s + h;  // the step; its tiles are in buffer h
+        if (t >= steps) break;
+        if (t + 2u < steps) {
+          LOAD_STEP(h, (t + 2u) * BK)
+        }
+        MMA_PRODUCTS(h * BM * SK + wm * 16u * FM * SK, h * BN * SK + wn * 8u * FN * SK)
+        if (t + 1u < steps) {
+          STORE_STEP(1u - h, 1u - h)
+        }
+        barrier();
+      }
+    }
+  } else
+#endif
+  {
+    barrier();
+    for (uint s = 0u; s < steps; ++s) {
+      uint cur = s & 1u;
+      bool more = s + 1u < steps;
+      if (more) {
+        LOAD_STEP(0, (s + 1u) * BK)
+      }
+      uint abase = cur * BM * SK + wm * 16u * FM * SK, bbase = cur * BN * SK + wn * 8u * FN * SK;
+#ifdef OCTO_COOP_SPLIT
+      [[unroll]] for (uint kk = 0u; kk < KU; kk += 2u) {  // 16 halves of K per product
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FM];
+        [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(a[i], as_, abase + 16u * i * SK + kk, SK, false);
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> alo[FM];
+        [[unroll]] for (uint i = 0u; i < FM; ++i) coopMatLoadNV(alo[i], al_, abase + 16u * i * SK + kk, SK, false);
+        [[unroll]] for (uint j = 0u; j < FN; ++j) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
+          coopMatLoadNV(b, bs_, bbase + 8u * j * SK + kk, SK, true);
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> blo;
+          coopMatLoadNV(blo, bl_, bbase + 8u * j * SK + kk, SK, true);
+          [[unroll]] for (uint i = 0u; i < FM; ++i) {
+            acc[i * FN + j] = coopMatMulAddNV(alo[i], b, acc[i * FN + j]);
+            acc[i * FN + j] = coopMatMulAddNV(a[i], blo, acc[i * FN + j]);
+            acc[i * FN + j] = coopMatMulAddNV(a[i], b, acc[i * FN + j]);
+          }
+        }
+      }
+#else
+      MMA_PRODUCTS(abase, bbase)
+#endif
+      if (more) {
+        STORE_STEP(0, cur ^ 1u)
+      }
+      barrier();
+    }
   }
+#undef MMA_PRODUCTS
 #undef LOAD_STEP
 #undef STORE_STEP
 #undef LOAD_W

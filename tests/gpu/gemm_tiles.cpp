@@ -395,9 +395,13 @@ TEST_CASE("tiled GEMM: x's rows rounded once to f16 (rows_f16_f32), then the ker
                                           << ": the default's X16 mode (gemm_coopf) runs on the card's calls only");
     return;
   }
-  // With tensor cores, the default from 256 rows: the same bits as gemm_coopf rounding x in its tiles.
-  for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k, ir::dtype::bf16}) {
-    const gemm_case g{wd, 300, 512, 150, 160, 7, 290, 7, 143, wd == ir::dtype::q8_0};
+  // With tensor cores, the default from 256 rows (X16 and the three-stage K loop): the same bits as
+  // gemm_coopf rounding x in its tiles, over an even and an odd count of K steps (288: 9 of 32; 576: 9
+  // of 64).
+  const std::pair<ir::dtype, std::int64_t> cases[] = {{ir::dtype::f16, 512}, {ir::dtype::q8_0, 512}, {ir::dtype::q4_k, 512},
+                                                      {ir::dtype::bf16, 512}, {ir::dtype::f16, 288}, {ir::dtype::q8_0, 576}};
+  for (auto [wd, K] : cases) {
+    const gemm_case g{wd, 300, K, 150, 160, 7, 290, 7, 143, wd == ir::dtype::q8_0};
     std::vector<std::byte> once, inside;
     {
       scoped_env x("OCTO_GEMM_X16", "");

@@ -146,7 +146,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEQUANT"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
     ::unsetenv(v);
 }
 
@@ -550,7 +550,7 @@ TEST_CASE("prefill GEMM on quantized weights: the weight tile dequantized once i
   CHECK(plan(dtype::f16, 512, 0x900000).before[0].shader == "rows_f16_f32");
 }
 
-TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the shared scratch from 256 rows") {
+TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the shared scratch from 256 rows, three stages") {
   clear_kernel_environment();
   // rows m_off .. m_off + rows of x [600, 256] times 96 rows of an F16 weight (read as stored).
   const auto program = [](std::int64_t rows, std::int64_t m_off, opcode op = opcode::gemm_tile) {
@@ -576,8 +576,12 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   // it as row 0's base.
   const auto l = plan(program(512, 64), 0x900000);
   CHECK(l.shader == "gemm_coopf_f16");
-  REQUIRE(l.spec_constants.size() == 7);
+  // spec constants: workgroup, fragments along M and N, K step, subgroups along M, epilogue, X16, the
+  // three-stage K loop; its K step is 64 wherever that fits.
+  REQUIRE(l.spec_constants.size() == 8);
   CHECK(l.spec_constants[6] == 1u);
+  CHECK(l.spec_constants[7] == 1u);
+  CHECK(l.spec_constants[3] == 64u);
   REQUIRE(l.before.size() == 1);
   CHECK(l.before[0].shader == "rows_f16_f32");
   std::uint64_t x_base = 0, src = 0, dst = 0;
@@ -594,6 +598,9 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   CHECK(plan(program(128, 0), 0x900000).before.empty());
   CHECK(plan(program(128, 0), 0x900000).shared_scratch_bytes == 0);
   CHECK(plan(program(512, 0, opcode::rmsnorm_gemv), 0x900000).before.empty());
+  ::setenv("OCTO_GEMM_DEEP", "0", 1);
+  CHECK(plan(program(512, 0), 0x900000).spec_constants.size() == 7);  // X16, two stages
+  ::unsetenv("OCTO_GEMM_DEEP");
   ::setenv("OCTO_GEMM_X16", "0", 1);
   CHECK(plan(program(512, 0), 0x900000).before.empty());
   // =1 (tests): at any row count, and into gemm_reg at the `accurate` precision too.
@@ -603,7 +610,7 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   const auto reg = plan_on_subgroup_device(program(64, 0), false, 0x900000);
   ::unsetenv("OCTO_GEMM_KERNEL");
   CHECK(reg.shader == "gemm_reg_f16");
-  REQUIRE(reg.spec_constants.size() == 7);
+  REQUIRE(reg.spec_constants.size() == 7);  // gemm_reg has no three-stage loop
   CHECK(reg.spec_constants[6] == 1u);
   ::unsetenv("OCTO_GEMM_X16");
 }
@@ -627,6 +634,21 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
   CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2, 0});
   // K = 32 x odd: steps of 32 whatever the grid
   CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0});
+  // With the shared scratch: x as f16 rows (X16) and the three-stage loop on the same tiles, K steps of
+  // 64 wherever they fit (64 x 64 tiles; 128 x 128 ones would need 73 KiB at 64 against the device's 48).
+  const auto with_scratch = [](std::int64_t n, std::int64_t k) {
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0).set(param_key::M_tile, 512);
+    return plan_on_subgroup_device(single_task(opcode::gemm_tile, {{"x", {512, k}}, {"w", {n, k}, dtype::f16, ir::buffer_kind::weight}},
+                                               {"y", {512, n}}, p),
+                                   true, 0x900000);
+  };
+  CHECK(with_scratch(3584, 3584).spec_constants == sc{256, 4, 4, 32, 2, 0, 1, 1});
+  CHECK(with_scratch(18944, 3584).spec_constants == sc{256, 4, 4, 32, 2, 0, 1, 1});
+  CHECK(with_scratch(1536, 1536).spec_constants == sc{256, 2, 2, 64, 2, 0, 1, 1});
+  CHECK(with_scratch(4864, 896).spec_constants == sc{256, 4, 4, 32, 2, 0, 1, 1});
+  CHECK(with_scratch(4864, 896).groups == (std::array<std::uint32_t, 3>{38, 4, 1}));
+  CHECK(with_scratch(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0, 1, 1});
 }
 
 TEST_CASE("prefill GEMMs with a fused epilogue: RMSNORM_GEMV and GEMV_ADD over many rows specialize it (constant 5)") {

@@ -17,7 +17,8 @@
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
 // old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
 // tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
-// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16.
+// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_DEEP
+// at plan_gemm_tiled's end.
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -127,7 +128,7 @@ struct coop_choice {
 /// Tuning: OCTO_GEMM_COOP=wg,wm,fm,fn and OCTO_GEMM_TILE=MxN force a configuration, OCTO_GEMM_BK=32|64
 /// the K step, where they fit. None when no configuration fits the device.
 std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::uint32_t K, bool split,
-                                     const device_facts& d) {
+                                     const device_facts& d, bool deep = false) {
   const auto fits = [&](const coop_config& c, std::uint32_t bk) {
     return K % bk == 0 && coop_shared_bytes(c, bk, split) <= d.max_shared_memory && c.wg <= d.max_workgroup_size_x &&
            c.wg / 32 % c.wm == 0 && c.bm * (bk / 8) % c.wg == 0 && c.bn * (bk / 8) % c.wg == 0;
@@ -138,10 +139,12 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
   std::uint64_t min_groups = 132;
   if (const std::string g = env("OCTO_GEMM_MIN_GROUPS"); !g.empty()) min_groups = std::strtoull(g.c_str(), nullptr, 10);
   const std::string bk_env = env("OCTO_GEMM_BK");
-  // The K step: forced, or 64 where the grid is under a wave and it fits, else 32.
+  // The K step: forced, or 64 where the grid is under a wave and it fits, else 32. The three-stage loop
+  // (`deep`) takes 64 wherever it fits: on the H200 the 1.5B shapes ran 75.5 TFLOP/s with it against
+  // 62.6 at 32 (benchmarks/results/2026-11-30-h200-x16, call4).
   const auto step_for = [&](const coop_config& c) -> std::uint32_t {
     if ((bk_env == "64" || bk_env == "32") && fits(c, bk_env == "64" ? 64 : 32)) return bk_env == "64" ? 64 : 32;
-    return groups(c) < min_groups && fits(c, 64) ? 64 : 32;
+    return (deep || groups(c) < min_groups) && fits(c, 64) ? 64 : 32;
   };
 
   unsigned wg = 0, wm = 0, fm = 0, fn = 0;
@@ -225,19 +228,20 @@ void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mo
 /// norm (RMSNORM_GEMV squares x in f32) nor where the weight tile already has the scratch.
 /// OCTO_GEMM_X16=0 turns it off; =1 takes it at any row count and, for the tests, before gemm_reg as
 /// well (f32 products of f16-rounded x: lavapipe runs it that way in CI).
-void plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bool reg, kernel_launch& l) {
+/// True where the launch now reads x as f16 rows.
+bool plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bool reg, kernel_launch& l) {
   constexpr std::uint32_t kX16Rows = 256;
   const std::string knob = env("OCTO_GEMM_X16");
-  if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return;
-  if (epi == 1 || l.shared_scratch_bytes != 0 || !l.before.empty()) return;
+  if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return false;
+  if (epi == 1 || l.shared_scratch_bytes != 0 || !l.before.empty()) return false;
   // rows_f16_f32 addresses an x row's bytes in 32 bits.
-  if ((std::uint64_t{a.row0} + a.rows) * a.K * 4 > 0xffffffffull) return;
+  if ((std::uint64_t{a.row0} + a.rows) * a.K * 4 > 0xffffffffull) return false;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
   l.shared_scratch_bytes = row_bytes * a.rows;
   const auto what = push_builder{}.addr(a.x).u32(a.row0).u32(a.rows).u32(a.K).take();
   l.shared_scratch_key.assign("rows_f16_f32 ");
   l.shared_scratch_key.append(reinterpret_cast<const char*>(what.bytes.data()), what.bytes.size());
-  if (c.shared_scratch_address == 0) return;
+  if (c.shared_scratch_address == 0) return false;
   l.before.push_back(dequant_rows("rows_f16_f32", a.x, c.shared_scratch_address, a.rows, a.row0, a.K, a.K * 4));
   gemm_args f = a;
   // The scratch holds rows row0 .. row0 + rows; the kernel addresses x row row0 + m, so its base sits
@@ -246,6 +250,7 @@ void plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bo
   l.push_constants = matmul_push(c, f);
   l.spec_constants.resize(7, 0);
   l.spec_constants[6] = 1;
+  return true;
 }
 
 }  // namespace
@@ -323,7 +328,19 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   // shared scratch.
   else if (!mod->to_f16.empty() && kind == "reg" && env("OCTO_GEMM_DEQUANT") == "1")
     plan_weights_f16(c, now, *mod, "gemm_reg_f16", l);
-  if (kind == "coopf" || kind == "reg") plan_x_f16(c, now, epi, kind == "reg", l);
+  // With x as f16 tiles, gemm_coop's three-stage K loop (spec constant 7; the registers x's f32 tiles
+  // took now hold a second step's loads) and the K step it wants. OCTO_GEMM_DEEP=0 keeps two stages.
+  if ((kind == "coopf" || kind == "reg") && plan_x_f16(c, now, epi, kind == "reg", l) && kind == "coopf" &&
+      env("OCTO_GEMM_DEEP") != "0") {
+    // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
+    // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:
+    // benchmarks/results/2026-11-30-h200-x16, calls 6 and 7.)
+    const std::optional<coop_choice> deep = pick_coop(a.rows, a.n_tile, a.K, false, d, true);
+    if (deep && deep->cfg.bm == t.bm && deep->cfg.bn == t.bn) {
+      l.spec_constants[3] = deep->bk;
+      l.spec_constants.push_back(1);
+    }
+  }
   return true;
 }
 
