@@ -56,6 +56,19 @@ run_result generate(runtime::engine& e, std::span<const std::int32_t> prompt, st
   return r;
 }
 
+/// `b` is `a` bit for bit: tokens, the prompt's logits, and every pass's layer statistics (the decode
+/// steps' too).
+void check_identical(const run_result& a, const run_result& b) {
+  CHECK(b.tokens == a.tokens);
+  CHECK(b.prompt_logits == a.prompt_logits);
+  REQUIRE(b.stats.size() == a.stats.size());
+  for (std::size_t p = 0; p < a.stats.size(); ++p)
+    for (std::size_t l = 0; l < a.stats[p].size(); ++l) {
+      CHECK(b.stats[p][l].rms == a.stats[p][l].rms);
+      CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
+    }
+}
+
 std::vector<std::int32_t> prompt_of(const std::filesystem::path& model, const char* text) {
   return runtime::model_source::open(model)->tokenizer().encode(text, true);
 }
@@ -66,16 +79,7 @@ TEST_CASE("control words: recorded but nothing skipped, generation is bit-identi
   const auto prompt = prompt_of(tl::tiny_qwen(), "Once upon a time");
   runtime::engine plain(tl::tiny_qwen(), opts(vulkan, false));
   runtime::engine gated(tl::tiny_qwen(), opts(vulkan, true));
-  const auto a = generate(plain, prompt, 12);
-  const auto b = generate(gated, prompt, 12);
-  CHECK(b.tokens == a.tokens);
-  CHECK(b.prompt_logits == a.prompt_logits);  // bitwise
-  REQUIRE(b.stats.size() == a.stats.size());
-  for (std::size_t p = 0; p < a.stats.size(); ++p)
-    for (std::size_t l = 0; l < a.stats[p].size(); ++l) {
-      CHECK(b.stats[p][l].rms == a.stats[p][l].rms);
-      CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
-    }
+  check_identical(generate(plain, prompt, 12), generate(gated, prompt, 12));
   // Every layer task of the gated decode step is an indirect dispatch (a 128-key cache: decode attention
   // is the split-key kernel alone, so the plain step has none).
   CHECK(plain.decode_stats().indirect_dispatches == 0);
@@ -158,16 +162,7 @@ TEST_CASE("control words: integer-dot GEMVs with x rounded once ahead, gated: bi
     runtime::engine gated(q8, opts(vulkan, true));
     // The rounding launches are there: two a layer and one for the LM head, beyond the tasks' own.
     CHECK(gated.decode_stats().dispatches >= gated.decode_stats().task_dispatches + 2 * 6 + 1);
-    const auto a = generate(plain, prompt, 12);
-    const auto b = generate(gated, prompt, 12);
-    CHECK(b.tokens == a.tokens);
-    CHECK(b.prompt_logits == a.prompt_logits);  // bitwise
-    REQUIRE(b.stats.size() == a.stats.size());
-    for (std::size_t p = 0; p < a.stats.size(); ++p)
-      for (std::size_t l = 0; l < a.stats[p].size(); ++l) {
-        CHECK(b.stats[p][l].rms == a.stats[p][l].rms);  // the decode passes ran the integer-dot GEMVs
-        CHECK(b.stats[p][l].max_abs == a.stats[p][l].max_abs);
-      }
+    check_identical(generate(plain, prompt, 12), generate(gated, prompt, 12));  // the decode passes: integer dots
     gated.set_skipped_layers(std::vector<std::int64_t>{2});
     const auto g = generate(gated, prompt, 10);
     runtime::engine cpu(q8, opts(reference, false, {2}));
