@@ -196,6 +196,44 @@ TEST_CASE("control words: integer-dot GEMVs with x rounded once ahead, gated: bi
   std::filesystem::remove(q8);
 }
 
+TEST_CASE("control words: prefill GEMMs reading x rounded once to f16 (X16), gated: bit-identical, and a skipped layer passes through") {
+  // The tensor-core GEMMs' X16 mode (a `rows_f16_f32` launch before the GEMMs of a wavefront, sharing
+  // one part of the scratch) runs on lavapipe through gemm_reg with OCTO_GEMM_X16=1. A prompt of 40
+  // tokens in windows of 16 rows, so the prefill's projections are tiled GEMMs with it: gated must equal
+  // ungated bit for bit, and a skipped layer (its rounding launches gated off with it) must pass its
+  // input through while the next layer rounds its own.
+  const char* text = "12+30=42. 7+5=12. 9+9=18. 40+2=42. 3+4=7. 11+11=22. 6+6=12. 8+1=9.";
+  const auto prompt = prompt_of(tl::tiny_qwen(), text);
+  REQUIRE(prompt.size() >= 32);
+  ::setenv("OCTO_GEMM_KERNEL", "reg", 1);
+  ::setenv("OCTO_GEMM_X16", "0", 1);
+  std::vector<float> f32_x_logits;
+  {
+    runtime::engine f32_x(tl::tiny_qwen(), opts(vulkan, false));
+    f32_x_logits = generate(f32_x, prompt, 1).prompt_logits;  // programs are planned when first run
+  }
+  ::setenv("OCTO_GEMM_X16", "1", 1);
+  {
+    runtime::engine plain(tl::tiny_qwen(), opts(vulkan, false));
+    runtime::engine gated(tl::tiny_qwen(), opts(vulkan, true));
+    const auto a = generate(plain, prompt, 6);
+    CHECK(a.prompt_logits != f32_x_logits);  // the f16 rows were read
+    check_identical(a, generate(gated, prompt, 6));
+    gated.set_skipped_layers(std::vector<std::int64_t>{2});
+    const auto g = generate(gated, prompt, 4);
+    for (const auto& pass : g.stats) {
+      REQUIRE(pass.size() == 6);
+      CHECK(pass[2].rms == pass[1].rms);
+      CHECK(pass[2].max_abs == pass[1].max_abs);
+      CHECK(pass[3].rms != pass[2].rms);
+    }
+    runtime::engine fresh(tl::tiny_qwen(), opts(vulkan, true, {2}));
+    check_identical(generate(fresh, prompt, 4), g);
+  }
+  ::unsetenv("OCTO_GEMM_X16");
+  ::unsetenv("OCTO_GEMM_KERNEL");
+}
+
 TEST_CASE("control words: misuse is one clear error") {
   runtime::engine plain(tl::tiny_qwen(), opts(vulkan, false));
   CHECK_THROWS_WITH_AS(plain.set_skipped_layers(std::vector<std::int64_t>{1}), doctest::Contains("control words"),
