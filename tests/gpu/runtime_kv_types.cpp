@@ -2,8 +2,9 @@
 // Vulkan VM (lavapipe in CI). Logits of the Hugging Face reference models (tests/data/ref_models, F32
 // GGUF weights so only the cache differs) against transformers' float64 logits and against the same
 // engine with an F32 cache; greedy ids of stories260K (its 257 golden ids from BOS) per cache type and
-// of tiny-qwen (the 50 held-out sums of reference.json) with the caches gpu_runtime_tiny_qwen does not use. The bounds are the measured errors with a margin:
-// a kernel or rounding change that makes a cache type less accurate fails here. Also: the default
+// of tiny-qwen (the 50 held-out sums of reference.json) with the caches gpu_runtime_tiny_qwen does not
+// use. The bounds are the measured errors with a margin: a kernel or rounding change that makes a cache
+// type less accurate fails here. Also: the default
 // context (engine_options::ctx 0) from the device memory budget.
 #include <doctest/doctest.h>
 

@@ -36,8 +36,9 @@ inline bool checking_usage() {
 /// included) where checking_usage(): CI's sanitizer build and validation twins spent minutes walking
 /// the same paths 50 times (tests/CMakeLists.txt).
 inline std::vector<std::size_t> inputs_to_check(std::size_t count, std::size_t stride = 5) {
+  const std::size_t step = checking_usage() ? stride : 1;
   std::vector<std::size_t> r;
-  for (std::size_t i = 0; i < count; i += checking_usage() ? stride : 1) r.push_back(i);
+  for (std::size_t i = 0; i < count; i += step) r.push_back(i);
   return r;
 }
 
