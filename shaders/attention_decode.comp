@@ -38,6 +38,9 @@ layout(constant_id = 3) const uint K_DT = 1;         // cache dtypes: F16 or BF1
 layout(constant_id = 4) const uint V_DT = 1;
 layout(constant_id = 5) const uint G = 7;            // query heads per KV head (n_heads / n_kv_heads), <= WG / SL
 layout(constant_id = 6) const uint MAX_CHUNKS = 64;  // chunks per KV head, at most
+layout(constant_id = 7) const uint MB = 8;           // chunks a merge loads in one round trip
+// PIPE: a chunk of several passes loads pass p + 1's K and V while pass p scores and accumulates.
+layout(constant_id = 8) const bool PIPE = false;
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals, scratch;
@@ -64,6 +67,17 @@ shared vec4 part[KG * G * H4];          // the key groups' sums, merged once at 
 shared float cw[MAX_CHUNKS * G];        // the last workgroup's merge weights exp(m_c - M) / L
 shared float cl[MAX_CHUNKS * G];
 shared bool is_last;
+
+void pass_loads(u2_buf vb, u4_buf kb, uint base, uint c1, uint ldkv, uint kv_off, uint kg, uint du, uint kj,
+                out uvec2 vw[VPT], out uvec4 kw[U8]) {
+  uint cnt = min(CK, c1 - base);
+  [[unroll]] for (uint i = 0u; i < VPT; ++i) {
+    uint jv = base + min(kg + i * KG, cnt - 1u);
+    vw[i] = vb.d[((jv * ldkv + kv_off) >> 2) + du];
+  }
+  uint krow = ((base + min(kj, cnt - 1u)) * ldkv + kv_off) >> 3;
+  [[unroll]] for (uint i = 0u; i < U8; ++i) kw[i] = kb.d[krow + i];
+}
 
 void main() {
   uint wg_id = octo_group_linear();
@@ -113,19 +127,20 @@ void main() {
   [[unroll]] for (uint g = 0u; g < G; ++g) acc[g] = vec4(0.0);
   barrier();  // qs
 
+  // A pass's loads: this invocation's V (they fly during the scores and the softmax), then its K row
+  // (the pass's last key where past the end: valid, masked below).
+  uvec2 vw[VPT], vn[VPT];
+  uvec4 kw[U8], kn[U8];
+  if (PIPE) pass_loads(vb, kb, c0, c1, ldkv, kv_off, kg, du, kj, vn, kn);
   for (uint base = c0; base < c1; base += CK) {
     uint cnt = min(CK, c1 - base);
-    // This invocation's V loads first: they fly during the scores and the softmax.
-    uvec2 vw[VPT];
-    [[unroll]] for (uint i = 0u; i < VPT; ++i) {
-      uint jv = base + min(kg + i * KG, cnt - 1u);
-      vw[i] = vb.d[((jv * ldkv + kv_off) >> 2) + du];
+    if (PIPE) {
+      [[unroll]] for (uint i = 0u; i < VPT; ++i) vw[i] = vn[i];
+      [[unroll]] for (uint i = 0u; i < U8; ++i) kw[i] = kn[i];
+      if (base + CK < c1) pass_loads(vb, kb, base + CK, c1, ldkv, kv_off, kg, du, kj, vn, kn);
+    } else {
+      pass_loads(vb, kb, base, c1, ldkv, kv_off, kg, du, kj, vw, kw);
     }
-    // Its K row (the pass's last key where past the end: valid, masked below).
-    uint j = base + min(kj, cnt - 1u);
-    uint krow = (j * ldkv + kv_off) >> 3;
-    uvec4 kw[U8];
-    [[unroll]] for (uint i = 0u; i < U8; ++i) kw[i] = kb.d[krow + i];
     float s[HPT];
     [[unroll]] for (uint h = 0u; h < HPT; ++h) s[h] = 0.0;
     [[unroll]] for (uint i = 0u; i < U8; ++i) {
@@ -243,7 +258,6 @@ void main() {
     // decode from 1051 to 1091 tok/s at a 512-token prompt and gained 0.8-3% at 1k-16k keys; with two
     // outputs an invocation (1.5B, 7B) it lost at long contexts or at 7B
     // (benchmarks/results/2026-11-29-h200-qkv, calls 3 and 4), so they take the merge below.
-    const uint MB = 8u;
     uint i = tid;
     if (i >= G * H4) return;
     uint mrow = (kvh * G + i / H4) * MAX_CHUNKS;
@@ -304,16 +318,16 @@ void main() {
     for (uint c = sl; c < n_active; c += SL) cw[c * G + sg_h] = exp(cw[c * G + sg_h] - M) * inv;
   }
   barrier();
-  // Each 4-dim output sums its chunks' partials, eight 16-byte loads in flight at a time.
+  // Each 4-dim output sums its chunks' partials, MB 16-byte loads in flight at a time.
   for (uint i = tid; i < G * H4; i += WG) {
     uint g = i / H4;
     uint a0 = acc4 + kvh * MAX_CHUNKS * G * H4 + i;
     vec4 a = vec4(0.0);
     uint c = 0u;
-    for (; c + 8u <= n_active; c += 8u) {
-      vec4 x[8];
-      [[unroll]] for (uint e = 0u; e < 8u; ++e) x[e] = sv.d[a0 + (c + e) * G * H4];
-      [[unroll]] for (uint e = 0u; e < 8u; ++e) a += cw[(c + e) * G + g] * x[e];
+    for (; c + MB <= n_active; c += MB) {
+      vec4 x[MB];
+      [[unroll]] for (uint e = 0u; e < MB; ++e) x[e] = sv.d[a0 + (c + e) * G * H4];
+      [[unroll]] for (uint e = 0u; e < MB; ++e) a += cw[(c + e) * G + g] * x[e];
     }
     for (; c < n_active; ++c) a += cw[c * G + g] * sv.d[a0 + c * G * H4];
     ov.d[kvh * G * H4 + i] = a;

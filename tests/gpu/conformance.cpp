@@ -611,11 +611,15 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
   // before the position and NaN from it on (the same on both VMs); positions: 0 (one key), chunk
   // boundaries (64-key chunks), mid-cache, the cache's last slot, and back to short contexts. 16-bit
   // caches take the flash-decoding kernel (shaders/attention_decode.comp), F32 and Q8_0 the split-key
-  // one; the last rows cap the chunks at 2 (OCTO_ATTENTION_CHUNKS), so a chunk takes several passes of
-  // keys (a context past 8k slots does).
+  // one; the rows with a chunk cap (OCTO_ATTENTION_CHUNKS) make a chunk take several passes of keys (a
+  // context past 8k slots does). The last two move the long form's switch (OCTO_ATTENTION_LONG_KEYS,
+  // OCTO_ATTENTION_WIDE_KEYS: kernels/attention.cpp) to 256 keys, so past it their chunks take pipelined
+  // passes (PIPE) and merge 16 chunks a round trip, over more than 16 chunks: in registers (0.5B) and
+  // through shared memory (1.5B).
   struct shape {
     std::int64_t heads, kv_heads, hd, S;
     const char* max_chunks;  // OCTO_ATTENTION_CHUNKS, or nullptr
+    const char* long_keys = nullptr;  // OCTO_ATTENTION_LONG_KEYS and OCTO_ATTENTION_WIDE_KEYS, or nullptr
   };
   const shape shapes[] = {
       {14, 2, 64, 4500, nullptr},  // Qwen2.5-0.5B: GQA 7, 71 chunks at the end
@@ -628,16 +632,28 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
       {18, 2, 64, 300, nullptr},   // GQA 9: 256 invocations (the softmax's 16 lanes a head)
       {14, 2, 64, 1400, "2"},      // two chunks of up to eleven 64-key passes (online softmax across passes)
       {12, 2, 128, 700, "2"},
+      {14, 2, 64, 2600, "40", "256"},  // 21 chunks of two passes at the end
+      {12, 2, 128, 2600, "40", "256"},
   };
   std::mt19937_64 rng(seed() ^ 0x5eedull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
-  struct unset_chunks_on_exit { ~unset_chunks_on_exit() { ::unsetenv("OCTO_ATTENTION_CHUNKS"); } } unset_chunks;
+  struct unset_chunks_on_exit {
+    ~unset_chunks_on_exit() {
+      for (const char* v : {"OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_WIDE_KEYS"}) ::unsetenv(v);
+    }
+  } unset_chunks;
   for (const auto& s : shapes)
     for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
       if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
       if (s.max_chunks && kd != dtype::f16 && kd != dtype::bf16) continue;  // the cap is the flash kernel's
       if (s.max_chunks) ::setenv("OCTO_ATTENTION_CHUNKS", s.max_chunks, 1);
       else ::unsetenv("OCTO_ATTENTION_CHUNKS");
+      for (const char* v : {"OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_WIDE_KEYS"})
+        if (s.long_keys) ::setenv(v, s.long_keys, 1);
+        else ::unsetenv(v);
+      // The long form is one of the kernels the default (adaptive) plan records: split-key up to 128 keys.
+      if (s.long_keys) ::unsetenv("OCTO_ATTENTION");
+      else ::setenv("OCTO_ATTENTION", "flash", 1);
       CAPTURE(s.S);
       CAPTURE(s.heads);
       CAPTURE(s.kv_heads);

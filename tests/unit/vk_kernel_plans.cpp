@@ -146,7 +146,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
     ::unsetenv(v);
 }
 
@@ -438,7 +438,7 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
   const auto& narrow = lw.alternatives[1];
   CHECK(narrow.shader == "attention_decode");
   CHECK(narrow.spec_constants.at(0) == 128);
-  CHECK(narrow.scratch_bytes == lw.scratch_bytes);  // one scratch, the same layout
+  CHECK(narrow.scratch_bytes <= lw.scratch_bytes);  // one scratch (the main launch's): its layout fits
   REQUIRE(narrow.indirect.has_value());
   for (std::uint32_t pos : {0u, 127u, 128u, 4000u, 8190u, 8191u, 8192u, 16383u}) {
     CAPTURE(pos);
@@ -447,7 +447,45 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
     CHECK((lw.indirect->groups_at(pos, 1) > 0) == (keys > 128 && keys <= 8192));
     CHECK((narrow.indirect->groups_at(pos, 1) > 0) == (keys > 8192));
   }
+  // Past 8192 keys the long form: at most 64 chunks (several passes each, pipelined), merges of 16
+  // chunks a round trip; the shorter ranges keep 128 single-pass chunks, merges of 8, no pipelining.
+  CHECK(narrow.spec_constants.at(6) == 64u);
+  CHECK(narrow.spec_constants.at(7) == 16u);
+  CHECK(narrow.spec_constants.at(8) == 1u);
+  CHECK(narrow.indirect->groups_at(16383, 1) == 2u * 64u);  // 2 KV heads x 64 chunks of 256 keys
+  CHECK(lw.spec_constants.at(6) == 128u);
+  CHECK(lw.spec_constants.at(7) == 8u);
+  CHECK(lw.spec_constants.at(8) == 0u);
   CHECK(plan_decode_attention(8192, 12, 2, 128).alternatives.size() == 1);  // never past 8192 keys
+  // The 0.5B's shape (128 invocations at every context) gets the long form as a range of its own.
+  const auto l05 = plan_decode_attention(32768, 14, 2, 64);
+  REQUIRE(l05.alternatives.size() == 2);
+  const auto& far = l05.alternatives[1];
+  CHECK(far.shader == "attention_decode");
+  CHECK(far.spec_constants.at(0) == 128u);
+  CHECK(far.spec_constants.at(6) == 64u);
+  CHECK(far.spec_constants.at(8) == 1u);
+  CHECK(far.scratch_bytes <= l05.scratch_bytes);
+  for (std::uint32_t pos : {127u, 128u, 8191u, 8192u, 32767u}) {
+    CAPTURE(pos);
+    const std::uint32_t keys = pos + 1;
+    CHECK((l05.indirect->groups_at(pos, 1) > 0) == (keys > 128 && keys <= 8192));
+    CHECK((far.indirect->groups_at(pos, 1) > 0) == (keys > 8192));
+  }
+  ::setenv("OCTO_ATTENTION_LONG", "0", 1);  // the short form everywhere: one flash range again
+  CHECK(plan_decode_attention(32768, 14, 2, 64).alternatives.size() == 1);
+  CHECK(plan_decode_attention(16384, 12, 2, 128).alternatives.at(1).spec_constants.at(6) == 128u);
+  ::setenv("OCTO_ATTENTION_LONG", "yes", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(32768, 14, 2, 64), doctest::Contains("OCTO_ATTENTION_LONG"), octo::error);
+  ::unsetenv("OCTO_ATTENTION_LONG");
+  ::setenv("OCTO_ATTENTION_PIPE", "2", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(32768, 14, 2, 64), doctest::Contains("OCTO_ATTENTION_PIPE"), octo::error);
+  ::setenv("OCTO_ATTENTION_PIPE", "1", 1);  // forced on the short form too
+  CHECK(plan_decode_attention(4500, 14, 2, 64).spec_constants.at(8) == 1u);
+  ::unsetenv("OCTO_ATTENTION_PIPE");
+  ::setenv("OCTO_ATTENTION_MERGE_BATCH", "12", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION_MERGE_BATCH"), octo::error);
+  ::unsetenv("OCTO_ATTENTION_MERGE_BATCH");
   // A cache of at most 128 slots never reaches flash-decoding's range: split-key alone, no gate.
   const auto ls = plan_decode_attention(128, 14, 2, 64);
   CHECK(ls.shader == "attention");

@@ -12,10 +12,19 @@ namespace {
 
 enum class attention_choice { split, flash, adaptive };
 
+/// Flash-decoding's form for long contexts (plan_attention's range past 8192 keys): at most 64 chunks a KV
+/// head, so a chunk takes several passes, each loading the next pass's K and V while it computes
+/// (attention_decode.comp PIPE), and merges that load 16 chunks' partials a round trip.
+struct flash_form {
+  std::uint32_t wg = 0;  // 128 or 256; 0 chooses (below)
+  bool long_keys = false;
+};
+constexpr std::uint32_t kLongChunks = 64, kLongMergeBatch = 16;
+
 /// `split`: the split-key (or, for prefill, the row-block) kernel; `flash`: flash-decoding where the
-/// task and the device allow it, else the same as `split`. `flash_wg`: flash-decoding's workgroup size
-/// (128 or 256); 0 chooses (below).
-kernel_launch plan_attention_as(const task_context& c, attention_choice choice_made, std::uint32_t flash_wg = 0) {
+/// task and the device allow it, else the same as `split`.
+kernel_launch plan_attention_as(const task_context& c, attention_choice choice_made, flash_form form = {}) {
+  const std::uint32_t flash_wg = form.wg;
   auto q = input(c, 0);
   auto k = input(c, 1);
   auto v = input(c, 2);
@@ -80,6 +89,7 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);  // >= kv_len (checked above)
   std::uint32_t max_chunks =
       static_cast<std::uint32_t>(std::clamp<std::uint64_t>((max_keys + kDecodeKeys - 1) / kDecodeKeys, 1, kMaxChunks));
+  if (form.long_keys) max_chunks = std::min(max_chunks, kLongChunks);
   if (const char* e = std::getenv("OCTO_ATTENTION_CHUNKS"); e && std::atoi(e) > 0)  // tests: several passes a chunk
     max_chunks = std::min<std::uint32_t>(max_chunks, static_cast<std::uint32_t>(std::atoi(e)));
   max_chunks += max_chunks % 2;  // even: the partial sums start on a 16-byte boundary (the shader's layout)
@@ -114,7 +124,22 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
           (nkv + 3ull) / 4 * 4 + 2ull * nkv * group * max_chunks + std::uint64_t{nkv} * max_chunks * group * hd;
       kernel_launch l;
       l.shader = "attention_decode";
-      l.spec_constants = {decode_wg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks};
+      // The merges' batch (chunks a round trip) and the pipelined passes: the long form's (flash_form),
+      // else 8 and off. OCTO_ATTENTION_MERGE_BATCH=8|16 and OCTO_ATTENTION_PIPE=0|1 force them (device
+      // runs, tests).
+      std::uint32_t merge_batch = form.long_keys ? kLongMergeBatch : 8;
+      if (const char* e = std::getenv("OCTO_ATTENTION_MERGE_BATCH"); e && *e) {
+        const std::string_view b(e);
+        if (b != "8" && b != "16") fail(c, "OCTO_ATTENTION_MERGE_BATCH='" + std::string(b) + "' is not 8 or 16");
+        merge_batch = static_cast<std::uint32_t>(std::atoi(e));
+      }
+      std::uint32_t pipe = form.long_keys ? 1 : 0;
+      if (const char* e = std::getenv("OCTO_ATTENTION_PIPE"); e && *e) {
+        const std::string_view b(e);
+        if (b != "0" && b != "1") fail(c, "OCTO_ATTENTION_PIPE='" + std::string(b) + "' is not 0 or 1");
+        pipe = b == "1" ? 1 : 0;
+      }
+      l.spec_constants = {decode_wg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks, merge_batch, pipe};
       // One workgroup per KV head and chunk the keys visible at this position need, computed on the device
       // (kernel_registry.hpp, indirect_groups): keys = clamp(pos + end0 - kv_start, 0, slots - kv_start)
       // with end0 the pass's end at position 0, chunks = clamp(ceil(keys / kDecodeKeys), 1, max_chunks).
@@ -279,14 +304,34 @@ kernel_launch plan_attention(const task_context& c) {
   // kDecodeKeys, 8192), the 128-invocation kernel runs instead, a third range of positions.
   // OCTO_ATTENTION_WIDE_KEYS=N moves that switch (tests); OCTO_ATTENTION_WG forces one width everywhere.
   const char* forced_wg = std::getenv("OCTO_ATTENTION_WG");
+  // Past 8192 keys the flash kernel takes its long form (flash_form: the 128-invocation kernel, the
+  // third range above where the group's outputs take 256): on the H200 (bench_attention, us
+  // a layer at 16k / 32k keys) 0.5B 26.8 / 36.0 -> 16.9 / 23.5, 1.5B 28.1 / 37.9 -> 23.7 / 34.8, 7B 56.5 /
+  // 90.6 -> 35.0 / 58.1; at 1k-4k keys its pipelined passes cost 1-5%, so shorter contexts keep the
+  // single-pass chunks (benchmarks/results/2026-12-01-h200-grid, call2). OCTO_ATTENTION_LONG=0 keeps
+  // the short form at every context.
+  std::uint32_t long_keys = 8192;  // OCTO_ATTENTION_LONG_KEYS=N moves it (tests)
+  if (const char* e = std::getenv("OCTO_ATTENTION_LONG_KEYS"); e && std::atoi(e) > 0) long_keys = static_cast<std::uint32_t>(std::atoi(e));
+  const char* long_env = std::getenv("OCTO_ATTENTION_LONG");
+  if (long_env && *long_env && std::string_view(long_env) != "0" && std::string_view(long_env) != "1")
+    fail(c, "OCTO_ATTENTION_LONG='" + std::string(long_env) + "' is not 0 or 1");
+  const bool long_on = !(long_env && std::string_view(long_env) == "0");
   if (flash.spec_constants.at(0) == 256 && !(forced_wg && *forced_wg)) {
     std::uint32_t wide_keys = 8192;
     if (const char* e = std::getenv("OCTO_ATTENTION_WIDE_KEYS"); e && std::atoi(e) > 0) wide_keys = static_cast<std::uint32_t>(std::atoi(e));
-    kernel_launch narrow = plan_attention_as(c, attention_choice::flash, 128);
+    kernel_launch narrow = plan_attention_as(c, attention_choice::flash, {128, long_on});
     if (narrow.shader == "attention_decode" && flash.indirect->limit > wide_keys) {
       flash.indirect->n_max = wide_keys;
       narrow.indirect->n_min = std::max(wide_keys, switch_keys) + 1;
       flash.alternatives.push_back(std::move(narrow));
+    }
+  } else if (long_on && flash.indirect->limit > long_keys && !(forced_wg && *forced_wg)) {
+    // 128-invocation flash-decoding (the 0.5B's GQA 7 x head_dim 64) takes the long form past long_keys.
+    kernel_launch far = plan_attention_as(c, attention_choice::flash, {128, true});
+    if (far.shader == "attention_decode") {
+      flash.indirect->n_max = long_keys;
+      far.indirect->n_min = std::max(long_keys, switch_keys) + 1;
+      flash.alternatives.push_back(std::move(far));
     }
   }
   return flash;
