@@ -484,8 +484,15 @@ TEST_CASE("decode attention by default: split-key up to the switch, flash-decodi
   CHECK(plan_decode_attention(4500, 14, 2, 64).spec_constants.at(8) == 1u);
   ::unsetenv("OCTO_ATTENTION_PIPE");
   ::setenv("OCTO_ATTENTION_MERGE_BATCH", "12", 1);
-  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64), doctest::Contains("OCTO_ATTENTION_MERGE_BATCH"), octo::error);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64),
+                       doctest::Contains("OCTO_ATTENTION_MERGE_BATCH='12' is not 8 or 16"), octo::error);
   ::unsetenv("OCTO_ATTENTION_MERGE_BATCH");
+  ::setenv("OCTO_ATTENTION_KEYS", "48", 1);
+  CHECK_THROWS_WITH_AS(plan_decode_attention(4500, 14, 2, 64),
+                       doctest::Contains("OCTO_ATTENTION_KEYS='48' is not 32, 64 or 128"), octo::error);
+  ::setenv("OCTO_ATTENTION_KEYS", "128", 1);
+  CHECK(plan_decode_attention(4500, 14, 2, 64).spec_constants.at(2) == 128u);
+  ::unsetenv("OCTO_ATTENTION_KEYS");
   // A cache of at most 128 slots never reaches flash-decoding's range: split-key alone, no gate.
   const auto ls = plan_decode_attention(128, 14, 2, 64);
   CHECK(ls.shader == "attention");

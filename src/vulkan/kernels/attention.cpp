@@ -12,6 +12,23 @@ namespace {
 
 enum class attention_choice { split, flash, adaptive };
 
+/// A knob that takes one of a few numbers (one device run to compare, or a test): environment variable
+/// `name`'s value, or `fallback` where it is unset or empty; any other value fails, naming the knob.
+std::uint32_t number_knob(const task_context& c, const char* name, std::initializer_list<std::uint32_t> allowed,
+                          std::uint32_t fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  std::string listed;
+  std::size_t i = 0;
+  for (const std::uint32_t a : allowed) {
+    if (std::to_string(a) == e) return a;
+    if (i > 0) listed += i + 1 == allowed.size() ? " or " : ", ";
+    listed += std::to_string(a);
+    ++i;
+  }
+  fail(c, std::string(name) + "='" + e + "' is not " + listed);
+}
+
 /// Flash-decoding's form for long contexts (plan_attention's range past 8192 keys): at most 64 chunks a KV
 /// head, so a chunk takes several passes, each loading the next pass's K and V while it computes
 /// (attention_decode.comp PIPE), and merges that load 16 chunks' partials a round trip.
@@ -79,12 +96,7 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   const bool flash = choice_made != attention_choice::split;
   // Keys a chunk (one pass): 64; OCTO_ATTENTION_KEYS=32|128 for one device run to compare. Chunks a KV
   // head, at most: as many as hold 8192 keys in one pass each.
-  std::uint32_t kDecodeKeys = 64;
-  if (const char* e = std::getenv("OCTO_ATTENTION_KEYS"); e && *e) {
-    const std::string_view v(e);
-    if (v != "32" && v != "64" && v != "128") fail(c, "OCTO_ATTENTION_KEYS='" + std::string(v) + "' is not 32, 64 or 128");
-    kDecodeKeys = static_cast<std::uint32_t>(std::atoi(e));
-  }
+  const std::uint32_t kDecodeKeys = number_knob(c, "OCTO_ATTENTION_KEYS", {32, 64, 128}, 64);
   const std::uint32_t kMaxChunks = 8192 / kDecodeKeys;
   const std::uint64_t max_keys = static_cast<std::uint64_t>(slots - kv_start);  // >= kv_len (checked above)
   std::uint32_t max_chunks =
@@ -108,12 +120,8 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   // Invocations a workgroup: 128, or 256 where the group's outputs (group x hd / 4 four-dim units) are
   // more than 128, so that each invocation still has one output to merge (in registers: the shader) and
   // scores and accumulates half as much. OCTO_ATTENTION_WG=128|256 forces one.
-  std::uint32_t decode_wg = flash_wg ? flash_wg : group * dim_units > 128 && fits(256) ? 256 : 128;
-  if (const char* e = std::getenv("OCTO_ATTENTION_WG"); e && *e) {
-    const std::string_view v(e);
-    if (v != "128" && v != "256") fail(c, "OCTO_ATTENTION_WG='" + std::string(v) + "' is not 128 or 256");
-    decode_wg = static_cast<std::uint32_t>(std::atoi(e));
-  }
+  const std::uint32_t decode_wg = number_knob(c, "OCTO_ATTENTION_WG", {128, 256},
+                                               flash_wg ? flash_wg : group * dim_units > 128 && fits(256) ? 256 : 128);
   if (flash && partial == 0 && T == 1 && is16(k.dtype()) && is16(v.dtype()) && fits(decode_wg) &&
       q.address % 16 == 0 && o.address % 16 == 0 && k.address % 16 == 0 && v.address % 8 == 0 &&
       c.scratch_address % 16 == 0) {
@@ -127,18 +135,9 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
       // The merges' batch (chunks a round trip) and the pipelined passes: the long form's (flash_form),
       // else 8 and off. OCTO_ATTENTION_MERGE_BATCH=8|16 and OCTO_ATTENTION_PIPE=0|1 force them (device
       // runs, tests).
-      std::uint32_t merge_batch = form.long_keys ? kLongMergeBatch : 8;
-      if (const char* e = std::getenv("OCTO_ATTENTION_MERGE_BATCH"); e && *e) {
-        const std::string_view b(e);
-        if (b != "8" && b != "16") fail(c, "OCTO_ATTENTION_MERGE_BATCH='" + std::string(b) + "' is not 8 or 16");
-        merge_batch = static_cast<std::uint32_t>(std::atoi(e));
-      }
-      std::uint32_t pipe = form.long_keys ? 1 : 0;
-      if (const char* e = std::getenv("OCTO_ATTENTION_PIPE"); e && *e) {
-        const std::string_view b(e);
-        if (b != "0" && b != "1") fail(c, "OCTO_ATTENTION_PIPE='" + std::string(b) + "' is not 0 or 1");
-        pipe = b == "1" ? 1 : 0;
-      }
+      const std::uint32_t merge_batch =
+          number_knob(c, "OCTO_ATTENTION_MERGE_BATCH", {8, kLongMergeBatch}, form.long_keys ? kLongMergeBatch : 8);
+      const std::uint32_t pipe = number_knob(c, "OCTO_ATTENTION_PIPE", {0, 1}, form.long_keys ? 1 : 0);
       l.spec_constants = {decode_wg, hd, kDecodeKeys, dt_code(k), dt_code(v), group, max_chunks, merge_batch, pipe};
       // One workgroup per KV head and chunk the keys visible at this position need, computed on the device
       // (kernel_registry.hpp, indirect_groups): keys = clamp(pos + end0 - kv_start, 0, slots - kv_start)
@@ -307,15 +306,12 @@ kernel_launch plan_attention(const task_context& c) {
   // Past 8192 keys the flash kernel takes its long form (flash_form: the 128-invocation kernel, the
   // third range above where the group's outputs take 256): on the H200 (bench_attention, us
   // a layer at 16k / 32k keys) 0.5B 26.8 / 36.0 -> 16.9 / 23.5, 1.5B 28.1 / 37.9 -> 23.7 / 34.8, 7B 56.5 /
-  // 90.6 -> 35.0 / 58.1; at 1k-4k keys its pipelined passes cost 1-5%, so shorter contexts keep the
-  // single-pass chunks (benchmarks/results/2026-12-01-h200-grid, call2). OCTO_ATTENTION_LONG=0 keeps
+  // 90.6 -> 35.0 / 58.1; at 1k-4k keys its pipelined passes cost 1-7% a layer and 1.6-1.7% of a 512-token
+  // prompt's decode, so shorter contexts keep the single-pass chunks (benchmarks/results/2026-12-01-h200-grid, call2). OCTO_ATTENTION_LONG=0 keeps
   // the short form at every context.
   std::uint32_t long_keys = 8192;  // OCTO_ATTENTION_LONG_KEYS=N moves it (tests)
   if (const char* e = std::getenv("OCTO_ATTENTION_LONG_KEYS"); e && std::atoi(e) > 0) long_keys = static_cast<std::uint32_t>(std::atoi(e));
-  const char* long_env = std::getenv("OCTO_ATTENTION_LONG");
-  if (long_env && *long_env && std::string_view(long_env) != "0" && std::string_view(long_env) != "1")
-    fail(c, "OCTO_ATTENTION_LONG='" + std::string(long_env) + "' is not 0 or 1");
-  const bool long_on = !(long_env && std::string_view(long_env) == "0");
+  const bool long_on = number_knob(c, "OCTO_ATTENTION_LONG", {0, 1}, 1) == 1;
   if (flash.spec_constants.at(0) == 256 && !(forced_wg && *forced_wg)) {
     std::uint32_t wide_keys = 8192;
     if (const char* e = std::getenv("OCTO_ATTENTION_WIDE_KEYS"); e && std::atoi(e) > 0) wide_keys = static_cast<std::uint32_t>(std::atoi(e));
