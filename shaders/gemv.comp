@@ -18,7 +18,11 @@
 //     chunk loops take minutes). The separate pass cost a chain of K / WG dependent L2 round trips in
 //     every fused GEMV: taking it out gave decode +6% (0.5B Q8_0) and +8% (1.5B) on the H100
 //     (benchmarks/results/2026-11-27-h100-gemv/call3).
-//   GEMV_ADD: y = r + W x, r at `aux`.
+//   GEMV_ADD: y = r + W x, r at `aux`. With ROUND (integer-dot modules) it also rounds y into the runs
+//     that the RMSNORM-fused integer GEMVs reading y take as their x (X8), at `runs`, times their norm
+//     weight at `nw`: each workgroup owns whole runs of 16 outputs (NR x LANES columns), so no other
+//     workgroup's result is needed, and the runs carry their sums of squares (the readers' inverse RMS).
+//     That takes the gemv_quantize_x launch, and the barrier before it, out of the decode step.
 //   RMSNORM_SWIGLU: the workgroup's NR weight rows are NR/2 gate rows (W) and the same NR/2 up rows
 //     (`aux`), so silu(gate) * up is one invocation's epilogue.
 //   RMSNORM_GEMV_ROPE / _KV: the NR rows are NR/2 RoPE pairs (rotate-half: j and j + n_rot/2,
@@ -38,15 +42,23 @@ layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned
 layout(constant_id = 4) const bool XS = false;
 const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u;
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
-// X8 (integer-dot modules, OCTO_GEMV_X8): x arrives rounded, from gemv_quantize_x.comp run before this
-// launch (pc.x points at its runs; an RMSNORM's weight and inverse RMS are already in them), so the
-// RMSNORM prologue and epilogue are off here.
+// X8 (integer-dot modules): x arrives rounded (pc.x points at the runs, common/x_runs.glsl), by the
+// GEMV_ADD that wrote it (ROUND) or by gemv_quantize_x.comp run before this launch (OCTO_GEMV_X8); an
+// RMSNORM's weight is already in them, its inverse RMS is summed from their squares here.
+// LANES: the workgroup is LANES independent lanes of WG / LANES invocations, each a workgroup of its own
+// for the loops and the reduction (its own NR columns), so that a ROUND workgroup owns 16 columns
+// without giving each column more invocations. A lane is a whole number of subgroups (the planner's
+// condition; invocations fill subgroups in order of their index).
 #ifdef GEMV_IDOT
 layout(constant_id = 6) const bool X8 = false;
+layout(constant_id = 7) const bool ROUND = false;
+layout(constant_id = 8) const uint LANES = 1;
 #else
 const bool X8 = false;
+const bool ROUND = false;
+const uint LANES = 1;
 #endif
-const bool NORM = (FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU) && !X8;
+const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
 const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
 // GEMV_IDOT (the gemv_idot_<dt> modules; the `fast` precision where the device accelerates packed int8
 // dot products): the chunk loops of common/gemv_idot.glsl, which round each chunk's x runs to int8 in
@@ -62,6 +74,7 @@ layout(push_constant) uniform params {
   uvec2 nw, aux;
   float eps, log2_theta;
   uint rope, style, kv_pos, nw_dtype;
+  uvec2 runs;  // ROUND: where y's runs go
 } pc;
 
 // The weight tensor of slot n: SWIGLU's upper half reads the up weight.
@@ -89,6 +102,7 @@ uint slot_col(uint g, uint c) {
 // The dot products' partial sums, then (NORM) each row's partial sum of squares.
 const uint NSUM = NR * RB + (NORM ? RB : 0u);
 shared float red[NSUM * gl_WorkGroupSize.x];
+shared float run_v[16];  // ROUND: the workgroup's run of y
 
 float acc[NR * RB];
 // NORM: this invocation's part of each row's sum of squares. With 16-byte loads (VEC, no x tile) it is
@@ -117,9 +131,11 @@ uint xk0 = 0u;  // first element of the current tile
 
 void main() {
   const uint WG = gl_WorkGroupSize.x;
+  const uint LW = WG / LANES;  // a lane's invocations (WG with one lane)
   const uint GC = PAIRS ? NR / 2u : NR;
   uint tid = gl_LocalInvocationID.x;
-  uint grp = octo_group_linear();
+  uint lane = tid / LW, ltid = tid - lane * LW;
+  uint grp = octo_group_linear() * LANES + lane;  // the lane's group of columns
   if (grp * GC >= total_cols()) return;
   uint rb = gl_WorkGroupID.y * RB;
   if (rb >= pc.rows) return;
@@ -161,7 +177,7 @@ void main() {
       }
     } else {
       uint chunks = pc.K / BE * CPB;
-      for (uint c = tid; c < chunks; c += WG) gemv_chunk(c);
+      for (uint c = ltid; c < chunks; c += LW) gemv_chunk(c);  // (the other loops run with one lane)
     }
   } else
 #endif
@@ -210,26 +226,55 @@ void main() {
     if (subgroupElect()) red[i * WG + gl_SubgroupID] = s;
   }
   barrier();
-  uint parts = gl_NumSubgroups;
+  uint parts = gl_NumSubgroups / LANES;
 #else
   [[unroll]] for (uint i = 0u; i < NSUM; ++i) red[i * WG + tid] = i < NR * RB ? acc[i] : ssq[i - NR * RB];
   barrier();
-  uint parts = WG;
+  uint parts = LW;
 #endif
-  // Epilogue: invocation tid finishes slot c = tid / RB of row r = tid % RB (and, with PAIRS, reads the
-  // partner slot's sum too).
-  if (tid >= NR * RB) return;
-  uint c = tid / RB, r = tid % RB;
+  uint part0 = lane * parts;  // the lane's first part
+#ifdef GEMV_IDOT
+  if (ROUND) {
+    // One x row, FUSE_ADD, no column tile, n_tile a multiple of 16 (the planner's conditions): every
+    // lane's NR columns exist. Each lane finishes its columns, then one invocation rounds the run.
+    if (ltid < NR) {
+      float s = 0.0;
+      for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
+      uint n = grp * NR + ltid;
+      if (pc.has_bias != 0u) s += load_elem(pc.bias, n, pc.bias_dtype);
+      s += f32_buf(pc.aux).d[pc.row0 * pc.ldy + n];
+      f32_buf(pc.y).d[pc.row0 * pc.ldy + n] = s;
+      run_v[lane * NR + ltid] = s;
+    }
+    barrier();
+    if (tid == 0u) {
+      uint run = octo_group_linear();
+      vec4 v[4];
+      float ss = 0.0;
+      [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+        v[i] = vec4(run_v[4u * i], run_v[4u * i + 1u], run_v[4u * i + 2u], run_v[4u * i + 3u]);
+        ss += dot(v[i], v[i]);
+        v[i] *= load_norm4(pc.nw, 16u * run + 4u * i, pc.nw_dtype);
+      }
+      store_run(pc.runs, pc.n_tile, run, round_run(v[0], v[1], v[2], v[3]), ss);
+    }
+    return;
+  }
+#endif
+  // Epilogue: invocation ltid of a lane finishes slot c = ltid / RB of row r = ltid % RB (and, with
+  // PAIRS, reads the partner slot's sum too).
+  if (ltid >= NR * RB) return;
+  uint c = ltid / RB, r = ltid % RB;
   if (r >= nrows) return;
   uint row = pc.row0 + rb + r;
   float s = 0.0, t = 0.0;
   uint mate = FUSE == FUSE_SWIGLU ? c + GC : c ^ 1u;  // SWIGLU: the up row; ROPE/KV: the pair's other half
-  for (uint p = 0u; p < parts; ++p) s += red[tid * WG + p];
+  for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
   if (PAIRS && mate < NR)
-    for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + p];
+    for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + part0 + p];
   if (NORM) {
     float ss = 0.0;
-    for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + p];
+    for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
     float inv_rms = 1.0 / sqrt(ss / float(pc.K) + pc.eps);
     s *= inv_rms;
     t *= inv_rms;

@@ -4,12 +4,14 @@
 // workgroup loads and rounds the runs its chunks need: a chain of loads, a max, a scale and packing
 // ahead of its first integer dot product, which left the 7B GEMVs latency-bound (on the H200 decode ran
 // 66% faster at 7B Q4_K_M with x made up in registers instead: benchmarks/results/2026-11-29-h200-xq,
-// calls 4-5). Here the row is rounded by one workgroup and the GEMVs read 24 bytes a run.
+// calls 4-5). Here the row is rounded by one workgroup and the GEMVs read 32 bytes a run. Where the
+// GEMV_ADD that writes the row can round it in its own epilogue (gemv.comp ROUND, kernels/gemv.cpp
+// rounding_for_readers) this launch and the barrier after it are not recorded.
 //
-// Output at `dst`: K / 16 uvec4s of quants, then K / 16 pairs (step bits, sum of quants). The runs are
-// those gemv_idot.glsl rounds (common/x_runs.glsl: the same products, maximum and rounding); with NORM
-// (the GEMV is RMSNORM-fused) v = x times the norm weight, and the inverse RMS of x multiplies the steps,
-// so the GEMV has no RMSNORM left to do.
+// Output at `dst`: the layout of common/x_runs.glsl (quants, step and sum of quants, sum of squares a
+// run). The runs are those gemv_idot.glsl rounds (the same products, maximum and rounding); with NORM
+// (the GEMV is RMSNORM-fused) v = x times the norm weight, and the GEMV sums the runs' squares into its
+// inverse RMS. One pass, no reduction across the workgroup: each invocation rounds whole runs.
 #include "common/octo.glsl"
 #include "common/x_runs.glsl"
 layout(local_size_x_id = 0) in;
@@ -18,41 +20,19 @@ layout(constant_id = 1) const bool NORM = false;
 layout(push_constant) uniform params {
   uvec2 x, nw, dst;
   uint K, nw_dtype;
-  float eps;
 } pc;
-
-shared float red[gl_WorkGroupSize.x];
 
 void main() {
   const uint WG = gl_WorkGroupSize.x;
-  uint tid = gl_LocalInvocationID.x;
   v4_buf xb = v4_buf(pc.x);
-  uint runs = pc.K >> 4;
-  float inv_rms = 1.0;
-  if (NORM) {
-    float ss = 0.0;
-    for (uint v = tid; v < (pc.K >> 2); v += WG) {
-      vec4 a = xb.d[v];
-      ss += dot(a, a);
-    }
-    red[tid] = ss;
-    barrier();
-    for (uint h = WG >> 1; h > 0u; h >>= 1) {  // WG is a power of two (the planner's)
-      if (tid < h) red[tid] += red[tid + h];
-      barrier();
-    }
-    inv_rms = 1.0 / sqrt(red[0] / float(pc.K) + pc.eps);
-  }
-  u4_buf qb = u4_buf(pc.dst);
-  x8_meta_buf mb = x8_meta_buf(pc.dst);
-  for (uint r = tid; r < runs; r += WG) {
+  for (uint r = gl_LocalInvocationID.x; r < (pc.K >> 4); r += WG) {
     vec4 v[4];
+    float ss = 0.0;
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       v[i] = xb.d[4u * r + i];
+      ss += dot(v[i], v[i]);
       if (NORM) v[i] *= load_norm4(pc.nw, 16u * r + 4u * i, pc.nw_dtype);
     }
-    xrun q = round_run(v[0], v[1], v[2], v[3]);
-    qb.d[r] = q.q;
-    mb.d[(pc.K >> 3) + r] = uvec2(floatBitsToUint(q.step * inv_rms), uint(q.qsum));
+    store_run(pc.dst, pc.K, r, round_run(v[0], v[1], v[2], v[3]), ss);
   }
 }

@@ -23,18 +23,19 @@
 
 #include "x_runs.glsl"
 
-// Elements e .. e+15 of x row 0 (e a multiple of 16): with X8, the run gemv_quantize_x.comp rounded
-// before this launch (pc.x then points at its runs: K / 16 uvec4s of quants, then K / 16 pairs of step
-// bits and sum of quants; the step already holds the inverse RMS where the GEMV is RMSNORM-fused);
-// else through xload (the norm weight, the sum of squares) and rounded here.
+// Elements e .. e+15 of x row 0 (e a multiple of 16): with X8, the run rounded before this launch
+// (pc.x then points at the runs, x_runs.glsl's layout; an RMSNORM-fused GEMV sums their squares as it
+// goes: a workgroup's chunks load each run once, as xload's SSQ_IN_LOOP relies on); else through xload
+// (the norm weight, the sum of squares) and rounded here.
 xrun xquant16(uint e) {
   if (X8) {
     xrun r;
     r.q = u4_buf(pc.x).d[e >> 4];
-    // The run's step bits and sum of quants in one 8-byte load (x_runs.glsl, x8_meta_buf).
-    uvec2 m = x8_meta_buf(pc.x).d[(pc.K >> 3) + (e >> 4)];
+    // The run's step bits, sum of quants and sum of squares in one 16-byte load (x_runs.glsl).
+    uvec4 m = u4_buf(pc.x).d[(pc.K >> 4) + (e >> 4)];
     r.step = uintBitsToFloat(m.x);
     r.qsum = int(m.y);
+    if (NORM) ssq[0] += uintBitsToFloat(m.z);
     return r;
   }
   return round_run(xload(0u, e), xload(0u, e + 4u), xload(0u, e + 8u), xload(0u, e + 12u));

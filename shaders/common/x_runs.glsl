@@ -23,10 +23,12 @@ uint pack_q4(vec4 t) {
   return u.x | (u.y << 8) | (u.z << 16) | (u.w << 24);
 }
 
-// A row's runs as gemv_quantize_x.comp writes them and the GEMVs read them (OCTO_GEMV_X8): K / 16 uvec4s
-// of quants (u4_buf), then K / 16 uvec2s (x8_meta_buf, from uvec2 index K / 8): the step's bits and the
-// sum of quants.
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer x8_meta_buf { uvec2 d[]; };
+// A row's runs as their writers leave them (gemv_quantize_x.comp, or the GEMV_ADD that wrote the row:
+// gemv.comp ROUND) and the GEMVs read them (X8): K / 16 uvec4s of quants, then K / 16 uvec4s of the
+// run's step bits, sum of quants, sum of squares of x (not times the norm weight; float bits) and 0,
+// one 16-byte load. An RMSNORM-fused reader sums the squares into its row's inverse RMS, which then
+// scales its finished dot products: the steps hold no inverse RMS, so a writer that sees only its own
+// runs can round them.
 
 // A quantized run of x: 16 int8, its step, and the sum of its quants (the formats' offsets and mins
 // multiply sums of x).
@@ -48,6 +50,12 @@ xrun round_run(vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
   r.step = amax / 127.0;
   r.qsum = sdot16(r.q, uvec4(0x01010101u));
   return r;
+}
+
+// Store run r of a row of K elements at `dst` (the layout above); ss: the run's sum of squares of x.
+void store_run(uvec2 dst, uint K, uint r, xrun q, float ss) {
+  u4_buf(dst).d[r] = q.q;
+  u4_buf(dst).d[(K >> 4) + r] = uvec4(floatBitsToUint(q.step), uint(q.qsum), floatBitsToUint(ss), 0u);
 }
 
 #endif

@@ -106,6 +106,11 @@ struct task_context {
   /// size the planner asked for (kernel_launch::scratch_bytes) on a first call without one (0 here). A
   /// kernel that uses it must leave it as it found it where it matters (e.g. arrival counters back at 0).
   std::uint64_t scratch_address = 0;
+  /// Every task's own scratch by task id, for the tasks planned before this one (0 for the others), where
+  /// the VM lets a kernel read what an earlier task's kernel left in its scratch (x rounded by the
+  /// GEMV_ADD that wrote it, kernels/gemv.cpp); empty where it does not (a planner called alone, the
+  /// VM's sizing passes, a recording with control words, whose layers may be skipped or switch precision).
+  std::span<const std::uint64_t> task_scratch_address = {};
   /// The program's shared scratch (kernel_launch::shared_scratch_bytes), or 0 where there is none (the
   /// first call, or the memory left no room for it): a planner then plans its launch without it.
   std::uint64_t shared_scratch_address = 0;

@@ -355,6 +355,7 @@ void vulkan_vm::impl::record(program_state& ps) {
     const auto& p = is.program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
+    std::vector<std::uint64_t> task_scratch(p.tasks.size(), 0);  // task_context::task_scratch_address
     // Control words: each task's layer span, and the spans' first tasks (where a bypass copy goes).
     std::vector<std::int32_t> span_of(p.tasks.size(), -1);
     std::vector<ir::layer_span> spans;
@@ -382,6 +383,7 @@ void vulkan_vm::impl::record(program_state& ps) {
         task_context ctx{p, t, addresses, globals.address, facts, fast};
         ctx.shared_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)];
         ctx.weight_copy_address = copies[i][static_cast<std::size_t>(t.id)];
+        if (!gated) ctx.task_scratch_address = task_scratch;
         planned_launch main;
         main.launch = planner(ctx);
         if (main.launch.scratch_bytes > 0) {  // the kernel's own scratch, freed with the program; plan again with it
@@ -389,6 +391,7 @@ void vulkan_vm::impl::record(program_state& ps) {
           is.owned.push_back(a);
           scratch.push_back(a);
           ctx.scratch_address = a.address;
+          task_scratch[static_cast<std::size_t>(t.id)] = a.address;
           main.launch = planner(ctx);
         }
         const std::int32_t s = span_of[static_cast<std::size_t>(t.id)];

@@ -299,10 +299,9 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
 TEST_CASE("conformance: integer-dot decode GEMV, x rounded once ahead of it gives the runs it rounds itself") {
   // OCTO_GEMV_X8=2 rounds the x row once (gemv_quantize_x, a `before` launch) instead of in every
   // workgroup: the same runs, so the residual GEMV's outputs equal to the bit in every format. The
-  // RMSNORM-fused ones take the inverse RMS into the steps and sum x's squares in another order (one
-  // workgroup's strided f32 sums against every GEMV workgroup's chunk order) and round step x inverse
-  // RMS per run: their sums agree to about 1e-6 of the terms, which silu(g) u can magnify where g is
-  // negative or a sum cancels. So within 1e-4 of the largest output (5e-5 of it seen).
+  // RMSNORM-fused ones sum x's squares in another order (per run, then the runs in the workgroup's chunk
+  // order, against each invocation's own loads): their sums agree to about 1e-6 of the terms, which
+  // silu(g) u can magnify where g is negative or a sum cancels. So within 1e-4 of the largest output.
   ::setenv("OCTO_GEMV_IDOT", "1", 1);
   std::mt19937_64 rng(seed() ^ 0x59a1ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
@@ -368,6 +367,163 @@ TEST_CASE("conformance: integer-dot decode GEMV, x rounded once ahead of it give
         CHECK_MESSAGE(std::abs(ya[i] - yb[i]) <= 1e-4f * ymax, "column " << i << ": " << ya[i] << " against " << yb[i] << " (largest " << ymax << ")");
     }
   }
+  ::unsetenv("OCTO_GEMV_X8");
+  ::unsetenv("OCTO_GEMV_IDOT");
+}
+
+TEST_CASE("conformance: integer-dot decode GEMVs read x rounded by the GEMV_ADD that wrote it") {
+  // A residual GEMV_ADD writes the row h that two RMSNORM-fused integer GEMVs (one norm) read as x. By
+  // default (OCTO_GEMV_X8_WRITER) the GEMV_ADD's workgroups each own one run of 16 outputs (LANES lanes
+  // of NR columns, gemv.comp ROUND) and round it, times the readers' norm weight, into the runs they
+  // read: no gemv_quantize_x launch and no barrier before them. Checked against the contract computed
+  // here from the h the device wrote (h times the norm weight rounded per run, the inverse RMS of h
+  // after) over every format with an integer loop, three steps of one recording; the writer's own
+  // outputs bit-identical to the plain GEMV_ADD's (OCTO_GEMV_X8_WRITER=0). NR 4 and 8 (4 and 2 lanes)
+  // on one format of each block size; readers with different norms are not served (they keep their own
+  // rounding, and the writer does not round).
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  std::mt19937_64 rng(seed() ^ 0x3b17ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  auto& vm = gpu_fast();
+  struct variant {
+    dtype wd;
+    std::int64_t H;
+    const char* nr;  // OCTO_GEMV_NR, or null: the planner's
+    bool same_norm;
+  };
+  std::vector<variant> variants;
+  for (dtype wd : idot_dtypes) variants.push_back({wd, 1280, nullptr, true});
+  for (dtype wd : {dtype::q8_0, dtype::q4_k}) {
+    const std::int64_t small = octo::ir::layout(wd).block_elems == 256 ? 256 : 96;
+    variants.push_back({wd, small, "4", true});
+    variants.push_back({wd, small, "8", true});
+  }
+  variants.push_back({dtype::q8_0, 1280, nullptr, false});
+  for (const variant& va : variants) {
+    const dtype wd = va.wd;
+    const std::int64_t H = va.H;
+    CAPTURE(octo::ir::name(wd));
+    CAPTURE(H);
+    CAPTURE(va.same_norm);
+    CAPTURE((va.nr ? va.nr : "planner's"));
+    if (va.nr) ::setenv("OCTO_GEMV_NR", va.nr, 1);
+    const std::int64_t Kin = 512, N = 24;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, Kin});
+    auto wo = c.buf("wo", buffer_kind::weight, wd, {H, Kin});
+    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, H});
+    auto h = c.buf("h", buffer_kind::io_output, dtype::f32, {1, H});
+    auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {H});
+    auto nw2 = c.buf("nw2", buffer_kind::weight, dtype::f32, {H});
+    auto w1 = c.buf("w1", buffer_kind::weight, wd, {N, H});
+    auto w2 = c.buf("w2", buffer_kind::weight, wd, {N, H});
+    auto w3 = c.buf("w3", buffer_kind::weight, wd, {N, H});
+    auto y1 = c.buf("y1", buffer_kind::io_output, dtype::f32, {1, N});
+    auto y2 = c.buf("y2", buffer_kind::io_output, dtype::f32, {1, N});
+    const auto normed = params({{param_key::K, double(H)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0},
+                                {param_key::eps, 1e-6}, {param_key::hidden, double(H)}});
+    const auto wrote = c.task(opcode::gemv_add, {x, wo, r}, {h},
+                              params({{param_key::K, double(Kin)}, {param_key::N_tile, double(H)}, {param_key::n_off, 0.0}}));
+    c.task(opcode::rmsnorm_gemv, {h, nw, w1}, {y1}, normed, {{wrote, 1}});
+    c.task(opcode::rmsnorm_swiglu, {h, va.same_norm ? nw : nw2, w2, w3}, {y2}, normed, {{wrote, 1}});
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> nwv(static_cast<std::size_t>(H)), nw2v(nwv.size());
+    for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
+    for (auto& v : nw2v) v = 1.0f + 0.5f * u(rng);
+    const auto quantized = [&](std::int64_t rows, std::int64_t K, std::vector<float>* dq) {
+      std::vector<float> wf(static_cast<std::size_t>(rows * K));
+      for (auto& v : wf) v = u(rng);
+      std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, rows * K)));
+      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data());
+      for (std::int64_t n = 0; n < rows; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
+      if (dq) {
+        dq->resize(wf.size());
+        octo::detail::dequantize_row(wd, dst, dq->data(), rows * K);
+      }
+      return wb;
+    };
+    std::vector<float> w1q, w2q, w3q;
+    const auto wob = quantized(H, Kin, nullptr), w1b = quantized(N, H, &w1q), w2b = quantized(N, H, &w2q),
+               w3b = quantized(N, H, &w3q);
+    constexpr int steps = 3;
+    std::vector<std::vector<float>> xs(steps), rs(steps);
+    for (int st = 0; st < steps; ++st) {
+      xs[st].resize(static_cast<std::size_t>(Kin));
+      rs[st].resize(static_cast<std::size_t>(H));
+      for (auto& v : xs[st]) v = u(rng);
+      for (std::int64_t k = 0; k < H; ++k) rs[st][static_cast<std::size_t>(k)] = u(rng) * (k % 61 == 0 ? 16.0f : 1.0f);
+    }
+    // The plain GEMV_ADD (writer off) on one variant of each block size, and where the norms differ.
+    const bool compare = wd == dtype::q8_0 || (wd == dtype::q4_k && va.nr);
+    std::vector<std::byte> outs[2][steps][3];  // [writer rounds][step][h, y1, y2]
+    std::uint64_t kernels[2] = {0, 0};
+    for (int writer = compare ? 0 : 1; writer < 2; ++writer) {
+      CAPTURE(writer);
+      ::setenv("OCTO_GEMV_X8_WRITER", writer ? "1" : "0", 1);
+      ::setenv("OCTO_GEMV_X8", "1", 1);
+      vm.load(c.p);  // planned again under this setting
+      vm.write_bytes("wo", wob);
+      vm.write_bytes("w1", w1b);
+      vm.write_bytes("w2", w2b);
+      vm.write_bytes("w3", w3b);
+      vm.write_bytes("nw", f32_bytes(nwv));
+      vm.write_bytes("nw2", f32_bytes(nw2v));
+      for (int st = 0; st < steps; ++st) {
+        vm.write_bytes("x", f32_bytes(xs[st]));
+        vm.write_bytes("r", f32_bytes(rs[st]));
+        vm.execute();
+        octo_test::check_clean(vm);
+        outs[writer][st][0] = vm.read_bytes("h");
+        outs[writer][st][1] = vm.read_bytes("y1");
+        outs[writer][st][2] = vm.read_bytes("y2");
+      }
+      kernels[writer] = vm.stats().dispatches;
+    }
+    if (compare) {
+      // Served readers lose their (shared) launch ahead; unserved ones keep theirs.
+      CHECK(kernels[1] == kernels[0] - (va.same_norm ? 1 : 0));
+      for (int st = 0; st < steps; ++st) CHECK(outs[0][st][0] == outs[1][st][0]);
+    }
+    for (int st = 0; st < steps; ++st) {
+      CAPTURE(st);
+      std::vector<float> hv(static_cast<std::size_t>(H));
+      REQUIRE(outs[1][st][0].size() == hv.size() * 4);
+      std::memcpy(hv.data(), outs[1][st][0].data(), outs[1][st][0].size());
+      for (int reader = 0; reader < 2; ++reader) {
+        CAPTURE(reader);
+        const auto& nv = reader == 1 && !va.same_norm ? nw2v : nwv;
+        std::vector<float> v(hv.size());
+        double ss = 0.0;
+        for (std::size_t k = 0; k < hv.size(); ++k) {
+          ss += double(hv[k]) * hv[k];
+          v[k] = hv[k] * nv[k];
+        }
+        const double inv_rms = 1.0 / std::sqrt(ss / double(H) + 1e-6);
+        const idot_expect e = idot_contract(v, reader == 0 ? w1q : w2q, N, H);
+        const idot_expect e2 = reader == 1 ? idot_contract(v, w3q, N, H) : idot_expect{};
+        std::vector<float> got(static_cast<std::size_t>(N));
+        REQUIRE(outs[1][st][1 + reader].size() == got.size() * 4);
+        std::memcpy(got.data(), outs[1][st][1 + reader].data(), got.size() * 4);
+        int bad = 0;
+        for (std::int64_t n = 0; n < N; ++n) {
+          const auto i = static_cast<std::size_t>(n);
+          double want = e.y[i] * inv_rms, bound = e.bound[i] * inv_rms * (1.0 + 1e-5);
+          if (reader == 1) {  // silu(g) u, the bound propagated as in the contract case above
+            const double up = e2.y[i] * inv_rms, bu = e2.bound[i] * inv_rms * (1.0 + 1e-5);
+            const double silu = want / (1.0 + std::exp(-want));
+            bound = 1.1 * std::abs(up) * bound + std::abs(silu) * bu + bound * bu * 1.1;
+            want = silu * up;
+          }
+          bound += 1e-6 * std::abs(want);
+          if (!(std::abs(double(got[i]) - want) <= bound) && ++bad <= 5)
+            CHECK_MESSAGE(false, "column " << n << ": gpu " << got[i] << ", contract " << want << ", bound " << bound);
+        }
+        CHECK(bad == 0);
+      }
+    }
+    ::unsetenv("OCTO_GEMV_NR");
+  }
+  ::unsetenv("OCTO_GEMV_X8_WRITER");
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

@@ -187,19 +187,34 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   model_config qwen3_q6{qwen3};
   qwen3_q6.name = "tiny-qwen3-q6k";
   qwen3_q6.weight_dtype = octo::ir::dtype::q6_k;
-  // x rounded by every GEMV workgroup, once ahead of each RMSNORM-fused GEMV (OCTO_GEMV_X8=1) or of every
-  // GEMV (2): the same runs. Ahead, the GEMVs of a wavefront that read one x with one norm share one
-  // launch: the Q, K and V projections one and gate|up one a layer, the head one (five more kernels a
-  // step on the two layers; nine if each GEMV had its own).
-  std::vector<std::uint64_t> kernels[3];
-  for (int x8 = 0; x8 < 3; ++x8) {
-    ::setenv("OCTO_GEMV_X8", std::to_string(x8).c_str(), 1);
-    CAPTURE(x8);
+  // Where x is rounded: by every GEMV workgroup (mode 0, OCTO_GEMV_X8=0); once ahead of each RMSNORM-fused
+  // GEMV (1, OCTO_GEMV_X8=1 and OCTO_GEMV_X8_WRITER=0) or of every GEMV (2); by the residual GEMV_ADD that
+  // wrote it, for the RMSNORM-fused GEMVs that read it (3: the default, the rows here too short for a
+  // launch ahead; 4: OCTO_GEMV_X8=1, writers on). The same runs every way. Ahead, the GEMVs of a
+  // wavefront that read one x with one norm share one launch: the Q, K and V projections one and gate|up
+  // one a layer, the head one (five more kernels a step on the two layers; nine if each GEMV had its
+  // own). With the writers rounding, only the first layer's Q, K and V (x from the embedding) keep a
+  // launch ahead: one more kernel a step than mode 0, and none in the default. The writer's runs are
+  // the launch's to the bit (the same stored row, the same rounding and squares), so mode 4's logits are
+  // mode 1's: the same error against `accurate`.
+  struct mode {
+    const char* x8;      // OCTO_GEMV_X8, or null: unset
+    const char* writer;  // OCTO_GEMV_X8_WRITER
+  };
+  const mode modes[] = {{"0", "1"}, {"1", "0"}, {"2", "0"}, {nullptr, "1"}, {"1", "1"}};
+  std::vector<std::uint64_t> kernels[std::size(modes)];
+  std::vector<double> errs[std::size(modes)];
+  for (std::size_t m = 0; m < std::size(modes); ++m) {
+    if (modes[m].x8) ::setenv("OCTO_GEMV_X8", modes[m].x8, 1);
+    else ::unsetenv("OCTO_GEMV_X8");
+    ::setenv("OCTO_GEMV_X8_WRITER", modes[m].writer, 1);
+    CAPTURE(m);
     for (const model_config& c : {qwen2, qwen2_q4, qwen3, qwen3_q6}) {
       std::uint64_t n = 0;
       const double err = fast_vs_accurate(c, 8, &n);
-      kernels[x8].push_back(n);
-      MESSAGE(c.name << std::string(x8 ? " (x rounded ahead)" : "") << ": largest relative L2 of fast vs accurate decode logits over 8 steps " << err);
+      kernels[m].push_back(n);
+      errs[m].push_back(err);
+      MESSAGE(c.name << " (mode " << m << "): largest relative L2 of fast vs accurate decode logits over 8 steps " << err);
       CHECK(err < 3e-2);  // measured 0.014-0.016 on lavapipe (x rounded to 8 bits per 16-element run at every GEMV of 2 layers)
       CHECK(err > 0.0);  // the integer-dot path ran: it does not reproduce the f32 sums
     }
@@ -208,7 +223,11 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
     CAPTURE(i);
     CHECK(kernels[1][i] == kernels[0][i] + 2 * 2 + 1);
     CHECK(kernels[2][i] > kernels[1][i]);
+    CHECK(kernels[3][i] == kernels[0][i]);
+    CHECK(kernels[4][i] == kernels[0][i] + 1);
+    CHECK(errs[4][i] == errs[1][i]);
   }
+  ::unsetenv("OCTO_GEMV_X8_WRITER");
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }

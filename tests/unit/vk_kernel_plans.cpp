@@ -917,7 +917,7 @@ TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused o
   CHECK(plan_k(opcode::rmsnorm_gemv, 3584).before.empty());
   ::setenv("OCTO_GEMV_X8", "1", 1);
   l = plan_op(opcode::rmsnorm_gemv, 0);  // the first call: the scratch it needs, no launch yet
-  CHECK(l.shared_scratch_bytes == 256 / 16 * 24);
+  CHECK(l.shared_scratch_bytes == 256 / 16 * 32);  // quants; step, sum and sum of squares a run
   CHECK(l.before.empty());
   l = plan_op(opcode::rmsnorm_gemv, 0x900000);
   REQUIRE(l.before.size() == 1);
@@ -932,6 +932,114 @@ TEST_CASE("integer-dot decode GEMVs: x rounded once ahead of the RMSNORM-fused o
   CHECK(plan_op(opcode::rmsnorm_gemv, 0x900008).before.empty());  // a scratch not 16-byte aligned
   ::setenv("OCTO_GEMV_X8", "yes", 1);
   CHECK_THROWS_WITH_AS(plan_op(opcode::gemv_add, 0x900000), doctest::Contains("OCTO_GEMV_X8='yes' is not 0, 1 or 2"), octo::error);
+  ::unsetenv("OCTO_GEMV_X8");
+}
+
+TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-fused GEMVs that read it") {
+  clear_kernel_environment();
+  // h = r + Wo x (GEMV_ADD, task 0) read by two RMSNORM-fused GEMVs (tasks 1 and 2), on an accelerating
+  // device at `fast`. gemv.comp's spec constants: 0 the workgroup width, 1 NR, 6 X8, 7 ROUND, 8 LANES.
+  auto idot_device = device(true);
+  idot_device.int_dot = idot_device.int_dot_accelerated = true;
+  const std::int64_t H = 1536, Kin = 1536, N = 256;
+  const auto make = [&](std::int64_t H) {
+    ir::program prog;
+    const auto buf = [&](const char* name, ir::buffer_kind kind, dtype dt, std::vector<std::int64_t> shape) {
+      return prog.add_buffer(name, kind, dt, shape);
+    };
+    const auto x = buf("x", ir::buffer_kind::io_input, dtype::f32, {1, Kin});
+    const auto wo = buf("wo", ir::buffer_kind::weight, dtype::q8_0, {H, Kin});
+    const auto r = buf("r", ir::buffer_kind::io_input, dtype::f32, {1, H});
+    const auto h = buf("h", ir::buffer_kind::io_output, dtype::f32, {1, H});
+    const auto nw = buf("nw", ir::buffer_kind::weight, dtype::f32, {H});
+    buf("nw2", ir::buffer_kind::weight, dtype::f32, {H});
+    const auto w1 = buf("w1", ir::buffer_kind::weight, dtype::q8_0, {N, H});
+    const auto w2 = buf("w2", ir::buffer_kind::weight, dtype::q8_0, {N, H});
+    const auto y1 = buf("y1", ir::buffer_kind::io_output, dtype::f32, {1, N});
+    const auto y2 = buf("y2", ir::buffer_kind::io_output, dtype::f32, {1, N});
+    const auto add_task = [&](opcode op, std::vector<std::int32_t> in, std::int32_t out, ir::param_list p) {
+      ir::task t;
+      t.op = op;
+      t.inputs = std::move(in);
+      t.outputs = {out};
+      t.out_counter = prog.add_counter("c" + std::to_string(prog.tasks.size()));
+      t.params = std::move(p);
+      t.label = std::string(ir::name(op));
+      prog.add_task(std::move(t));
+    };
+    ir::param_list pa;
+    pa.set(param_key::K, Kin).set(param_key::N_tile, H).set(param_key::n_off, 0);
+    add_task(opcode::gemv_add, {x, wo, r}, h, pa);
+    ir::param_list pn;
+    pn.set(param_key::K, H).set(param_key::N_tile, N).set(param_key::n_off, 0).set(param_key::hidden, H).set_real(param_key::eps, 1e-6);
+    add_task(opcode::rmsnorm_gemv, {h, nw, w1}, y1, pn);
+    add_task(opcode::rmsnorm_gemv, {h, nw, w2}, y2, pn);
+    return prog;
+  };
+  ir::program prog = make(H);
+  const std::int32_t nw = 4, nw2 = 5;  // buffer ids (make's order)
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x100000 * (b + 1);
+  std::vector<std::uint64_t> task_scratch(prog.tasks.size(), 0);
+  const auto plan = [&](std::size_t task, std::uint64_t scratch, bool shown = true) {
+    vm::vulkan::task_context c{prog, prog.tasks.at(task), addresses, 0xf0000, idot_device, true};
+    c.scratch_address = scratch;
+    c.shared_scratch_address = 0x9000000;
+    if (shown) c.task_scratch_address = task_scratch;
+    return vm::vulkan::kernel_for(prog.tasks.at(task).op).planner(c);
+  };
+  // The writer: first the scratch it needs (the runs), then, with it, ROUND over 16-column workgroups.
+  auto w = plan(0, 0);
+  CHECK(w.shader == "gemv_idot_q8_0");
+  CHECK(w.scratch_bytes == H / 16 * 32);
+  CHECK(w.spec_constants.at(7) == 0);
+  w = plan(0, 0x8000000);
+  REQUIRE(w.spec_constants.size() == 9);
+  CHECK(w.spec_constants.at(7) == 1);
+  const auto nr = w.spec_constants.at(1), lanes = w.spec_constants.at(8);
+  CHECK(nr * lanes == 16);
+  CHECK(nr == plan(0, 0x8000000, false).spec_constants.at(1));  // each lane keeps the columns and
+  CHECK(w.spec_constants.at(0) == lanes * plan(0, 0x8000000, false).spec_constants.at(0));  // width it had
+  CHECK(w.groups[0] * w.groups[2] == H / 16);
+  CHECK(w.before.empty());
+  // The readers: the runs from the writer's scratch, no launch ahead.
+  task_scratch[0] = 0x8000000;
+  for (std::size_t t : {1u, 2u}) {
+    const auto rl = plan(t, 0);
+    CHECK(rl.spec_constants.at(6) == 1);
+    CHECK(rl.before.empty());
+    CHECK(rl.shared_scratch_bytes == 0);
+  }
+  task_scratch[0] = 0;
+  // Not where the VM does not show a task's scratch to later ones (a planner alone, control words), nor
+  // with OCTO_GEMV_X8_WRITER=0 or OCTO_GEMV_X8=0: the readers then round as the rules above say.
+  CHECK(plan(0, 0, false).scratch_bytes == 0);
+  ::setenv("OCTO_GEMV_X8_WRITER", "0", 1);
+  CHECK(plan(0, 0).scratch_bytes == 0);
+  ::setenv("OCTO_GEMV_X8_WRITER", "yes", 1);
+  CHECK_THROWS_WITH_AS(plan(0, 0), doctest::Contains("OCTO_GEMV_X8_WRITER='yes' is not 0 or 1"), octo::error);
+  ::setenv("OCTO_GEMV_X8_WRITER", "1", 1);
+  CHECK(plan(0, 0).scratch_bytes == H / 16 * 32);
+  ::setenv("OCTO_GEMV_X8", "0", 1);
+  CHECK(plan(0, 0).scratch_bytes == 0);
+  ::unsetenv("OCTO_GEMV_X8");
+  ::unsetenv("OCTO_GEMV_X8_WRITER");
+  CHECK(plan(1, 0).before.size() == 1);  // no writer's runs: rows of 1536 take the launch ahead
+  // Readers that do not share one norm: the writer does not round.
+  prog.tasks.at(2).inputs.at(1) = nw2;
+  CHECK(plan(0, 0).scratch_bytes == 0);
+  prog.tasks.at(2).inputs.at(1) = nw;
+  // A lane must be whole subgroups: 64-wide subgroups and 32-wide lanes (the 1.5B's Q8_0 rows of 1536
+  // take 64 here) leave the writer as it was.
+  idot_device.subgroup_size = 128;
+  CHECK(plan(0, 0).scratch_bytes == 0);
+  idot_device.subgroup_size = 32;
+  // Rows under 1536 (the 0.5B's 896: 56 workgroups of 16 columns) only where OCTO_GEMV_X8 asks for x
+  // rounded ahead.
+  prog = make(896);
+  CHECK(plan(0, 0).scratch_bytes == 0);
+  ::setenv("OCTO_GEMV_X8", "1", 1);
+  CHECK(plan(0, 0).scratch_bytes == 896 / 16 * 32);
   ::unsetenv("OCTO_GEMV_X8");
 }
 

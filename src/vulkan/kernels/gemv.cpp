@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "vulkan/kernels/planner_support.hpp"
@@ -65,6 +66,10 @@ idot_mode idot_setting(const task_context& c) {
   fail(c, std::string("OCTO_GEMV_IDOT='") + v + "' is not 0 or 1");
 }
 
+/// Bytes a run of 16 elements of x takes rounded (shaders/common/x_runs.glsl): 16 of quants, 16 of step,
+/// sum of quants and sum of squares (one load).
+constexpr std::uint64_t kX8RunBytes = 32;
+
 /// OCTO_GEMV_X8: where the integer-dot GEMVs' x is rounded once, ahead of them, by gemv_quantize_x (a
 /// `before` launch into the shared scratch) instead of by every workgroup: 0 nowhere, 1 for the
 /// RMSNORM-fused ones, 2 for every one; unset, the default rule (x8_wanted).
@@ -86,8 +91,9 @@ x8_mode x8_setting(const task_context& c) {
 /// of workgroups each read the whole x row, as many bytes as the weight rows they read at 4 rows of Q8_0.
 /// The 0.5B's head (151936 x 896, Q8_0) took 71.6 us a step with its own rounding and 45.5 with x rounded
 /// ahead (benchmarks/results/2026-11-29-h200-head, call1).
+constexpr std::uint32_t kX8MinK = 1536;
 bool x8_wanted(const task_context& c, bool norm, std::uint32_t K, std::uint32_t n_tile) {
-  constexpr std::uint32_t kX8MinK = 1536, kX8MinCols = 32768;
+  constexpr std::uint32_t kX8MinCols = 32768;
   switch (x8_setting(c)) {
     case x8_mode::off: return false;
     case x8_mode::norm_fused: return norm;
@@ -95,6 +101,27 @@ bool x8_wanted(const task_context& c, bool norm, std::uint32_t K, std::uint32_t 
     case x8_mode::by_default: return norm && (K >= kX8MinK || n_tile >= kX8MinCols);
   }
   return false;
+}
+
+/// OCTO_GEMV_X8_WRITER: unset or 1, the RMSNORM-fused integer GEMVs' x is rounded by the GEMV_ADD that
+/// writes it wherever it can be (rounding_for_readers); 0, never (each takes the rule above).
+bool writer_rounding_on(const task_context& c) {
+  const char* v = std::getenv("OCTO_GEMV_X8_WRITER");
+  if (!v || !*v || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  fail(c, std::string("OCTO_GEMV_X8_WRITER='") + v + "' is not 0 or 1");
+}
+
+/// The task that writes buffer `b`, or null where none or several do.
+const ir::task* only_writer(const ir::program& p, std::int32_t b) {
+  const ir::task* w = nullptr;
+  for (const auto& t : p.tasks)
+    for (const auto o : t.outputs)
+      if (o == b) {
+        if (w && w != &t) return nullptr;
+        w = &t;
+      }
+  return w;
 }
 
 /// A tuning knob from the environment (OCTO_GEMV_NR: weight rows per workgroup, OCTO_GEMV_WG: its
@@ -116,6 +143,13 @@ struct gemv_operands {
   std::uint32_t fuse = 0;  // gemv.comp: 0 none, 1 norm, 2 add, 3 swiglu, 4 rope, 5 kv
   int w = 1, norm_w = -1, aux = -1, bias = -1, pos = -1;
   bool whole_rows = false;  // RoPE-fused: every column (pairs), no column tile
+};
+
+/// The norm a GEMV_ADD rounds its output row with (gemv.comp ROUND): that of the RMSNORM-fused integer
+/// GEMVs that read the row.
+struct row_rounding {
+  std::uint64_t nw = 0;
+  std::uint32_t nw_dtype = 0;
 };
 
 gemv_operands operands_of(const task_context& c) {
@@ -148,6 +182,60 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
 push_block matmul_push(const task_context& c, const gemm_args& a) {
   return matmul_fields(c, a).addr(a.residual).addr(a.norm_w).u32(a.norm_dtype).f32(a.eps).take();
 }
+
+namespace {
+
+/// x rounded by its writer: where the GEMV_ADD `c` writes one whole row y, the RMSNORM-fused GEMVs that
+/// read y as x and take the integer loops, if any and all with one norm: that norm. They then read the
+/// runs this task's kernel leaves in its scratch (rounded_by_writer) instead of rounding x in every
+/// workgroup or in a launch of their own ahead of them (gemv_quantize_x), and lose that launch and the
+/// barrier before it. Each reader is planned here as it will be (its own planner, which does not see
+/// this task's scratch yet), so the writer rounds exactly for the readers that will take the runs.
+/// By default only rows of at least kX8MinK, where the readers would take the launch ahead: a workgroup
+/// owns 16 columns, so a row of 896 (the 0.5B's) leaves 56 workgroups for the H200's 132 SMs, and
+/// its down projection (896 x 4864) then set 0.5B Q8_0 decode at 1021 tok/s against 1068 with the
+/// readers rounding x themselves, while 1.5B Q8_0 ran 670 against 642 with the launch ahead, 1.5B Q4_K_M
+/// 662 against 659, 7B Q4_K_M 372 against 362 (benchmarks/results/2026-12-02-h200-writer, call1).
+/// OCTO_GEMV_X8=1 or 2 rounds in the writer at any width.
+std::optional<row_rounding> rounding_for_readers(const task_context& c, const tensor_ref& y) {
+  if (c.task_scratch_address.empty() || !writer_rounding_on(c)) return std::nullopt;
+  const x8_mode m = x8_setting(c);
+  if (m == x8_mode::off || (m == x8_mode::by_default && y.numel() < kX8MinK)) return std::nullopt;
+  const std::int32_t yid = c.task.outputs[0];
+  if (only_writer(c.program, yid) != &c.task) return std::nullopt;
+  std::optional<row_rounding> r;
+  for (const auto& t : c.program.tasks) {
+    const bool norm_fused = t.op == ir::opcode::rmsnorm_gemv || t.op == ir::opcode::rmsnorm_swiglu ||
+                            t.op == ir::opcode::rmsnorm_gemv_rope || t.op == ir::opcode::rmsnorm_gemv_kv;
+    if (!norm_fused || t.inputs.empty() || t.inputs[0] != yid) continue;
+    const task_context rc{c.program, t, c.buffer_address, c.globals_address, c.device, c.fast_precision};
+    kernel_launch rl;
+    try {
+      rl = plan_gemv(rc);
+    } catch (const octo::error&) {
+      continue;  // its own planning reports it
+    }
+    if (!rl.shader.starts_with("gemv_idot_")) continue;
+    const auto nw = tensor(rc, t.inputs[static_cast<std::size_t>(operands_of(rc).norm_w)]);
+    if (nw.numel() != y.numel()) return std::nullopt;
+    const row_rounding mine{nw.address, static_cast<std::uint32_t>(nw.dtype())};
+    if (r && (r->nw != mine.nw || r->nw_dtype != mine.nw_dtype)) return std::nullopt;
+    r = mine;
+  }
+  return r;
+}
+
+/// Where the GEMV_ADD that writes this task's x left it rounded (its scratch), or 0 where it did not (or
+/// the VM does not show it to this task: task_scratch_address). A GEMV_ADD asks for scratch only to
+/// round its row (rounding_for_readers).
+std::uint64_t rounded_by_writer(const task_context& c) {
+  if (c.task_scratch_address.empty() || !writer_rounding_on(c) || x8_setting(c) == x8_mode::off) return 0;
+  const ir::task* w = only_writer(c.program, c.task.inputs[0]);
+  if (!w || w->op != ir::opcode::gemv_add || static_cast<std::size_t>(w->id) >= c.task_scratch_address.size()) return 0;
+  return c.task_scratch_address[static_cast<std::size_t>(w->id)];
+}
+
+}  // namespace
 
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
@@ -297,10 +385,12 @@ kernel_launch plan_gemv(const task_context& c) {
     return (cols + per - 1) / per;
   };
   // The block every GEMV / GEMM module shares, then gemv.comp's fused operands.
+  std::uint64_t runs_out = 0;  // ROUND: where a GEMV_ADD leaves its row rounded for the GEMVs that read it
   const auto push = [&] {
     return matmul_fields(c, ga)
         .addr(nw_addr).addr(aux_addr)
         .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
+        .addr(runs_out)
         .take();
   };
   bool unit_loads = vec;
@@ -402,13 +492,21 @@ kernel_launch plan_gemv(const task_context& c) {
     // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
     bool x8 = false;
     const bool norm = ops.norm_w >= 0;
-    if (idot && x8_wanted(c, norm, K, n_tile)) {
-      l.shared_scratch_bytes = std::uint64_t{K} / 16 * 24;
+    if (idot && norm) {  // rounded by the GEMV_ADD that wrote x (rounding_for_readers), if it did
+      const std::uint64_t runs = rounded_by_writer(c);
+      require(c, runs % 16 == 0, "the rounded x is not 16-byte aligned");
+      if (runs != 0) {
+        ga.x = runs;
+        x8 = true;
+      }
+    }
+    if (idot && !x8 && x8_wanted(c, norm, K, n_tile)) {
+      l.shared_scratch_bytes = std::uint64_t{K} / 16 * kX8RunBytes;
       // The runs depend on x, the norm and K only: the GEMVs of a wavefront that read the same x with the
       // same norm (Q, K and V) share them, rounded by one launch instead of three. On the H200 decode
       // 1.5B Q8_0 640.5 -> 646.3 tok/s, 1.5B Q4_K_M 659.5 -> 663.9, 7B Q4_K_M 365.5 -> 367.9, 7B Q8_0
       // 316.5 -> 317.5 (benchmarks/results/2026-11-29-h200-round, call3).
-      const auto what = push_builder{}.addr(x.address).addr(nw_addr).u32(K).u32(nw_dtype).f32(eps).take();
+      const auto what = push_builder{}.addr(x.address).addr(nw_addr).u32(K).u32(nw_dtype).take();
       l.shared_scratch_key.assign("gemv_quantize_x ");
       l.shared_scratch_key.append(reinterpret_cast<const char*>(what.bytes.data()), what.bytes.size());
       const std::uint64_t runs = c.shared_scratch_address;
@@ -416,15 +514,35 @@ kernel_launch plan_gemv(const task_context& c) {
         kernel_launch q;
         q.shader = "gemv_quantize_x";
         q.spec_constants = {workgroup_size(c.device, 256), norm ? 1u : 0u};
-        q.push_constants = push_builder{}.addr(x.address).addr(nw_addr).addr(runs).u32(K).u32(nw_dtype).f32(eps).take();
+        q.push_constants = push_builder{}.addr(x.address).addr(nw_addr).addr(runs).u32(K).u32(nw_dtype).take();
         l.before.push_back(std::move(q));
         ga.x = runs;
         x8 = true;
       }
     }
-    l.spec_constants = {wg_c, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
-    if (idot) l.spec_constants.push_back(x8 ? 1u : 0u);
-    l.groups = grid(groups_for(nr_c), (rows + rb_c - 1) / rb_c);
+    // This GEMV_ADD's row rounded for the integer GEMVs that read it (rounding_for_readers, gemv.comp
+    // ROUND): a workgroup owns 16 columns, LANES lanes of nr_c columns each as wide as the workgroup
+    // would be without them, so every column keeps the invocations and the loads it had. Their norm goes
+    // in the fields GEMV_ADD leaves unused.
+    std::uint32_t lanes = 1;
+    bool round = false;
+    const std::uint32_t sg = c.device.subgroup_size;
+    if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0 &&
+        16 % nr_c == 0 && wg_c * (16 / nr_c) <= c.device.max_workgroup_size_x && sg > 0 && wg_c % sg == 0)
+      if (const auto r = rounding_for_readers(c, y)) {
+        l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes;
+        if (c.scratch_address != 0) {
+          require(c, c.scratch_address % 16 == 0, "scratch is not 16-byte aligned");
+          round = true;
+          lanes = 16 / nr_c;
+          runs_out = c.scratch_address;
+          nw_addr = r->nw;
+          nw_dtype = r->nw_dtype;
+        }
+      }
+    l.spec_constants = {wg_c * lanes, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes});
+    l.groups = grid(groups_for(nr_c) / lanes, (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
   }
