@@ -15,6 +15,16 @@
 
 #include "conformance_support.hpp"
 
+namespace {
+/// A sampled run (OCTO_TEST_SAMPLE=1, conformance_support.hpp) takes the attention cases' F16 and Q8_0
+/// caches: one of the 16-bit caches the flash-decoding kernel reads and the quantized one; F32 and BF16
+/// read through the same kernels and Vulkan calls.
+bool sampled_cache_out(dtype kd) {
+  return kd != dtype::f16 && kd != dtype::q8_0 &&
+         octo::test::sampled_out("the attention cases' F32 and BF16 caches (F16 and Q8_0 kept)");
+}
+}  // namespace
+
 TEST_CASE("conformance: GEMV_TILE with more than 65535 workgroups (an LM-head-like N over the x/z grid)") {
   for (dtype wd : {dtype::f16, dtype::q8_0, dtype::q4_0, dtype::q4_k}) {
     CAPTURE(octo::ir::name(wd));
@@ -435,6 +445,7 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
     for (const auto& s : shapes) {
       for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
         if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
+        if (sampled_cache_out(kd)) continue;
         CAPTURE(s.T);
         CAPTURE(s.heads);
         CAPTURE(s.kv_heads);
@@ -646,6 +657,7 @@ TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, ar
     for (dtype kd : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
       if (kd == dtype::q8_0 && s.kv_heads * s.hd % 32 != 0) continue;  // Q8_0 caches need whole blocks per row
       if (s.max_chunks && kd != dtype::f16 && kd != dtype::bf16) continue;  // the cap is the flash kernel's
+      if (sampled_cache_out(kd)) continue;
       if (s.max_chunks) ::setenv("OCTO_ATTENTION_CHUNKS", s.max_chunks, 1);
       else ::unsetenv("OCTO_ATTENTION_CHUNKS");
       for (const char* v : {"OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_WIDE_KEYS"})

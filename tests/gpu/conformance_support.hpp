@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "octo/vm/reference_vm.hpp"
 #include "octo/vm/vulkan_vm.hpp"
 #include "gpu_support.hpp"
+#include "../support/test_data.hpp"
 
 namespace {
 
@@ -215,10 +217,6 @@ inline void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0,
   }
 }
 
-const dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0,
-                               dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k,
-                               dtype::iq4_nl, dtype::iq4_xs};
-
 // The shared-memory reduction (devices without subgroup arithmetic, OCTO_KERNELS_NO_SUBGROUP) is the same
 // code after every format's loop: the matrix cases run it on one format of each loop family (16-bit
 // float units, 32-element blocks, 256-element K-quants, the IQ4 lookup) and every format with subgroups.
@@ -226,5 +224,23 @@ const dtype weight_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_
 inline bool reduction_sample(dtype wd) {
   return wd == dtype::f16 || wd == dtype::q5_1 || wd == dtype::q4_k || wd == dtype::iq4_xs;
 }
+
+/// The weight formats a matrix case loops over (`for (dtype wd : weight_dtypes)`): every one, or in a
+/// sampled run (OCTO_TEST_SAMPLE=1: the validation twins and the sanitizer build, test::sampled_run())
+/// reduction_sample()'s four, one of each loop family. What those runs check (octo's Vulkan usage, the
+/// host code) is one code path for every format of a family; the formats' arithmetic is the plain
+/// release run's, which takes all of them.
+inline constexpr struct weight_formats {
+  static constexpr dtype all[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0,
+                                  dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
+                                  dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs};
+  static constexpr dtype sample[] = {dtype::f16, dtype::q5_1, dtype::q4_k, dtype::iq4_xs};
+  const dtype* begin() const {
+    if (octo::test::sampled_out("weight formats other than F16, Q5_1, Q4_K and IQ4_XS (one of each loop family)"))
+      return std::begin(sample);
+    return std::begin(all);
+  }
+  const dtype* end() const { return octo::test::sampled_run() ? std::end(sample) : std::end(all); }
+} weight_dtypes{};
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <octo/runtime/decomposed.hpp>
 #include <octo/runtime/engine.hpp>
 
+#include "../support/test_data.hpp"
 #include "gpu_support.hpp"
 
 namespace fs = std::filesystem;
@@ -117,12 +118,25 @@ void check_identical(const fs::path& model, std::int64_t resident_layers, std::u
 
 TEST_CASE("streaming on Vulkan: from the GGUF, all / all-but-one / one / no layers resident, ring 1 and 2") {
   for (std::int64_t resident_layers : {6, 5, 1, 0})
-    for (std::uint32_t ring : {1u, 2u}) check_identical(tiny_qwen, resident_layers, ring);
+    for (std::uint32_t ring : {1u, 2u}) {
+      // A sampled run (the validation twin, the sanitizer build) keeps each layer count and each ring
+      // depth once: the uploads' ordering is the same code at every other pairing.
+      if (ring != (resident_layers == 6 || resident_layers == 1 ? 1u : 2u) &&
+          test::sampled_out("streaming from the GGUF: the layer counts 6 and 1 at ring 2, 5 and 0 at ring 1"))
+        continue;
+      check_identical(tiny_qwen, resident_layers, ring);
+    }
 }
 
 TEST_CASE("streaming on Vulkan: from a decomposed directory") {
   for (std::int64_t resident_layers : {6, 5, 1, 0})
-    for (std::uint32_t ring : {1u, 2u}) check_identical(decomposed(), resident_layers, ring);
+    for (std::uint32_t ring : {1u, 2u}) {
+      // The directory differs from the GGUF in the host's reads alone: a sampled run streams it once.
+      if ((resident_layers != 0 || ring != 2) &&
+          test::sampled_out("streaming from a decomposed directory: all but no layers resident at ring 2"))
+        continue;
+      check_identical(decomposed(), resident_layers, ring);
+    }
 }
 
 TEST_CASE("streaming on Vulkan: the RAM tier holding all or part of the streamed layers") {
@@ -131,8 +145,11 @@ TEST_CASE("streaming on Vulkan: the RAM tier holding all or part of the streamed
   o.resident_layers = 0;
   o.vulkan = vk();
   const std::uint64_t slot = runtime::engine(tiny_qwen, o).plan().slot_bytes;
-  check_identical(tiny_qwen, 0, 2, 6 * slot);
-  check_identical(decomposed(), 0, 2, 6 * slot);
+  // A sampled run keeps the tier holding part of the layers (reads from the tier and from the file).
+  if (!test::sampled_out("the RAM tier holding all the streamed layers (from the GGUF, from a decomposed directory)")) {
+    check_identical(tiny_qwen, 0, 2, 6 * slot);
+    check_identical(decomposed(), 0, 2, 6 * slot);
+  }
   check_identical(decomposed(), 1, 2, 2 * slot);
 }
 

@@ -42,27 +42,35 @@ std::vector<std::vector<std::int32_t>> stories_prompts() {
 }  // namespace
 
 TEST_CASE("token loop, Vulkan: tiny-qwen's greedy tokens at every depth are the host loop's and the reference VM's") {
-  const auto prompts = tiny_qwen_prompts(6);
+  // A sampled run (the validation twin, the sanitizer build): two prompts walk the same paths as six.
+  const auto prompts = tiny_qwen_prompts(test::sampled_out("tiny-qwen's prompts 3 to 6 at every depth") ? 2 : 6);
   const auto host = tl::same_tokens_at_every_depth(vulkan, tl::tiny_qwen(), prompts, 12, 64, {1, 4});
   runtime::engine cpu(tl::tiny_qwen(), tl::options(runtime::backend::reference, 64, 4));
   for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(tl::greedy(cpu, prompts[i], 12) == host[i]);
 }
 
 TEST_CASE("token loop, Vulkan: stories260K's greedy tokens at every depth are the host loop's and the reference VM's") {
-  const auto prompts = stories_prompts();
+  auto prompts = stories_prompts();
+  // A sampled run takes the long prompt at every depth, and the first 64 golden ids (the ring of two
+  // steps in flight cycles as often in those as in 257).
+  if (test::sampled_out("stories260K's BOS and short prompts at every depth")) prompts = {prompts[1]};
   const auto host = tl::same_tokens_at_every_depth(vulkan, stories, prompts, 40, 256, {1, 3, 8});
   runtime::engine cpu(stories, tl::options(runtime::backend::reference, 256, 3));
   for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(tl::greedy(cpu, prompts[i], 40) == host[i]);
   // The golden continuation from BOS with two steps in flight.
   runtime::engine e(stories, tl::options(vulkan, 512, 2));
   const std::int32_t bos[1] = {1};
-  CHECK(tl::greedy(e, bos, 257) == test::stories260k_golden_ids());
+  auto golden = test::stories260k_golden_ids();
+  if (test::sampled_out("stories260K's golden ids past the first 64 (two steps in flight)")) golden.resize(64);
+  CHECK(tl::greedy(e, bos, std::int64_t(golden.size())) == golden);
   CHECK(e.last_timing().most_in_flight == 2);
 }
 
 TEST_CASE("token loop, Vulkan: a streamed model keeps the host loop, with the resident loop's tokens") {
   runtime::engine resident(stories, tl::options(vulkan, 256, 4));
   for (const std::int64_t kept : {0, 2}) {
+    // No layer kept or two: the same uploads and host loop; a sampled run keeps two.
+    if (kept == 0 && test::sampled_out("the streamed model with no layer kept resident")) continue;
     CAPTURE(kept);
     auto o = tl::options(vulkan, 256, 4);
     o.resident_layers = kept;

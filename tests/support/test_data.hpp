@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -18,25 +19,38 @@
 
 namespace octo::test {
 
-/// Whether this run checks how octo runs rather than what it computes: a sanitizer build (its memory and
-/// undefined-behaviour checks) or a GPU test's twin under the Khronos validation layers
-/// (OCTO_VALIDATION=1, tests/gpu/CMakeLists.txt). Both watch the code paths, which every input of a
-/// long repeated check walks alike.
-inline bool checking_usage() {
-#ifdef OCTO_TEST_SANITIZED
+/// Whether this run is a sampled one (OCTO_TEST_SAMPLE=1): it checks how octo runs rather than what it
+/// computes, so it takes a representative sample of a test's inputs. tests/gpu/CMakeLists.txt sets it on
+/// the GPU tests' validation twins (the Khronos layers check octo's Vulkan usage, which does not depend on
+/// the weight format or most shapes) and on a sanitizer build's GPU tests (its memory and
+/// undefined-behaviour checks of the host code); the plain release run of every GPU test takes the full
+/// set (docs/gpu-conformance.md, "What each run covers").
+inline bool sampled_run() {
+  static const bool sampled = [] {
+    const char* v = std::getenv("OCTO_TEST_SAMPLE");
+    return v != nullptr && *v != 0 && std::string_view(v) != "0";
+  }();
+  return sampled;
+}
+
+/// In a sampled run: says (one doctest MESSAGE per distinct `what` and process) what the run leaves
+/// out, and returns true; in a full run returns false. Every reduction goes through here, so a sampled
+/// run's log names all it left out:  `if (test::sampled_out("Q4_0 ...")) continue;`
+inline bool sampled_out(const std::string& what) {
+  if (!sampled_run()) return false;
+  static std::set<std::string> said;
+  if (said.insert(what).second)
+    MESSAGE("sampled out (OCTO_TEST_SAMPLE=1; the plain release run has it): " << what);
   return true;
-#else
-  const char* v = std::getenv("OCTO_VALIDATION");
-  return v != nullptr && *v != 0 && std::string_view(v) != "0";
-#endif
 }
 
 /// Indices of the inputs a long repeated check takes (tiny-qwen's 50 sums, each one greedy generation):
 /// all of them in the plain release run, which judges every answer, and every `stride`-th one (the first
-/// included) where checking_usage(): CI's sanitizer build and validation twins spent minutes walking
-/// the same paths 50 times (tests/CMakeLists.txt).
+/// included) in a sampled run: CI's sanitizer build and validation twins spent minutes walking the same
+/// paths 50 times (tests/CMakeLists.txt).
 inline std::vector<std::size_t> inputs_to_check(std::size_t count, std::size_t stride = 5) {
-  const std::size_t step = checking_usage() ? stride : 1;
+  const std::size_t step = sampled_run() ? stride : 1;
+  if (step != 1) sampled_out("all but every " + std::to_string(stride) + "th of " + std::to_string(count) + " repeated inputs");
   std::vector<std::size_t> r;
   for (std::size_t i = 0; i < count; i += step) r.push_back(i);
   return r;

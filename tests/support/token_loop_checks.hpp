@@ -80,6 +80,8 @@ inline void stop_inside_the_window(runtime::backend vm, const std::filesystem::p
   const auto full = greedy(b, prompt, 24);
   REQUIRE(full.size() == 24);
   for (const std::int64_t stop_at : {0, 1, 5, 6, 13}) {  // index of the "end token" in the continuation
+    // A sampled run (OCTO_TEST_SAMPLE=1, tests/gpu) keeps the stops at the 1st, 6th and 7th token.
+    if ((stop_at == 1 || stop_at == 13) && sampled_out("the stops at the 2nd and the 14th token")) continue;
     CAPTURE(stop_at);
     a.reset();
     b.reset();
