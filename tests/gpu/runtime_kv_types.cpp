@@ -109,17 +109,20 @@ TEST_CASE("KV cache types: the Hugging Face reference models' logits per cache t
 TEST_CASE("KV cache types: stories260K's 257 golden greedy ids from BOS with every cache type") {
   // F32 and F16: all 257. Q8_0: the first 114 (measured; head_dim 8 gives each Q8_0 block four heads of
   // keys sharing one scale), a bound that fails if Q8_0 gets less accurate.
-  const auto golden = test::stories260k_golden_ids();
+  auto golden = test::stories260k_golden_ids();
   REQUIRE(golden.size() == 257);
+  // A sampled run (the sanitizer build) takes the first 120: past Q8_0's bound, the same decode steps again.
+  if (test::sampled_out("stories260K's golden ids past the first 120 per cache type")) golden.resize(120);
+  const std::int64_t n = std::int64_t(golden.size());
   for (ir::dtype kv : kv_types) {
     CAPTURE(ir::name(kv));
     runtime::engine e(test::stories260k_gguf(), opts(kv, 512, 128));
     const std::int32_t bos[1] = {1};
     runtime::sampling_params greedy;
-    const auto ids = e.generate(bos, 257, greedy);
+    const auto ids = e.generate(bos, n, greedy);
     const auto first_diff = std::mismatch(ids.begin(), ids.end(), golden.begin(), golden.end()).first - ids.begin();
-    MESSAGE("stories260K KV " << ir::name(kv) << ": the first " << first_diff << " of 257 ids equal the golden ones");
-    CHECK(first_diff >= (kv == ir::dtype::q8_0 ? 114 : 257));
+    MESSAGE("stories260K KV " << ir::name(kv) << ": the first " << first_diff << " of " << n << " ids equal the golden ones");
+    CHECK(first_diff >= (kv == ir::dtype::q8_0 ? 114 : n));
   }
 }
 
