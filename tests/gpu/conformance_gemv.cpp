@@ -180,6 +180,7 @@ TEST_CASE("conformance: integer-dot decode GEMV (fast precision) against its rou
   CAPTURE(rows);
   CAPTURE(x8);
   for (dtype wd : idot_dtypes) {
+    if (!reduction_sample(wd) && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K")) continue;
     const std::int64_t blk = octo::ir::layout(wd).block_elems;
     for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
                            std::int64_t{3584}}) {
@@ -309,6 +310,7 @@ TEST_CASE("conformance: integer-dot decode GEMV, x rounded once ahead of it give
   // K: one block group (fewer runs than gemv_quantize_x has invocations), a K of 32-element blocks that
   // is no multiple of 256 (five K-quant blocks), and 2560 (several chunks per GEMV invocation).
   for (dtype wd : idot_dtypes) {
+    if (!reduction_sample(wd) && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K")) continue;
     const std::int64_t blk = octo::ir::layout(wd).block_elems;
     for (std::int64_t K : {blk == 256 ? std::int64_t{256} : std::int64_t{64}, blk == 256 ? std::int64_t{1280} : std::int64_t{1120},
                            std::int64_t{2560}}) {
@@ -401,6 +403,8 @@ TEST_CASE("conformance: integer-dot decode GEMVs read x rounded by the GEMV_ADD 
   variants.push_back({dtype::q8_0, 1280, nullptr, false});
   for (const variant& va : variants) {
     const dtype wd = va.wd;
+    if (!reduction_sample(wd) && va.same_norm && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K"))
+      continue;
     const std::int64_t H = va.H;
     CAPTURE(octo::ir::name(wd));
     CAPTURE(H);
@@ -535,6 +539,7 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
   ::setenv("OCTO_GEMV_IDOT", "1", 1);
   auto& vm = gpu_fast();
   for (dtype wd : idot_dtypes) {
+    if (!reduction_sample(wd) && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K")) continue;
     for (float bad_value : {std::nanf(""), INFINITY}) {
     for (const char* x8 : {"0", "2"}) {
       ::setenv("OCTO_GEMV_X8", x8, 1);
