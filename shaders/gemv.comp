@@ -102,7 +102,9 @@ uint slot_col(uint g, uint c) {
 // The dot products' partial sums, then (NORM) each row's partial sum of squares.
 const uint NSUM = NR * RB + (NORM ? RB : 0u);
 shared float red[NSUM * gl_WorkGroupSize.x];
+#ifdef GEMV_IDOT
 shared float run_v[16];  // ROUND: the workgroup's run of y
+#endif
 
 float acc[NR * RB];
 // NORM: this invocation's part of each row's sum of squares. With 16-byte loads (VEC, no x tile) it is
@@ -248,15 +250,10 @@ void main() {
     }
     barrier();
     if (tid == 0u) {
-      uint run = octo_group_linear();
       vec4 v[4];
-      float ss = 0.0;
-      [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+      [[unroll]] for (uint i = 0u; i < 4u; ++i)
         v[i] = vec4(run_v[4u * i], run_v[4u * i + 1u], run_v[4u * i + 2u], run_v[4u * i + 3u]);
-        ss += dot(v[i], v[i]);
-        v[i] *= load_norm4(pc.nw, 16u * run + 4u * i, pc.nw_dtype);
-      }
-      store_run(pc.runs, pc.n_tile, run, round_run(v[0], v[1], v[2], v[3]), ss);
+      round_and_store_run(pc.runs, pc.n_tile, octo_group_linear(), v, true, pc.nw, pc.nw_dtype);
     }
     return;
   }

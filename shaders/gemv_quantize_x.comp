@@ -27,12 +27,7 @@ void main() {
   v4_buf xb = v4_buf(pc.x);
   for (uint r = gl_LocalInvocationID.x; r < (pc.K >> 4); r += WG) {
     vec4 v[4];
-    float ss = 0.0;
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-      v[i] = xb.d[4u * r + i];
-      ss += dot(v[i], v[i]);
-      if (NORM) v[i] *= load_norm4(pc.nw, 16u * r + 4u * i, pc.nw_dtype);
-    }
-    store_run(pc.dst, pc.K, r, round_run(v[0], v[1], v[2], v[3]), ss);
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) v[i] = xb.d[4u * r + i];
+    round_and_store_run(pc.dst, pc.K, r, v, NORM, pc.nw, pc.nw_dtype);
   }
 }

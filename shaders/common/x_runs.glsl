@@ -52,8 +52,16 @@ xrun round_run(vec4 v0, vec4 v1, vec4 v2, vec4 v3) {
   return r;
 }
 
-// Store run r of a row of K elements at `dst` (the layout above); ss: the run's sum of squares of x.
-void store_run(uvec2 dst, uint K, uint r, xrun q, float ss) {
+// Round run r (x's elements 16 r .. 16 r + 15, in v) of a row of K elements and store it at `dst` (the
+// layout above): its sum of squares of x, then (norm) x times the norm weight at nw rounded. The one
+// rounding of both writers (gemv_quantize_x.comp, gemv.comp ROUND), so their runs are the same bits.
+void round_and_store_run(uvec2 dst, uint K, uint r, vec4 v[4], bool norm, uvec2 nw, uint nw_dtype) {
+  float ss = 0.0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    ss += dot(v[i], v[i]);
+    if (norm) v[i] *= load_norm4(nw, 16u * r + 4u * i, nw_dtype);
+  }
+  xrun q = round_run(v[0], v[1], v[2], v[3]);
   u4_buf(dst).d[r] = q.q;
   u4_buf(dst).d[(K >> 4) + r] = uvec4(floatBitsToUint(q.step), uint(q.qsum), floatBitsToUint(ss), 0u);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -221,8 +222,9 @@ inline void run_case(case_builder& c, tolerance tol, std::uint32_t position = 0,
 // code after every format's loop: the matrix cases run it on one format of each loop family (16-bit
 // float units, 32-element blocks, 256-element K-quants, the IQ4 lookup) and every format with subgroups.
 // Each (format, mode, rows) is a pipeline compiled cold on lavapipe, seconds each: CI's long pole.
+constexpr dtype reduction_formats[] = {dtype::f16, dtype::q5_1, dtype::q4_k, dtype::iq4_xs};
 inline bool reduction_sample(dtype wd) {
-  return wd == dtype::f16 || wd == dtype::q5_1 || wd == dtype::q4_k || wd == dtype::iq4_xs;
+  return std::find(std::begin(reduction_formats), std::end(reduction_formats), wd) != std::end(reduction_formats);
 }
 
 /// The weight formats a matrix case loops over (`for (dtype wd : weight_dtypes)`): every one, or in a
@@ -234,13 +236,12 @@ inline constexpr struct weight_formats {
   static constexpr dtype all[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0,
                                   dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
                                   dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs};
-  static constexpr dtype sample[] = {dtype::f16, dtype::q5_1, dtype::q4_k, dtype::iq4_xs};
   const dtype* begin() const {
     if (octo::test::sampled_out("weight formats other than F16, Q5_1, Q4_K and IQ4_XS (one of each loop family)"))
-      return std::begin(sample);
+      return std::begin(reduction_formats);
     return std::begin(all);
   }
-  const dtype* end() const { return octo::test::sampled_run() ? std::end(sample) : std::end(all); }
+  const dtype* end() const { return octo::test::sampled_run() ? std::end(reduction_formats) : std::end(all); }
 } weight_dtypes{};
 
 }  // namespace
