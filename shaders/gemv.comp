@@ -136,7 +136,7 @@ void main() {
   const uint LW = WG / LANES;  // a lane's invocations (WG with one lane)
   const uint GC = PAIRS ? NR / 2u : NR;
   uint tid = gl_LocalInvocationID.x;
-  uint lane = tid / LW, ltid = tid - lane * LW;
+  uint lane = LANES > 1u ? tid / LW : 0u, ltid = tid - lane * LW;  // (one lane: no division)
   uint grp = octo_group_linear() * LANES + lane;  // the lane's group of columns
   if (grp * GC >= total_cols()) return;
   uint rb = gl_WorkGroupID.y * RB;

@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
@@ -996,12 +996,42 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   w = plan(0, 0x8000000);
   REQUIRE(w.spec_constants.size() == 9);
   CHECK(w.spec_constants.at(7) == 1);
-  const auto nr = w.spec_constants.at(1), lanes = w.spec_constants.at(8);
-  CHECK(nr * lanes == 16);
-  CHECK(nr == plan(0, 0x8000000, false).spec_constants.at(1));  // each lane keeps the columns and
-  CHECK(w.spec_constants.at(0) == lanes * plan(0, 0x8000000, false).spec_constants.at(0));  // width it had
+  // 96 workgroups (at most 128: under a wave of 132 SMs): 4 lanes of 256 invocations over 4 columns.
+  CHECK(w.spec_constants.at(1) == 4);
+  CHECK(w.spec_constants.at(8) == 4);
+  CHECK(w.spec_constants.at(0) == 1024);
   CHECK(w.groups[0] * w.groups[2] == H / 16);
   CHECK(w.before.empty());
+  // OCTO_GEMV_NR_ROUND / OCTO_GEMV_WG_ROUND force a lane's columns and width.
+  ::setenv("OCTO_GEMV_NR_ROUND", "2", 1);
+  ::setenv("OCTO_GEMV_WG_ROUND", "64", 1);
+  w = plan(0, 0x8000000);
+  CHECK(w.spec_constants.at(1) == 2);
+  CHECK(w.spec_constants.at(8) == 8);
+  CHECK(w.spec_constants.at(0) == 512);
+  CHECK(w.groups[0] * w.groups[2] == H / 16);
+  ::setenv("OCTO_GEMV_NR_ROUND", "3", 1);
+  CHECK_THROWS_WITH_AS(plan(0, 0x8000000), doctest::Contains("OCTO_GEMV_NR_ROUND='3' is not a power of two"), octo::error);
+  ::unsetenv("OCTO_GEMV_NR_ROUND");
+  ::unsetenv("OCTO_GEMV_WG_ROUND");
+  {  // More than 128 workgroups (rows of 4096: 256): each lane keeps the columns and width it had.
+    const ir::program wide = make(4096);
+    const auto plan_wide = [&](std::uint64_t scratch, bool shown) {
+      vm::vulkan::task_context c{wide, wide.tasks.at(0), addresses, 0xf0000, idot_device, true};
+      c.scratch_address = scratch;
+      c.shared_scratch_address = 0x9000000;
+      if (shown) c.task_scratch_address = task_scratch;
+      return vm::vulkan::kernel_for(wide.tasks.at(0).op).planner(c);
+    };
+    const auto lw = plan_wide(0x8000000, true), own = plan_wide(0x8000000, false);
+    REQUIRE(lw.spec_constants.size() == 9);
+    CHECK(lw.spec_constants.at(7) == 1);
+    const auto nr = lw.spec_constants.at(1), lanes = lw.spec_constants.at(8);
+    CHECK(nr * lanes == 16);
+    CHECK(nr == own.spec_constants.at(1));
+    CHECK(lw.spec_constants.at(0) == lanes * own.spec_constants.at(0));
+    CHECK(lw.groups[0] * lw.groups[2] == 4096 / 16);
+  }
   // The readers: the runs from the writer's scratch, no launch ahead.
   task_scratch[0] = 0x8000000;
   for (std::size_t t : {1u, 2u}) {
@@ -1029,10 +1059,13 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   prog.tasks.at(2).inputs.at(1) = nw2;
   CHECK(plan(0, 0).scratch_bytes == 0);
   prog.tasks.at(2).inputs.at(1) = nw;
-  // A lane must be whole subgroups: 64-wide subgroups and 32-wide lanes (the 1.5B's Q8_0 rows of 1536
-  // take 64 here) leave the writer as it was.
+  // A lane must be whole subgroups: 128-wide subgroups and 64-wide lanes (the 1.5B's Q8_0 rows of 1536
+  // take 64 where the lanes keep the GEMV's width) leave the writer as it was; lanes of 256 are whole.
   idot_device.subgroup_size = 128;
+  CHECK(plan(0, 0).scratch_bytes == H / 16 * 32);
+  ::setenv("OCTO_GEMV_WG_ROUND", "64", 1);
   CHECK(plan(0, 0).scratch_bytes == 0);
+  ::unsetenv("OCTO_GEMV_WG_ROUND");
   idot_device.subgroup_size = 32;
   // Rows under 1536 (the 0.5B's 896: 56 workgroups of 16 columns) only where OCTO_GEMV_X8 asks for x
   // rounded ahead.

@@ -524,25 +524,40 @@ kernel_launch plan_gemv(const task_context& c) {
     // ROUND): a workgroup owns 16 columns, LANES lanes of nr_c columns each as wide as the workgroup
     // would be without them, so every column keeps the invocations and the loads it had. Their norm goes
     // in the fields GEMV_ADD leaves unused.
-    std::uint32_t lanes = 1;
+    // A grid of at most kRoundFewGroups such workgroups (outputs up to 2048: the 1.5B's 96) is under one
+    // wave of the H200's 132 SMs, so its workgroups take 1024 invocations, 4 lanes of 256 over 4 columns
+    // each: 1.5B Q8_0 decode 673.7 -> 682.7 tok/s, 1.5B Q4_K_M 670.3 -> 703.8 (its FFN residual 14.45 ->
+    // 13.78 us). Larger grids keep the GEMV's own rows and width: at the 7B's 224 workgroups the same
+    // shape ran 7B Q8_0 at 309.7 against 332.5, 7B Q4_K_M 344.0 against 372.7; 8 lanes of 2 columns lost
+    // everywhere (1.5B Q8_0 662-664, 7B Q8_0 284) (benchmarks/results/2026-12-02-h200-lanes, call1).
+    // OCTO_GEMV_NR_ROUND and OCTO_GEMV_WG_ROUND force a lane's columns and width.
+    constexpr std::uint32_t kRoundFewGroups = 128;
+    std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
-    if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0 &&
-        16 % nr_c == 0 && wg_c * (16 / nr_c) <= c.device.max_workgroup_size_x && sg > 0 && wg_c % sg == 0)
-      if (const auto r = rounding_for_readers(c, y)) {
-        l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes;
-        if (c.scratch_address != 0) {
-          require(c, c.scratch_address % 16 == 0, "scratch is not 16-byte aligned");
-          round = true;
-          lanes = 16 / nr_c;
-          runs_out = c.scratch_address;
-          nw_addr = r->nw;
-          nw_dtype = r->nw_dtype;
+    if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0) {
+      const bool few = n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024;
+      const std::uint32_t nr_r = knob(c, "OCTO_GEMV_NR_ROUND", 16), wg_r = knob(c, "OCTO_GEMV_WG_ROUND", 1024);
+      const std::uint32_t nr_w = nr_r ? nr_r : (few ? 4 : nr_c);
+      const std::uint32_t wg_w = wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c);
+      if (16 % nr_w == 0 && wg_w * (16 / nr_w) <= c.device.max_workgroup_size_x && sg > 0 && wg_w % sg == 0)
+        if (const auto r = rounding_for_readers(c, y)) {
+          l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes;
+          if (c.scratch_address != 0) {
+            require(c, c.scratch_address % 16 == 0, "scratch is not 16-byte aligned");
+            round = true;
+            nr_l = nr_w;
+            wg_l = wg_w;
+            lanes = 16 / nr_w;
+            runs_out = c.scratch_address;
+            nw_addr = r->nw;
+            nw_dtype = r->nw_dtype;
+          }
         }
-      }
-    l.spec_constants = {wg_c * lanes, nr_c, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
+    }
+    l.spec_constants = {wg_l * lanes, nr_l, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
     if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes});
-    l.groups = grid(groups_for(nr_c) / lanes, (rows + rb_c - 1) / rb_c);
+    l.groups = grid(groups_for(nr_l) / lanes, (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
   }
