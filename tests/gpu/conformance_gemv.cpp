@@ -380,9 +380,11 @@ TEST_CASE("conformance: integer-dot decode GEMVs read x rounded by the GEMV_ADD 
   // read: no gemv_quantize_x launch and no barrier before them. Checked against the contract computed
   // here from the h the device wrote (h times the norm weight rounded per run, the inverse RMS of h
   // after) over every format with an integer loop, three steps of one recording; the writer's own
-  // outputs bit-identical to the plain GEMV_ADD's (OCTO_GEMV_X8_WRITER=0). NR 4 and 8 (4 and 2 lanes)
-  // on one format of each block size; readers with different norms are not served (they keep their own
-  // rounding, and the writer does not round).
+  // outputs bit-identical to the plain GEMV_ADD's (OCTO_GEMV_X8_WRITER=0). Rows of 1280 (80 workgroups)
+  // take the planner's 1024-invocation shape (4 lanes of 256 over 4 columns); a forced NR 4 or 8 keeps
+  // the GEMV's own (4 and 2 lanes at its width, the shape of grids over 128 workgroups) on one format of
+  // each block size; readers with different norms are not served (they keep their own rounding, and the
+  // writer does not round).
   ::setenv("OCTO_GEMV_IDOT", "1", 1);
   std::mt19937_64 rng(seed() ^ 0x3b17ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");

@@ -981,12 +981,15 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x100000 * (b + 1);
   std::vector<std::uint64_t> task_scratch(prog.tasks.size(), 0);
-  const auto plan = [&](std::size_t task, std::uint64_t scratch, bool shown = true) {
-    vm::vulkan::task_context c{prog, prog.tasks.at(task), addresses, 0xf0000, idot_device, true};
+  const auto plan_in = [&](const ir::program& p, std::size_t task, std::uint64_t scratch, bool shown) {
+    vm::vulkan::task_context c{p, p.tasks.at(task), addresses, 0xf0000, idot_device, true};
     c.scratch_address = scratch;
     c.shared_scratch_address = 0x9000000;
     if (shown) c.task_scratch_address = task_scratch;
-    return vm::vulkan::kernel_for(prog.tasks.at(task).op).planner(c);
+    return vm::vulkan::kernel_for(p.tasks.at(task).op).planner(c);
+  };
+  const auto plan = [&](std::size_t task, std::uint64_t scratch, bool shown = true) {
+    return plan_in(prog, task, scratch, shown);
   };
   // The writer: first the scratch it needs (the runs), then, with it, ROUND over 16-column workgroups.
   auto w = plan(0, 0);
@@ -1014,16 +1017,16 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   CHECK_THROWS_WITH_AS(plan(0, 0x8000000), doctest::Contains("OCTO_GEMV_NR_ROUND='3' is not a power of two"), octo::error);
   ::unsetenv("OCTO_GEMV_NR_ROUND");
   ::unsetenv("OCTO_GEMV_WG_ROUND");
+  // A forced OCTO_GEMV_NR keeps the GEMV's own shape: 8 lanes of its 2 columns at its width.
+  ::setenv("OCTO_GEMV_NR", "2", 1);
+  w = plan(0, 0x8000000);
+  CHECK(w.spec_constants.at(1) == 2);
+  CHECK(w.spec_constants.at(8) == 8);
+  CHECK(w.spec_constants.at(0) == 8 * plan(0, 0x8000000, false).spec_constants.at(0));
+  ::unsetenv("OCTO_GEMV_NR");
   {  // More than 128 workgroups (rows of 4096: 256): each lane keeps the columns and width it had.
     const ir::program wide = make(4096);
-    const auto plan_wide = [&](std::uint64_t scratch, bool shown) {
-      vm::vulkan::task_context c{wide, wide.tasks.at(0), addresses, 0xf0000, idot_device, true};
-      c.scratch_address = scratch;
-      c.shared_scratch_address = 0x9000000;
-      if (shown) c.task_scratch_address = task_scratch;
-      return vm::vulkan::kernel_for(wide.tasks.at(0).op).planner(c);
-    };
-    const auto lw = plan_wide(0x8000000, true), own = plan_wide(0x8000000, false);
+    const auto lw = plan_in(wide, 0, 0x8000000, true), own = plan_in(wide, 0, 0x8000000, false);
     REQUIRE(lw.spec_constants.size() == 9);
     CHECK(lw.spec_constants.at(7) == 1);
     const auto nr = lw.spec_constants.at(1), lanes = lw.spec_constants.at(8);

@@ -521,22 +521,22 @@ kernel_launch plan_gemv(const task_context& c) {
       }
     }
     // This GEMV_ADD's row rounded for the integer GEMVs that read it (rounding_for_readers, gemv.comp
-    // ROUND): a workgroup owns 16 columns, LANES lanes of nr_c columns each as wide as the workgroup
-    // would be without them, so every column keeps the invocations and the loads it had. Their norm goes
-    // in the fields GEMV_ADD leaves unused.
-    // A grid of at most kRoundFewGroups such workgroups (outputs up to 2048: the 1.5B's 96) is under one
-    // wave of the H200's 132 SMs, so its workgroups take 1024 invocations, 4 lanes of 256 over 4 columns
-    // each: 1.5B Q8_0 decode 673.7 -> 682.7 tok/s, 1.5B Q4_K_M 670.3 -> 703.8 (its FFN residual 14.45 ->
-    // 13.78 us). Larger grids keep the GEMV's own rows and width: at the 7B's 224 workgroups the same
-    // shape ran 7B Q8_0 at 309.7 against 332.5, 7B Q4_K_M 344.0 against 372.7; 8 lanes of 2 columns lost
-    // everywhere (1.5B Q8_0 662-664, 7B Q8_0 284) (benchmarks/results/2026-12-02-h200-lanes, call1).
-    // OCTO_GEMV_NR_ROUND and OCTO_GEMV_WG_ROUND force a lane's columns and width.
+    // ROUND): a workgroup owns 16 columns in LANES lanes; their norm goes in the fields GEMV_ADD leaves
+    // unused. A grid of more than kRoundFewGroups such workgroups gives each lane the GEMV's own nr_c
+    // columns and width, so every column keeps the invocations and loads it had. A grid of at most
+    // kRoundFewGroups (outputs up to 2048: the 1.5B's 96) is under one wave of the H200's 132 SMs, so
+    // its workgroups take 1024 invocations, 4 lanes of 256 over 4 columns: on the H200 1.5B Q8_0 decode
+    // 670.9 -> 681.9 tok/s, 1.5B Q4_K_M 667.4 -> 699.2 (its FFN residual 16.2 -> 13.5 us serialized)
+    // (benchmarks/results/2026-12-02-h200-lanes, call2). At the 7B's 224 workgroups that shape lost (7B
+    // Q8_0 309.7 against 332.5, 7B Q4_K_M 344.0 against 372.7), as did 8 lanes of 2 columns everywhere
+    // (1.5B Q8_0 662-664, 7B Q8_0 284) (call1). A forced OCTO_GEMV_NR or OCTO_GEMV_WG keeps the GEMV's
+    // own shape here too; OCTO_GEMV_NR_ROUND and OCTO_GEMV_WG_ROUND force a lane's columns and width.
     constexpr std::uint32_t kRoundFewGroups = 128;
     std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
     if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0) {
-      const bool few = n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024;
+      const bool few = n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024 && !nr_knob && !wg_knob;
       const std::uint32_t nr_r = knob(c, "OCTO_GEMV_NR_ROUND", 16), wg_r = knob(c, "OCTO_GEMV_WG_ROUND", 1024);
       const std::uint32_t nr_w = nr_r ? nr_r : (few ? 4 : nr_c);
       const std::uint32_t wg_w = wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c);
