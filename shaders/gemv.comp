@@ -53,18 +53,10 @@ layout(constant_id = 5) const uint FUSE = FUSE_NONE;
 layout(constant_id = 6) const bool X8 = false;
 layout(constant_id = 7) const bool ROUND = false;
 layout(constant_id = 8) const uint LANES = 1;
-// KSPLIT (ROUND only): the dispatch's y dimension splits each row's chunks into KSPLIT ranges, one
-// workgroup each, so a long-K GEMV with few columns (the 7B's down projection: 3584 outputs over K =
-// 18944) has KSPLIT times the workgroups. Each writes its columns' partial sums to the task's scratch
-// and counts its arrival on its run's counter; the last to arrive (it never waits on the others) sums
-// the KSPLIT partials in a fixed order (the same bits whatever the arrival order), finishes and rounds
-// the run, and puts the counter back to 0 for the next step.
-layout(constant_id = 9) const uint KSPLIT = 1;
 #else
 const bool X8 = false;
 const bool ROUND = false;
 const uint LANES = 1;
-const uint KSPLIT = 1;
 #endif
 const bool NORM = FUSE == FUSE_NORM || FUSE >= FUSE_SWIGLU;
 const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows per output slot pair
@@ -112,9 +104,6 @@ const uint NSUM = NR * RB + (NORM ? RB : 0u);
 shared float red[NSUM * gl_WorkGroupSize.x];
 #ifdef GEMV_IDOT
 shared float run_v[16];  // ROUND: the workgroup's run of y
-shared bool ks_last;     // KSPLIT: this workgroup arrived last for its run
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer ks_f32 { float d[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer ks_u32 { uint d[]; };
 #endif
 
 float acc[NR * RB];
@@ -150,8 +139,7 @@ void main() {
   uint lane = LANES > 1u ? tid / LW : 0u, ltid = tid - lane * LW;  // (one lane: no division)
   uint grp = octo_group_linear() * LANES + lane;  // the lane's group of columns
   if (grp * GC >= total_cols()) return;
-  uint ks = KSPLIT > 1u ? gl_WorkGroupID.y : 0u;  // KSPLIT: the y dimension is the chunk range
-  uint rb = KSPLIT > 1u ? 0u : gl_WorkGroupID.y * RB;
+  uint rb = gl_WorkGroupID.y * RB;
   if (rb >= pc.rows) return;
   uint nrows = min(RB, pc.rows - rb);
 
@@ -191,8 +179,7 @@ void main() {
       }
     } else {
       uint chunks = pc.K / BE * CPB;
-      uint cb = ks * chunks / KSPLIT, ce = (ks + 1u) * chunks / KSPLIT;  // (0 and chunks without a split)
-      for (uint c = cb + ltid; c < ce; c += LW) gemv_chunk(c);  // (the other loops run with one lane)
+      for (uint c = ltid; c < chunks; c += LW) gemv_chunk(c);  // (the other loops run with one lane)
     }
   } else
 #endif
@@ -252,32 +239,10 @@ void main() {
   if (ROUND) {
     // One x row, FUSE_ADD, no column tile, n_tile a multiple of 16 (the planner's conditions): every
     // lane's NR columns exist. Each lane finishes its columns, then one invocation rounds the run.
-    float s = 0.0;
-    uint n = grp * NR + ltid;
-    if (ltid < NR)
-      for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
-    if (KSPLIT > 1u) {
-      // Scratch words past the runs (2 n_tile bytes): a counter per run, then the partials [KSPLIT][n_tile].
-      uint cbase = pc.n_tile >> 1, pbase = cbase + (pc.n_tile >> 4), run = octo_group_linear();
-      ks_u32 counters = ks_u32(pc.runs);
-      ks_f32 partial = ks_f32(pc.runs);
-      if (ltid < NR) partial.d[pbase + ks * pc.n_tile + n] = s;
-      memoryBarrierBuffer();  // release: the partials are visible before the arrival is counted
-      barrier();
-      if (tid == 0u) {
-        uint prev = atomicAdd(counters.d[cbase + run], 1u);
-        ks_last = prev == KSPLIT - 1u;
-        if (ks_last) atomicExchange(counters.d[cbase + run], 0u);
-      }
-      barrier();
-      if (!ks_last) return;
-      memoryBarrierBuffer();  // acquire: the others' partials, written before their arrivals
-      if (ltid < NR) {
-        s = 0.0;
-        for (uint k = 0u; k < KSPLIT; ++k) s += partial.d[pbase + k * pc.n_tile + n];
-      }
-    }
     if (ltid < NR) {
+      float s = 0.0;
+      for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
+      uint n = grp * NR + ltid;
       if (pc.has_bias != 0u) s += load_elem(pc.bias, n, pc.bias_dtype);
       s += f32_buf(pc.aux).d[pc.row0 * pc.ldy + n];
       f32_buf(pc.y).d[pc.row0 * pc.ldy + n] = s;

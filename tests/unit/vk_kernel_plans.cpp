@@ -143,7 +143,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
-                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND", "OCTO_GEMV_KSPLIT",
+                        "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
@@ -997,10 +997,8 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   CHECK(w.scratch_bytes == H / 16 * 32);
   CHECK(w.spec_constants.at(7) == 0);
   w = plan(0, 0x8000000);
-  REQUIRE(w.spec_constants.size() == 10);
+  REQUIRE(w.spec_constants.size() == 9);
   CHECK(w.spec_constants.at(7) == 1);
-  CHECK(w.spec_constants.at(9) == 1);  // no split of K by default
-  CHECK(w.groups[1] == 1);
   // 96 workgroups (at most 128: under a wave of 132 SMs): 4 lanes of 256 invocations over 4 columns.
   CHECK(w.spec_constants.at(1) == 4);
   CHECK(w.spec_constants.at(8) == 4);
@@ -1019,16 +1017,6 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   CHECK_THROWS_WITH_AS(plan(0, 0x8000000), doctest::Contains("OCTO_GEMV_NR_ROUND='3' is not a power of two"), octo::error);
   ::unsetenv("OCTO_GEMV_NR_ROUND");
   ::unsetenv("OCTO_GEMV_WG_ROUND");
-  // OCTO_GEMV_KSPLIT=4: four workgroups a run along y, a counter a run and four partial rows after the runs.
-  ::setenv("OCTO_GEMV_KSPLIT", "4", 1);
-  CHECK(plan(0, 0).scratch_bytes == H / 16 * 32 + H / 16 * 4 + 4 * H * 4);
-  w = plan(0, 0x8000000);
-  CHECK(w.spec_constants.at(9) == 4);
-  CHECK(w.groups[1] == 4);
-  CHECK(w.groups[0] * w.groups[2] == H / 16);
-  ::setenv("OCTO_GEMV_KSPLIT", "3", 1);
-  CHECK_THROWS_WITH_AS(plan(0, 0x8000000), doctest::Contains("OCTO_GEMV_KSPLIT='3' is not a power of two"), octo::error);
-  ::unsetenv("OCTO_GEMV_KSPLIT");
   // A forced OCTO_GEMV_NR keeps the GEMV's own shape: 8 lanes of its 2 columns at its width.
   ::setenv("OCTO_GEMV_NR", "2", 1);
   w = plan(0, 0x8000000);
@@ -1039,7 +1027,7 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   {  // More than 128 workgroups (rows of 4096: 256): each lane keeps the columns and width it had.
     const ir::program wide = make(4096);
     const auto lw = plan_in(wide, 0, 0x8000000, true), own = plan_in(wide, 0, 0x8000000, false);
-    REQUIRE(lw.spec_constants.size() == 10);
+    REQUIRE(lw.spec_constants.size() == 9);
     CHECK(lw.spec_constants.at(7) == 1);
     const auto nr = lw.spec_constants.at(1), lanes = lw.spec_constants.at(8);
     CHECK(nr * lanes == 16);

@@ -531,8 +531,11 @@ kernel_launch plan_gemv(const task_context& c) {
     // Q8_0 309.7 against 332.5, 7B Q4_K_M 344.0 against 372.7), as did 8 lanes of 2 columns everywhere
     // (1.5B Q8_0 662-664, 7B Q8_0 284) (call1). A forced OCTO_GEMV_NR or OCTO_GEMV_WG keeps the GEMV's
     // own shape here too; OCTO_GEMV_NR_ROUND and OCTO_GEMV_WG_ROUND force a lane's columns and width.
+    // Splitting each row's chunks over 2 or 4 workgroups (the last to arrive summing the partials) lost
+    // 4-17% on every model: the 7B's FFN residual 29.7 -> 36.0 us, twice its workgroups not fitting at once
+    // (benchmarks/results/2026-12-02-h200-ksplit).
     constexpr std::uint32_t kRoundFewGroups = 128;
-    std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c, ksplit = 1;
+    std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
     if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0) {
@@ -542,12 +545,7 @@ kernel_launch plan_gemv(const task_context& c) {
       const std::uint32_t wg_w = wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c);
       if (16 % nr_w == 0 && wg_w * (16 / nr_w) <= c.device.max_workgroup_size_x && sg > 0 && wg_w % sg == 0)
         if (const auto r = rounding_for_readers(c, y)) {
-          // OCTO_GEMV_KSPLIT=N splits each row's chunks over N workgroups (gemv.comp KSPLIT): a counter
-          // per run and the N partial rows follow the runs in the scratch.
-          ksplit = std::max<std::uint32_t>(1, knob(c, "OCTO_GEMV_KSPLIT", 16));
-          if (ksplit > chunks) ksplit = 1;
-          l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes +
-                            (ksplit > 1 ? std::uint64_t{n_tile} / 16 * 4 + std::uint64_t{ksplit} * n_tile * 4 : 0);
+          l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes;
           if (c.scratch_address != 0) {
             require(c, c.scratch_address % 16 == 0, "scratch is not 16-byte aligned");
             round = true;
@@ -561,9 +559,8 @@ kernel_launch plan_gemv(const task_context& c) {
         }
     }
     l.spec_constants = {wg_l * lanes, nr_l, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
-    if (!round) ksplit = 1;
-    if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes, ksplit});
-    l.groups = grid(groups_for(nr_l) / lanes, ksplit > 1 ? ksplit : (rows + rb_c - 1) / rb_c);
+    if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes});
+    l.groups = grid(groups_for(nr_l) / lanes, (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
   }
