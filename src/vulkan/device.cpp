@@ -236,7 +236,7 @@ device::device(const device_options& options) {
     const auto& s12 = sup.get<vk::PhysicalDeviceVulkan12Features>();
     vk::StructureChain<vk::DeviceCreateInfo, vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
                        vk::PhysicalDeviceVulkan12Features, vk::PhysicalDeviceVulkan13Features,
-                       vk::PhysicalDeviceCooperativeMatrixFeaturesNV>
+                       vk::PhysicalDeviceCooperativeMatrixFeaturesNV, vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>
         want;
     auto& f10 = want.get<vk::PhysicalDeviceFeatures2>().features;
     f10.shaderInt64 = s10.shaderInt64;
@@ -289,6 +289,24 @@ device::device(const device_options& options) {
       want.get<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>().cooperativeMatrix = VK_TRUE;
     } else {
       want.unlink<vk::PhysicalDeviceCooperativeMatrixFeaturesNV>();
+    }
+
+    // OCTO_PIPELINE_STATS=1: the driver's statistics of every pipeline (a measurement aid: which kernels
+    // the registers hold to few workgroups a SM), where the device reports them.
+    if (const char* e = std::getenv("OCTO_PIPELINE_STATS"); e && std::string_view(e) == "1") {
+      if (has_extension(exts, "VK_KHR_pipeline_executable_properties")) {
+        auto supe = physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>();
+        pipeline_statistics_ = supe.get<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>().pipelineExecutableInfo;
+      }
+      if (!pipeline_statistics_)
+        std::fprintf(stderr, "octo: OCTO_PIPELINE_STATS: %s reports no pipeline statistics (VK_KHR_pipeline_executable_properties)\n",
+                     entry_.name.c_str());
+    }
+    if (pipeline_statistics_) {
+      dev_exts.push_back("VK_KHR_pipeline_executable_properties");
+      want.get<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>().pipelineExecutableInfo = VK_TRUE;
+    } else {
+      want.unlink<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>();
     }
 
     // The compute family's second queue (where it has one) at the lowest priority: the keep-awake work.

@@ -55,6 +55,9 @@ class device {
   const vk::PhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
   std::uint64_t max_allocation_size() const { return max_allocation_size_; }
   bool timeline_semaphores() const { return timeline_; }
+  /// OCTO_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: every pipeline is
+  /// built capturing the driver's statistics (registers, ...), which pipelines.cpp prints.
+  bool pipeline_statistics() const { return pipeline_statistics_; }
   const device_entry& entry() const { return entry_; }
   std::uint64_t validation_messages() const { return validation_messages_->load(); }
 
@@ -74,6 +77,7 @@ class device {
   vk::PhysicalDeviceMemoryProperties memory_;
   std::uint64_t max_allocation_size_ = 0;
   bool timeline_ = false;
+  bool pipeline_statistics_ = false;
   device_entry entry_;
   // Heap-allocated so the debug callback's pointer stays valid however `device` is held.
   std::unique_ptr<std::atomic<std::uint64_t>> validation_messages_ = std::make_unique<std::atomic<std::uint64_t>>(0);

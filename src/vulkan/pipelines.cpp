@@ -107,6 +107,29 @@ void pipelines::save() const {
   }
 }
 
+// One line a pipeline executable on stderr: the shader, its specialization constants, and every
+// statistic the driver reports (NVIDIA: registers, shared memory, ...).
+void pipelines::print_statistics(vk::Pipeline pipeline, const std::string& shader, const std::vector<std::uint32_t>& spec) const {
+  const auto& d = dev_.logical();
+  const auto execs = d.getPipelineExecutablePropertiesKHR(vk::PipelineInfoKHR(pipeline));
+  for (std::uint32_t e = 0; e < execs.size(); ++e) {
+    std::string line = "octo: pipeline " + shader + " [";
+    for (std::size_t i = 0; i < spec.size(); ++i) line += (i ? " " : "") + std::to_string(spec[i]);
+    line += "]";
+    if (execs.size() > 1) line += " " + std::string(execs[e].name.data());
+    for (const auto& st : d.getPipelineExecutableStatisticsKHR(vk::PipelineExecutableInfoKHR(pipeline, e))) {
+      line += ", " + std::string(st.name.data()) + " ";
+      switch (st.format) {
+        case vk::PipelineExecutableStatisticFormatKHR::eBool32: line += st.value.b32 ? "true" : "false"; break;
+        case vk::PipelineExecutableStatisticFormatKHR::eInt64: line += std::to_string(st.value.i64); break;
+        case vk::PipelineExecutableStatisticFormatKHR::eUint64: line += std::to_string(st.value.u64); break;
+        case vk::PipelineExecutableStatisticFormatKHR::eFloat64: line += std::to_string(st.value.f64); break;
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
 vk::Pipeline pipelines::get(std::string_view shader, std::span<const std::uint32_t> spec) {
   auto key = std::make_pair(std::string(shader), std::vector<std::uint32_t>(spec.begin(), spec.end()));
   if (auto it = map_.find(key); it != map_.end()) return *it->second;
@@ -125,7 +148,9 @@ vk::Pipeline pipelines::get(std::string_view shader, std::span<const std::uint32
     vk::PipelineShaderStageCreateInfo stage({}, vk::ShaderStageFlagBits::eCompute, *mod->second, "main",
                                             spec.empty() ? nullptr : &si);
     vk::ComputePipelineCreateInfo ci({}, stage, *layout_);
-    auto it = map_.emplace(std::move(key), vk::raii::Pipeline(dev_.logical(), cache_, ci)).first;
+    if (dev_.pipeline_statistics()) ci.flags |= vk::PipelineCreateFlagBits::eCaptureStatisticsKHR;
+    auto it = map_.emplace(key, vk::raii::Pipeline(dev_.logical(), cache_, ci)).first;
+    if (dev_.pipeline_statistics()) print_statistics(*it->second, key.first, key.second);
     return *it->second;
   } catch (...) {
     rethrow_vulkan(("building the compute pipeline for shader '" + std::string(shader) + "'").c_str());

@@ -40,6 +40,7 @@ class pipelines {
   vk::raii::PipelineCache cache_{nullptr};
   std::filesystem::path cache_file_;
   bool cache_loaded_ = false;
+  void print_statistics(vk::Pipeline pipeline, const std::string& shader, const std::vector<std::uint32_t>& spec) const;
   std::map<std::string, vk::raii::ShaderModule, std::less<>> modules_;
   std::map<std::pair<std::string, std::vector<std::uint32_t>>, vk::raii::Pipeline> map_;
 };
