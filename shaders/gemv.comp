@@ -24,7 +24,9 @@
 //     workgroup's result is needed, and the runs carry their sums of squares (the readers' inverse RMS).
 //     That takes the gemv_quantize_x launch, and the barrier before it, out of the decode step.
 //   RMSNORM_SWIGLU: the workgroup's NR weight rows are NR/2 gate rows (W) and the same NR/2 up rows
-//     (`aux`), so silu(gate) * up is one invocation's epilogue.
+//     (`aux`), so silu(gate) * up is one invocation's epilogue. With ROUND it rounds its runs of 16
+//     outputs as they are (no norm) for the down projection, which reads them as its x (X8) instead of
+//     rounding x in every workgroup.
 //   RMSNORM_GEMV_ROPE / _KV: the NR rows are NR/2 RoPE pairs (rotate-half: j and j + n_rot/2,
 //     interleaved: 2i and 2i+1), so both halves of a rotation are summed in one workgroup; _KV writes
 //     the rotated (or, n_rot = 0, plain) rows into the KV cache at kv_pos + globals.pos.
@@ -237,23 +239,36 @@ void main() {
   uint part0 = lane * parts;  // the lane's first part
 #ifdef GEMV_IDOT
   if (ROUND) {
-    // One x row, FUSE_ADD, no column tile, n_tile a multiple of 16 (the planner's conditions): every
-    // lane's NR columns exist. Each lane finishes its columns, then one invocation rounds the run.
-    if (ltid < NR) {
+    // One x row, no column tile, n_tile a multiple of 16 (the planner's conditions): every lane's GC
+    // columns exist. Each lane finishes its columns as the epilogue below would (GEMV_ADD: bias and
+    // residual; RMSNORM_SWIGLU: the inverse RMS and silu(gate) * up), then one invocation rounds the
+    // run: with the readers' norm weight for a GEMV_ADD (RMSNORM-fused readers), as it is for a
+    // SWIGLU (the down projection reads it plain).
+    if (ltid < GC) {
       float s = 0.0;
       for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
-      uint n = grp * NR + ltid;
-      if (pc.has_bias != 0u) s += load_elem(pc.bias, n, pc.bias_dtype);
-      s += f32_buf(pc.aux).d[pc.row0 * pc.ldy + n];
+      uint n = grp * GC + ltid;
+      if (FUSE == FUSE_SWIGLU) {
+        float t = 0.0, ss = 0.0;
+        for (uint p = 0u; p < parts; ++p) t += red[(ltid + GC) * WG + part0 + p];
+        for (uint p = 0u; p < parts; ++p) ss += red[NR * WG + part0 + p];
+        float inv_rms = 1.0 / sqrt(ss / float(pc.K) + pc.eps);
+        s *= inv_rms;
+        t *= inv_rms;
+        s = s / (1.0 + exp(-s)) * t;
+      } else {
+        if (pc.has_bias != 0u) s += load_elem(pc.bias, n, pc.bias_dtype);
+        s += f32_buf(pc.aux).d[pc.row0 * pc.ldy + n];
+      }
       f32_buf(pc.y).d[pc.row0 * pc.ldy + n] = s;
-      run_v[lane * NR + ltid] = s;
+      run_v[lane * GC + ltid] = s;
     }
     barrier();
     if (tid == 0u) {
       vec4 v[4];
       [[unroll]] for (uint i = 0u; i < 4u; ++i)
         v[i] = vec4(run_v[4u * i], run_v[4u * i + 1u], run_v[4u * i + 2u], run_v[4u * i + 3u]);
-      round_and_store_run(pc.runs, pc.n_tile, octo_group_linear(), v, true, pc.nw, pc.nw_dtype);
+      round_and_store_run(pc.runs, pc.n_tile, octo_group_linear(), v, FUSE == FUSE_ADD, pc.nw, pc.nw_dtype);
     }
     return;
   }

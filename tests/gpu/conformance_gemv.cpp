@@ -574,3 +574,108 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
   ::unsetenv("OCTO_GEMV_X8");
   ::unsetenv("OCTO_GEMV_IDOT");
 }
+
+TEST_CASE("conformance: the integer-dot down projection reads x rounded by the RMSNORM_SWIGLU that wrote it") {
+  // An RMSNORM_SWIGLU writes the row a that a residual GEMV_ADD (the down projection, no norm) reads as
+  // x. By default (OCTO_GEMV_SWIGLU_ROUND) the SWIGLU's workgroups each own one run of 16 outputs
+  // (LANES lanes of NR / 2 outputs, gemv.comp ROUND) and round it as it is into the runs the down
+  // projection reads (X8), instead of every down workgroup rounding the x elements its chunks take.
+  // The same runs either way, so a and the down projection's output are bit-identical to the plain
+  // path's (OCTO_GEMV_SWIGLU_ROUND=0) with no launch added; and the down projection's output is checked
+  // against the contract computed here from the a the device wrote (a rounded per run, the products in
+  // double), over every format with an integer loop and three steps of one recording.
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  std::mt19937_64 rng(seed() ^ 0x5a11ull);
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  auto& vm = gpu_fast();
+  for (dtype wd : idot_dtypes) {
+    if (!reduction_sample(wd) && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K")) continue;
+    CAPTURE(octo::ir::name(wd));
+    // a has 1536 elements (96 runs, 96 SWIGLU workgroups of 16 outputs: the shortest row a writer rounds
+    // by default); the down projection 40 outputs.
+    const std::int64_t H = 256, F = 1536, N = 40;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, H});
+    auto nw = c.buf("nw", buffer_kind::weight, dtype::f32, {H});
+    auto wg = c.buf("wg", buffer_kind::weight, wd, {F, H});
+    auto wu = c.buf("wu", buffer_kind::weight, wd, {F, H});
+    auto a = c.buf("a", buffer_kind::io_output, dtype::f32, {1, F});
+    auto wd_ = c.buf("wd", buffer_kind::weight, wd, {N, F});
+    auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {1, N});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+    const auto act = c.task(opcode::rmsnorm_swiglu, {x, nw, wg, wu}, {a},
+                            params({{param_key::K, double(H)}, {param_key::N_tile, double(F)}, {param_key::n_off, 0.0},
+                                    {param_key::eps, 1e-6}, {param_key::hidden, double(H)}}));
+    c.task(opcode::gemv_add, {a, wd_, r}, {y},
+           params({{param_key::K, double(F)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0.0}}), {{act, 1}});
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> nwv(static_cast<std::size_t>(H));
+    for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
+    const auto quantized = [&](std::int64_t rows, std::int64_t K, std::vector<float>* dq) {
+      std::vector<float> wf(static_cast<std::size_t>(rows * K));
+      for (auto& v : wf) v = u(rng);
+      std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, rows * K)));
+      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data());
+      for (std::int64_t n = 0; n < rows; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
+      if (dq) {
+        dq->resize(wf.size());
+        octo::detail::dequantize_row(wd, dst, dq->data(), rows * K);
+      }
+      return wb;
+    };
+    std::vector<float> wdq;
+    const auto wgb = quantized(F, H, nullptr), wub = quantized(F, H, nullptr), wdb = quantized(N, F, &wdq);
+    constexpr int steps = 3;
+    std::vector<std::vector<float>> xs(steps), rs(steps);
+    for (int st = 0; st < steps; ++st) {
+      xs[st].resize(static_cast<std::size_t>(H));
+      rs[st].resize(static_cast<std::size_t>(N));
+      // Some large elements, so runs of a differ in their steps.
+      for (std::int64_t k = 0; k < H; ++k) xs[st][static_cast<std::size_t>(k)] = u(rng) * (k % 37 == 0 ? 8.0f : 1.0f);
+      for (auto& v : rs[st]) v = u(rng);
+    }
+    std::vector<std::byte> outs[2][steps][2];  // [the SWIGLU rounds][step][a, y]
+    std::uint64_t kernels[2] = {0, 0};
+    for (int writer = 0; writer < 2; ++writer) {
+      CAPTURE(writer);
+      ::setenv("OCTO_GEMV_SWIGLU_ROUND", writer ? "1" : "0", 1);
+      vm.load(c.p);  // planned again under this setting
+      vm.write_bytes("wg", wgb);
+      vm.write_bytes("wu", wub);
+      vm.write_bytes("wd", wdb);
+      vm.write_bytes("nw", f32_bytes(nwv));
+      for (int st = 0; st < steps; ++st) {
+        vm.write_bytes("x", f32_bytes(xs[st]));
+        vm.write_bytes("r", f32_bytes(rs[st]));
+        vm.execute();
+        octo_test::check_clean(vm);
+        outs[writer][st][0] = vm.read_bytes("a");
+        outs[writer][st][1] = vm.read_bytes("y");
+      }
+      kernels[writer] = vm.stats().dispatches;
+    }
+    CHECK(kernels[1] == kernels[0]);
+    for (int st = 0; st < steps; ++st) {
+      CAPTURE(st);
+      CHECK(outs[0][st][0] == outs[1][st][0]);
+      CHECK(outs[0][st][1] == outs[1][st][1]);
+      std::vector<float> av(static_cast<std::size_t>(F)), got(static_cast<std::size_t>(N));
+      REQUIRE(outs[1][st][0].size() == av.size() * 4);
+      REQUIRE(outs[1][st][1].size() == got.size() * 4);
+      std::memcpy(av.data(), outs[1][st][0].data(), outs[1][st][0].size());
+      std::memcpy(got.data(), outs[1][st][1].data(), outs[1][st][1].size());
+      const idot_expect e = idot_contract(av, wdq, N, F);
+      int bad = 0;
+      for (std::int64_t n = 0; n < N; ++n) {
+        const auto i = static_cast<std::size_t>(n);
+        const double want = double(rs[st][i]) + e.y[i];
+        const double bound = e.bound[i] * (1.0 + 1e-5) + 1e-6 * std::abs(want) + 1e-6;
+        if (!(std::abs(double(got[i]) - want) <= bound) && ++bad <= 5)
+          CHECK_MESSAGE(false, "column " << n << ": gpu " << got[i] << ", contract " << want << ", bound " << bound);
+      }
+      CHECK(bad == 0);
+    }
+  }
+  ::unsetenv("OCTO_GEMV_SWIGLU_ROUND");
+  ::unsetenv("OCTO_GEMV_IDOT");
+}

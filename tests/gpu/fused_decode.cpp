@@ -194,7 +194,8 @@ TEST_CASE("precision contract: the fast decode step (integer-dot GEMVs) within r
   // Where x is rounded: by every GEMV workgroup (mode 0, OCTO_GEMV_X8=0); once ahead of each RMSNORM-fused
   // GEMV (1, OCTO_GEMV_X8=1 and OCTO_GEMV_X8_WRITER=0) or of every GEMV (2); by the residual GEMV_ADD that
   // wrote it, for the RMSNORM-fused GEMVs that read it (3: the default, the rows here too short for a
-  // launch ahead; 4: OCTO_GEMV_X8=1, writers on). The same runs every way. Ahead, the GEMVs of a
+  // launch ahead; 4: OCTO_GEMV_X8=1, writers on, the SWIGLUs rounding theirs for the down projections
+  // too). The same runs every way. Ahead, the GEMVs of a
   // wavefront that read one x with one norm share one launch: the Q, K and V projections one and gate|up
   // one a layer, the head one (five more kernels a step on the two layers; nine if each GEMV had its
   // own). With the writers rounding, only the first layer's Q, K and V (x from the embedding) keep a

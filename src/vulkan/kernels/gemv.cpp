@@ -185,12 +185,37 @@ push_block matmul_push(const task_context& c, const gemm_args& a) {
 
 namespace {
 
-/// x rounded by its writer: where the GEMV_ADD `c` writes one whole row y, the RMSNORM-fused GEMVs that
-/// read y as x and take the integer loops, if any and all with one norm: that norm. They then read the
-/// runs this task's kernel leaves in its scratch (rounded_by_writer) instead of rounding x in every
-/// workgroup or in a launch of their own ahead of them (gemv_quantize_x), and lose that launch and the
-/// barrier before it. Each reader is planned here as it will be (its own planner, which does not see
-/// this task's scratch yet), so the writer rounds exactly for the readers that will take the runs.
+bool norm_fused(ir::opcode op) {
+  return op == ir::opcode::rmsnorm_gemv || op == ir::opcode::rmsnorm_swiglu || op == ir::opcode::rmsnorm_gemv_rope ||
+         op == ir::opcode::rmsnorm_gemv_kv;
+}
+
+/// Whether the integer GEMVs reading the row that `writer` writes take its runs: those of a GEMV_ADD
+/// (rounded times the readers' norm weight) go to the RMSNORM-fused readers, those of an RMSNORM_SWIGLU
+/// (rounded as they are) to the plain ones (the down projection).
+bool takes_runs_of(ir::opcode writer, ir::opcode reader) {
+  if (writer == ir::opcode::gemv_add) return norm_fused(reader);
+  if (writer == ir::opcode::rmsnorm_swiglu) return !norm_fused(reader);
+  return false;
+}
+
+/// OCTO_GEMV_SWIGLU_ROUND: unset or 1, an RMSNORM_SWIGLU rounds its row for the down projection where it
+/// can (rounding_for_readers); 0, never (the down projection rounds x in every workgroup).
+bool swiglu_rounding_on(const task_context& c) {
+  const char* v = std::getenv("OCTO_GEMV_SWIGLU_ROUND");
+  if (!v || !*v || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  fail(c, std::string("OCTO_GEMV_SWIGLU_ROUND='") + v + "' is not 0 or 1");
+}
+
+/// x rounded by its writer: where the GEMV_ADD or RMSNORM_SWIGLU `c` writes one whole row y, the integer
+/// GEMVs that read y as x and take its runs (takes_runs_of), if any: the norm the runs are rounded with
+/// (a GEMV_ADD's readers must share one; a SWIGLU's runs take none, nw = 0). They then read the runs
+/// this task's kernel leaves in its scratch (rounded_by_writer) instead of rounding x in every workgroup
+/// or in a launch of their own ahead of them (gemv_quantize_x), and lose that launch and the barrier
+/// before it. Each reader is planned here as it will be (its own planner, which does not see this task's
+/// scratch yet), so the writer rounds exactly for the readers that will take the runs. A reader that
+/// would not take them (another kind, or not on the integer loops) rounds x itself: the same bits.
 /// By default only rows of at least kX8MinK, where the readers would take the launch ahead: a workgroup
 /// owns 16 columns, so a row of 896 (the 0.5B's) leaves 56 workgroups for the H200's 132 SMs, and
 /// its down projection (896 x 4864) then set 0.5B Q8_0 decode at 1021 tok/s against 1068 with the
@@ -199,15 +224,14 @@ namespace {
 /// OCTO_GEMV_X8=1 or 2 rounds in the writer at any width.
 std::optional<row_rounding> rounding_for_readers(const task_context& c, const tensor_ref& y) {
   if (c.task_scratch_address.empty() || !writer_rounding_on(c)) return std::nullopt;
+  if (c.task.op == ir::opcode::rmsnorm_swiglu && !swiglu_rounding_on(c)) return std::nullopt;
   const x8_mode m = x8_setting(c);
   if (m == x8_mode::off || (m == x8_mode::by_default && y.numel() < kX8MinK)) return std::nullopt;
   const std::int32_t yid = c.task.outputs[0];
   if (only_writer(c.program, yid) != &c.task) return std::nullopt;
   std::optional<row_rounding> r;
   for (const auto& t : c.program.tasks) {
-    const bool norm_fused = t.op == ir::opcode::rmsnorm_gemv || t.op == ir::opcode::rmsnorm_swiglu ||
-                            t.op == ir::opcode::rmsnorm_gemv_rope || t.op == ir::opcode::rmsnorm_gemv_kv;
-    if (!norm_fused || t.inputs.empty() || t.inputs[0] != yid) continue;
+    if (t.inputs.empty() || t.inputs[0] != yid || !takes_runs_of(c.task.op, t.op)) continue;
     const task_context rc{c.program, t, c.buffer_address, c.globals_address, c.device, c.fast_precision};
     kernel_launch rl;
     try {
@@ -216,22 +240,26 @@ std::optional<row_rounding> rounding_for_readers(const task_context& c, const te
       continue;  // its own planning reports it
     }
     if (!rl.shader.starts_with("gemv_idot_")) continue;
-    const auto nw = tensor(rc, t.inputs[static_cast<std::size_t>(operands_of(rc).norm_w)]);
-    if (nw.numel() != y.numel()) return std::nullopt;
-    const row_rounding mine{nw.address, static_cast<std::uint32_t>(nw.dtype())};
+    row_rounding mine;
+    if (norm_fused(t.op)) {
+      const auto nw = tensor(rc, t.inputs[static_cast<std::size_t>(operands_of(rc).norm_w)]);
+      if (nw.numel() != y.numel()) return std::nullopt;
+      mine = {nw.address, static_cast<std::uint32_t>(nw.dtype())};
+    }
     if (r && (r->nw != mine.nw || r->nw_dtype != mine.nw_dtype)) return std::nullopt;
     r = mine;
   }
   return r;
 }
 
-/// Where the GEMV_ADD that writes this task's x left it rounded (its scratch), or 0 where it did not (or
-/// the VM does not show it to this task: task_scratch_address). A GEMV_ADD asks for scratch only to
-/// round its row (rounding_for_readers).
+/// Where the GEMV_ADD or RMSNORM_SWIGLU that writes this task's x left it rounded for it (its scratch;
+/// takes_runs_of), or 0 where it did not (or the VM does not show it to this task:
+/// task_scratch_address). Those tasks ask for scratch only to round their row (rounding_for_readers).
 std::uint64_t rounded_by_writer(const task_context& c) {
   if (c.task_scratch_address.empty() || !writer_rounding_on(c) || x8_setting(c) == x8_mode::off) return 0;
   const ir::task* w = only_writer(c.program, c.task.inputs[0]);
-  if (!w || w->op != ir::opcode::gemv_add || static_cast<std::size_t>(w->id) >= c.task_scratch_address.size()) return 0;
+  if (!w || !takes_runs_of(w->op, c.task.op) || static_cast<std::size_t>(w->id) >= c.task_scratch_address.size())
+    return 0;
   return c.task_scratch_address[static_cast<std::size_t>(w->id)];
 }
 
@@ -492,7 +520,7 @@ kernel_launch plan_gemv(const task_context& c) {
     // GEMV's own rounding; the first call (no scratch yet) plans the launch without it.
     bool x8 = false;
     const bool norm = ops.norm_w >= 0;
-    if (idot && norm) {  // rounded by the GEMV_ADD that wrote x (rounding_for_readers), if it did
+    if (idot) {  // rounded by the GEMV_ADD or SWIGLU that wrote x (rounding_for_readers), if it did
       const std::uint64_t runs = rounded_by_writer(c);
       require(c, runs % 16 == 0, "the rounded x is not 16-byte aligned");
       if (runs != 0) {
@@ -534,16 +562,23 @@ kernel_launch plan_gemv(const task_context& c) {
     // Splitting each row's chunks over 2 or 4 workgroups (the last to arrive summing the partials) lost
     // 4-17% on every model: the 7B's FFN residual 29.7 -> 36.0 us, twice its workgroups not fitting at once
     // (benchmarks/results/2026-12-02-h200-ksplit).
+    // An RMSNORM_SWIGLU rounds its row the same way for the down projection (its runs as they are,
+    // no norm; takes_runs_of), each lane its own NR / 2 outputs at the GEMV's own shape.
     constexpr std::uint32_t kRoundFewGroups = 128;
     std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
-    if (idot && ops.fuse == 2 && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 && y.address % 16 == 0) {
-      const bool few = n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024 && !nr_knob && !wg_knob;
+    if (idot && (ops.fuse == 2 || ops.fuse == 3) && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 &&
+        y.address % 16 == 0) {
+      const bool swiglu = ops.fuse == 3;
+      const bool few = !swiglu && n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024 &&
+                       !nr_knob && !wg_knob;
       const std::uint32_t nr_r = knob(c, "OCTO_GEMV_NR_ROUND", 16), wg_r = knob(c, "OCTO_GEMV_WG_ROUND", 1024);
-      const std::uint32_t nr_w = nr_r ? nr_r : (few ? 4 : nr_c);
-      const std::uint32_t wg_w = wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c);
-      if (16 % nr_w == 0 && wg_w * (16 / nr_w) <= c.device.max_workgroup_size_x && sg > 0 && wg_w % sg == 0)
+      const std::uint32_t nr_w = swiglu ? nr_c : (nr_r ? nr_r : (few ? 4 : nr_c));
+      const std::uint32_t wg_w =
+          swiglu ? wg_c : (wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c));
+      const std::uint32_t cols = swiglu ? nr_w / 2 : nr_w;  // a lane's outputs
+      if (cols > 0 && 16 % cols == 0 && wg_w * (16 / cols) <= c.device.max_workgroup_size_x && sg > 0 && wg_w % sg == 0)
         if (const auto r = rounding_for_readers(c, y)) {
           l.scratch_bytes = std::uint64_t{n_tile} / 16 * kX8RunBytes;
           if (c.scratch_address != 0) {
@@ -551,10 +586,12 @@ kernel_launch plan_gemv(const task_context& c) {
             round = true;
             nr_l = nr_w;
             wg_l = wg_w;
-            lanes = 16 / nr_w;
+            lanes = 16 / cols;
             runs_out = c.scratch_address;
-            nw_addr = r->nw;
-            nw_dtype = r->nw_dtype;
+            if (!swiglu) {  // the readers' norm, in the fields a GEMV_ADD leaves unused
+              nw_addr = r->nw;
+              nw_dtype = r->nw_dtype;
+            }
           }
         }
     }
