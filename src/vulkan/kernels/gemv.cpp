@@ -563,7 +563,10 @@ kernel_launch plan_gemv(const task_context& c) {
     // 4-17% on every model: the 7B's FFN residual 29.7 -> 36.0 us, twice its workgroups not fitting at once
     // (benchmarks/results/2026-12-02-h200-ksplit).
     // An RMSNORM_SWIGLU rounds its row the same way for the down projection (its runs as they are,
-    // no norm; takes_runs_of), each lane its own NR / 2 outputs at the GEMV's own shape.
+    // no norm; takes_runs_of), each lane its own NR / 2 outputs at the GEMV's own shape. On the H200
+    // decode 7B Q4_K_M 372.5 -> 378.1 tok/s, 1.5B Q8_0 683.0 -> 700.2, 0.5B Q8_0 1082.0 -> 1094.8
+    // (benchmarks/results/2026-12-02-h200-act-runs, call1); lanes of 4 outputs (OCTO_GEMV_NR_SWIGLU=8)
+    // lost at 7B (352.6, call2).
     constexpr std::uint32_t kRoundFewGroups = 128;
     std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
