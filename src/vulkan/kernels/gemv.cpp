@@ -513,7 +513,9 @@ kernel_launch plan_gemv(const task_context& c) {
     // decode on the H200 (benchmarks/results/2026-11-28-h200-copies, call3).
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
-    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : wg_want);
+    // OCTO_GEMV_WG_SWIGLU forces the gate|up pairs' width (a lane's, where the SWIGLU rounds its row).
+    const std::uint32_t wg_swiglu = ops.fuse == 3 ? knob(c, "OCTO_GEMV_WG_SWIGLU", 1024) : 0;
+    const std::uint32_t wg_c = workgroup_size(c.device, wg_knob ? wg_knob : (wg_swiglu ? wg_swiglu : wg_want));
     // x rounded once ahead of the GEMV (OCTO_GEMV_X8, gemv_quantize_x.comp): its K / 16 runs (16 bytes of
     // quants, 8 of step and sum) in the shared scratch, which the GEMV then reads as its x; an RMSNORM
     // goes into the runs (the norm weight into v, the inverse RMS into the steps). The same runs as the
