@@ -144,7 +144,7 @@ vm::vulkan::device_facts device(bool subgroups) {
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
-                        "OCTO_GEMV_X8",
+                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
     ::unsetenv(v);
@@ -1077,6 +1077,113 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   ::setenv("OCTO_GEMV_X8", "1", 1);
   CHECK(plan(0, 0).scratch_bytes == 896 / 16 * 32);
   ::unsetenv("OCTO_GEMV_X8");
+}
+
+TEST_CASE("integer-dot decode GEMVs: an RMSNORM_SWIGLU rounds its row for the down projection that reads it") {
+  clear_kernel_environment();
+  // a = silu(Wg n(x)) * Wu n(x) (RMSNORM_SWIGLU, task 0) read by the down projection d = r + Wd a
+  // (GEMV_ADD, task 1), on an accelerating device at `fast`. gemv.comp's spec constants: 0 the
+  // workgroup width, 1 NR, 5 FUSE, 6 X8, 7 ROUND, 8 LANES.
+  auto idot_device = device(true);
+  idot_device.int_dot = idot_device.int_dot_accelerated = true;
+  const auto make = [&](std::int64_t H, std::int64_t F, dtype wd) {
+    ir::program prog;
+    const auto buf = [&](const char* name, ir::buffer_kind kind, dtype dt, std::vector<std::int64_t> shape) {
+      return prog.add_buffer(name, kind, dt, shape);
+    };
+    const auto x = buf("x", ir::buffer_kind::io_input, dtype::f32, {1, H});
+    const auto nw = buf("nw", ir::buffer_kind::weight, dtype::f32, {H});
+    const auto wg = buf("wg", ir::buffer_kind::weight, wd, {F, H});
+    const auto wu = buf("wu", ir::buffer_kind::weight, wd, {F, H});
+    const auto a = buf("a", ir::buffer_kind::io_output, dtype::f32, {1, F});
+    const auto wdn = buf("wd", ir::buffer_kind::weight, wd, {H, F});
+    const auto r = buf("r", ir::buffer_kind::io_input, dtype::f32, {1, H});
+    const auto y = buf("y", ir::buffer_kind::io_output, dtype::f32, {1, H});
+    const auto add_task = [&](opcode op, std::vector<std::int32_t> in, std::int32_t out, ir::param_list p) {
+      ir::task t;
+      t.op = op;
+      t.inputs = std::move(in);
+      t.outputs = {out};
+      t.out_counter = prog.add_counter("c" + std::to_string(prog.tasks.size()));
+      t.params = std::move(p);
+      t.label = std::string(ir::name(op));
+      prog.add_task(std::move(t));
+    };
+    ir::param_list ps;
+    ps.set(param_key::K, H).set(param_key::N_tile, F).set(param_key::n_off, 0).set(param_key::hidden, H).set_real(param_key::eps, 1e-6);
+    add_task(opcode::rmsnorm_swiglu, {x, nw, wg, wu}, a, ps);
+    ir::param_list pd;
+    pd.set(param_key::K, F).set(param_key::N_tile, H).set(param_key::n_off, 0);
+    add_task(opcode::gemv_add, {a, wdn, r}, y, pd);
+    return prog;
+  };
+  for (const std::int64_t H : {1536, 3584}) {
+    CAPTURE(H);
+    const std::int64_t F = H == 1536 ? 8960 : 18944;
+    const ir::program prog = make(H, F, dtype::q4_k);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000000 * (b + 1);
+    std::vector<std::uint64_t> task_scratch(prog.tasks.size(), 0);
+    const auto plan = [&](std::size_t task, std::uint64_t scratch, bool shown = true) {
+      vm::vulkan::task_context c{prog, prog.tasks.at(task), addresses, 0xf0000, idot_device, true};
+      c.scratch_address = scratch;
+      c.shared_scratch_address = 0x9000000;
+      if (shown) c.task_scratch_address = task_scratch;
+      return vm::vulkan::kernel_for(prog.tasks.at(task).op).planner(c);
+    };
+    // Without the scratch shown (a planner alone, control words) it stays the plain SWIGLU.
+    const auto own = plan(0, 0, false);
+    CHECK(own.shader == "gemv_idot_q4_k");
+    CHECK(own.scratch_bytes == 0);
+    // The writer asks for the runs' scratch, then with it rounds over workgroups of 16 outputs: lanes of
+    // NR / 2 outputs, each as wide as the GEMV (rows of 1536) or one subgroup (rows of 3584).
+    CHECK(plan(0, 0).scratch_bytes == std::uint64_t(F) / 16 * 32);
+    auto w = plan(0, 0x8000000);
+    REQUIRE(w.spec_constants.size() == 9);
+    CHECK(w.spec_constants.at(5) == 3);
+    CHECK(w.spec_constants.at(7) == 1);
+    const auto nr = w.spec_constants.at(1), lanes = w.spec_constants.at(8);
+    CHECK(nr == own.spec_constants.at(1));
+    CHECK(nr / 2 * lanes == 16);
+    const std::uint32_t lane_w = H == 3584 ? 32u : own.spec_constants.at(0);
+    CHECK(w.spec_constants.at(0) == lanes * lane_w);
+    CHECK(w.groups[0] * w.groups[2] == F / 16);
+    // OCTO_GEMV_WG_SWIGLU forces the lanes' width.
+    ::setenv("OCTO_GEMV_WG_SWIGLU", "64", 1);
+    CHECK(plan(0, 0x8000000).spec_constants.at(0) == lanes * 64);
+    ::setenv("OCTO_GEMV_WG_SWIGLU", "48", 1);
+    CHECK_THROWS_WITH_AS(plan(0, 0x8000000), doctest::Contains("OCTO_GEMV_WG_SWIGLU='48' is not a power of two"), octo::error);
+    ::unsetenv("OCTO_GEMV_WG_SWIGLU");
+    // The down projection reads the runs (X8) from the writer's scratch, no launch ahead; without them it
+    // rounds x itself.
+    CHECK(plan(1, 0).spec_constants.at(6) == 0);
+    task_scratch[0] = 0x8000000;
+    const auto d = plan(1, 0);
+    CHECK(d.spec_constants.at(6) == 1);
+    CHECK(d.before.empty());
+    task_scratch[0] = 0;
+    // OCTO_GEMV_SWIGLU_ROUND=0 (or OCTO_GEMV_X8_WRITER=0, OCTO_GEMV_X8=0): no rounding writer.
+    ::setenv("OCTO_GEMV_SWIGLU_ROUND", "0", 1);
+    CHECK(plan(0, 0).scratch_bytes == 0);
+    ::setenv("OCTO_GEMV_SWIGLU_ROUND", "on", 1);
+    CHECK_THROWS_WITH_AS(plan(0, 0), doctest::Contains("OCTO_GEMV_SWIGLU_ROUND='on' is not 0 or 1"), octo::error);
+    ::unsetenv("OCTO_GEMV_SWIGLU_ROUND");
+    ::setenv("OCTO_GEMV_X8_WRITER", "0", 1);
+    CHECK(plan(0, 0).scratch_bytes == 0);
+    ::unsetenv("OCTO_GEMV_X8_WRITER");
+  }
+  // A reader that would not take the runs (the down projection on the float loops: F32 weights) leaves
+  // the SWIGLU plain; so does a GEMV_ADD's row for a plain reader (takes_runs_of).
+  {
+    ir::program prog = make(1536, 8960, dtype::q4_k);
+    prog.buffers.at(5).dtype = dtype::f32;
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000000 * (b + 1);
+    std::vector<std::uint64_t> task_scratch(prog.tasks.size(), 0);
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, true};
+    c.task_scratch_address = task_scratch;
+    CHECK(vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c).scratch_bytes == 0);
+  }
 }
 
 TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power of two, 64 for 56-63 chunks") {

@@ -580,8 +580,14 @@ kernel_launch plan_gemv(const task_context& c) {
                        !nr_knob && !wg_knob;
       const std::uint32_t nr_r = knob(c, "OCTO_GEMV_NR_ROUND", 16), wg_r = knob(c, "OCTO_GEMV_WG_ROUND", 1024);
       const std::uint32_t nr_w = swiglu ? nr_c : (nr_r ? nr_r : (few ? 4 : nr_c));
+      // The SWIGLU's lanes over rows of K >= kWideK (the 7B's 3584) are one subgroup of 32 wide: 8
+      // lanes make 256-invocation workgroups, five a multiprocessor at its 50 registers where 512 (lanes
+      // of 64) fit two. On the H200 7B Q4_K_M decode 378.1 -> 381.4 tok/s (one run each,
+      // benchmarks/results/2026-12-02-h200-act-runs, call4); shorter rows keep the GEMV's own width
+      // (not measured there).
+      const std::uint32_t wg_sw = wg_swiglu || wg_knob || K < kWideK ? wg_c : std::max(std::min(wg_c, 32u), sg);
       const std::uint32_t wg_w =
-          swiglu ? wg_c : (wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c));
+          swiglu ? wg_sw : (wg_r ? workgroup_size(c.device, wg_r) : (few ? workgroup_size(c.device, 256) : wg_c));
       const std::uint32_t cols = swiglu ? nr_w / 2 : nr_w;  // a lane's outputs
       if (cols > 0 && 16 % cols == 0 && wg_w * (16 / cols) <= c.device.max_workgroup_size_x && sg > 0 && wg_w % sg == 0)
         if (const auto r = rounding_for_readers(c, y)) {
