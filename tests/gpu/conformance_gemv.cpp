@@ -151,6 +151,23 @@ idot_expect idot_contract(const std::vector<float>& v, const std::vector<float>&
 constexpr dtype idot_dtypes[] = {dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1,
                                  dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k};
 
+/// A rows x K weight of uniform(-1, 1) values quantized to `wd` row by row, and (dq) its dequantized
+/// values, the contract's weights.
+std::vector<std::byte> random_weight(std::mt19937_64& rng, dtype wd, std::int64_t rows, std::int64_t K,
+                                     std::vector<float>* dq) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> wf(static_cast<std::size_t>(rows * K));
+  for (auto& v : wf) v = u(rng);
+  std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, rows * K)));
+  auto* dst = reinterpret_cast<std::uint8_t*>(wb.data());
+  for (std::int64_t n = 0; n < rows; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
+  if (dq) {
+    dq->resize(wf.size());
+    octo::detail::dequantize_row(wd, dst, dq->data(), rows * K);
+  }
+  return wb;
+}
+
 std::vector<std::byte> f32_bytes(const std::vector<float>& v) {
   std::vector<std::byte> o(v.size() * 4);
   std::memcpy(o.data(), v.data(), o.size());
@@ -436,21 +453,9 @@ TEST_CASE("conformance: integer-dot decode GEMVs read x rounded by the GEMV_ADD 
     std::vector<float> nwv(static_cast<std::size_t>(H)), nw2v(nwv.size());
     for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
     for (auto& v : nw2v) v = 1.0f + 0.5f * u(rng);
-    const auto quantized = [&](std::int64_t rows, std::int64_t K, std::vector<float>* dq) {
-      std::vector<float> wf(static_cast<std::size_t>(rows * K));
-      for (auto& v : wf) v = u(rng);
-      std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, rows * K)));
-      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data());
-      for (std::int64_t n = 0; n < rows; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
-      if (dq) {
-        dq->resize(wf.size());
-        octo::detail::dequantize_row(wd, dst, dq->data(), rows * K);
-      }
-      return wb;
-    };
     std::vector<float> w1q, w2q, w3q;
-    const auto wob = quantized(H, Kin, nullptr), w1b = quantized(N, H, &w1q), w2b = quantized(N, H, &w2q),
-               w3b = quantized(N, H, &w3q);
+    const auto wob = random_weight(rng, wd, H, Kin, nullptr), w1b = random_weight(rng, wd, N, H, &w1q), w2b = random_weight(rng, wd, N, H, &w2q),
+               w3b = random_weight(rng, wd, N, H, &w3q);
     constexpr int steps = 3;
     std::vector<std::vector<float>> xs(steps), rs(steps);
     for (int st = 0; st < steps; ++st) {
@@ -619,20 +624,8 @@ TEST_CASE("conformance: the integer-dot down projection reads x rounded by the R
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> nwv(static_cast<std::size_t>(H));
     for (auto& v : nwv) v = 1.0f + 0.5f * u(rng);
-    const auto quantized = [&](std::int64_t rows, std::int64_t K, std::vector<float>* dq) {
-      std::vector<float> wf(static_cast<std::size_t>(rows * K));
-      for (auto& v : wf) v = u(rng);
-      std::vector<std::byte> wb(static_cast<std::size_t>(octo::ir::nbytes(wd, rows * K)));
-      auto* dst = reinterpret_cast<std::uint8_t*>(wb.data());
-      for (std::int64_t n = 0; n < rows; ++n) octo::detail::quantize_row(wd, wf.data() + n * K, dst + octo::ir::nbytes(wd, n * K), K);
-      if (dq) {
-        dq->resize(wf.size());
-        octo::detail::dequantize_row(wd, dst, dq->data(), rows * K);
-      }
-      return wb;
-    };
     std::vector<float> wdq;
-    const auto wgb = quantized(F, H, nullptr), wub = quantized(F, H, nullptr), wdb = quantized(N, F, &wdq);
+    const auto wgb = random_weight(rng, wd, F, H, nullptr), wub = random_weight(rng, wd, F, H, nullptr), wdb = random_weight(rng, wd, N, F, &wdq);
     constexpr int steps = 3;
     std::vector<std::vector<float>> xs(steps), rs(steps);
     for (int st = 0; st < steps; ++st) {

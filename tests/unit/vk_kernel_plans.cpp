@@ -140,6 +140,18 @@ vm::vulkan::device_facts device(bool subgroups) {
   return d;
 }
 
+/// Appends a task of one output with its own counter, labelled by its opcode.
+void add_one_output_task(ir::program& prog, opcode op, std::vector<std::int32_t> in, std::int32_t out, ir::param_list p) {
+  ir::task t;
+  t.op = op;
+  t.inputs = std::move(in);
+  t.outputs = {out};
+  t.out_counter = prog.add_counter("c" + std::to_string(prog.tasks.size()));
+  t.params = std::move(p);
+  t.label = std::string(ir::name(op));
+  prog.add_task(std::move(t));
+}
+
 // The planners' environment knobs, cleared so that each case picks its kernel from the task and device.
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
@@ -958,14 +970,7 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
     const auto y1 = buf("y1", ir::buffer_kind::io_output, dtype::f32, {1, N});
     const auto y2 = buf("y2", ir::buffer_kind::io_output, dtype::f32, {1, N});
     const auto add_task = [&](opcode op, std::vector<std::int32_t> in, std::int32_t out, ir::param_list p) {
-      ir::task t;
-      t.op = op;
-      t.inputs = std::move(in);
-      t.outputs = {out};
-      t.out_counter = prog.add_counter("c" + std::to_string(prog.tasks.size()));
-      t.params = std::move(p);
-      t.label = std::string(ir::name(op));
-      prog.add_task(std::move(t));
+      add_one_output_task(prog, op, std::move(in), out, std::move(p));
     };
     ir::param_list pa;
     pa.set(param_key::K, Kin).set(param_key::N_tile, H).set(param_key::n_off, 0);
@@ -1100,14 +1105,7 @@ TEST_CASE("integer-dot decode GEMVs: an RMSNORM_SWIGLU rounds its row for the do
     const auto r = buf("r", ir::buffer_kind::io_input, dtype::f32, {1, H});
     const auto y = buf("y", ir::buffer_kind::io_output, dtype::f32, {1, H});
     const auto add_task = [&](opcode op, std::vector<std::int32_t> in, std::int32_t out, ir::param_list p) {
-      ir::task t;
-      t.op = op;
-      t.inputs = std::move(in);
-      t.outputs = {out};
-      t.out_counter = prog.add_counter("c" + std::to_string(prog.tasks.size()));
-      t.params = std::move(p);
-      t.label = std::string(ir::name(op));
-      prog.add_task(std::move(t));
+      add_one_output_task(prog, op, std::move(in), out, std::move(p));
     };
     ir::param_list ps;
     ps.set(param_key::K, H).set(param_key::N_tile, F).set(param_key::n_off, 0).set(param_key::hidden, H).set_real(param_key::eps, 1e-6);

@@ -103,14 +103,17 @@ bool x8_wanted(const task_context& c, bool norm, std::uint32_t K, std::uint32_t 
   return false;
 }
 
-/// OCTO_GEMV_X8_WRITER: unset or 1, the RMSNORM-fused integer GEMVs' x is rounded by the GEMV_ADD that
-/// writes it wherever it can be (rounding_for_readers); 0, never (each takes the rule above).
-bool writer_rounding_on(const task_context& c) {
-  const char* v = std::getenv("OCTO_GEMV_X8_WRITER");
+/// A switch from the environment that is on unless set to 0 (1 or unset: on; anything else an error).
+bool on_unless_zero(const task_context& c, const char* name) {
+  const char* v = std::getenv(name);
   if (!v || !*v || std::string_view(v) == "1") return true;
   if (std::string_view(v) == "0") return false;
-  fail(c, std::string("OCTO_GEMV_X8_WRITER='") + v + "' is not 0 or 1");
+  fail(c, std::string(name) + "='" + v + "' is not 0 or 1");
 }
+
+/// OCTO_GEMV_X8_WRITER: unset or 1, the integer GEMVs' x is rounded by the GEMV_ADD or RMSNORM_SWIGLU
+/// that writes it wherever it can be (rounding_for_readers); 0, never (each takes the rule above).
+bool writer_rounding_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_X8_WRITER"); }
 
 /// The task that writes buffer `b`, or null where none or several do.
 const ir::task* only_writer(const ir::program& p, std::int32_t b) {
@@ -201,12 +204,7 @@ bool takes_runs_of(ir::opcode writer, ir::opcode reader) {
 
 /// OCTO_GEMV_SWIGLU_ROUND: unset or 1, an RMSNORM_SWIGLU rounds its row for the down projection where it
 /// can (rounding_for_readers); 0, never (the down projection rounds x in every workgroup).
-bool swiglu_rounding_on(const task_context& c) {
-  const char* v = std::getenv("OCTO_GEMV_SWIGLU_ROUND");
-  if (!v || !*v || std::string_view(v) == "1") return true;
-  if (std::string_view(v) == "0") return false;
-  fail(c, std::string("OCTO_GEMV_SWIGLU_ROUND='") + v + "' is not 0 or 1");
-}
+bool swiglu_rounding_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_SWIGLU_ROUND"); }
 
 /// x rounded by its writer: where the GEMV_ADD or RMSNORM_SWIGLU `c` writes one whole row y, the integer
 /// GEMVs that read y as x and take its runs (takes_runs_of), if any: the norm the runs are rounded with
