@@ -635,9 +635,12 @@ TEST_CASE("conformance: the integer-dot down projection reads x rounded by the R
       for (std::int64_t k = 0; k < H; ++k) xs[st][static_cast<std::size_t>(k)] = u(rng) * (k % 37 == 0 ? 8.0f : 1.0f);
       for (auto& v : rs[st]) v = u(rng);
     }
+    // The plain path (writer off) on three formats and over rows of 3072, to keep the suite's pipelines
+    // few; every variant's writer output is checked against the contract below.
+    const bool compare = wd == dtype::q8_0 || wd == dtype::q4_k || wd == dtype::q6_k || H >= 3072;
     std::vector<std::byte> outs[2][steps][2];  // [the SWIGLU rounds][step][a, y]
     std::uint64_t kernels[2] = {0, 0};
-    for (int writer = 0; writer < 2; ++writer) {
+    for (int writer = compare ? 0 : 1; writer < 2; ++writer) {
       CAPTURE(writer);
       ::setenv("OCTO_GEMV_SWIGLU_ROUND", writer ? "1" : "0", 1);
       vm.load(c.p);  // planned again under this setting
@@ -655,13 +658,13 @@ TEST_CASE("conformance: the integer-dot down projection reads x rounded by the R
       }
       kernels[writer] = vm.stats().dispatches;
     }
-    CHECK(kernels[1] == kernels[0]);
+    if (compare) CHECK(kernels[1] == kernels[0]);
     for (int st = 0; st < steps; ++st) {
       CAPTURE(st);
-      if (H < 3072) {  // the GEMV's own width: the same sums
+      if (compare && H < 3072) {  // the GEMV's own width: the same sums
         CHECK(outs[0][st][0] == outs[1][st][0]);
         CHECK(outs[0][st][1] == outs[1][st][1]);
-      } else {  // lanes of 32: the SWIGLU's sums in another order, within f32 rounding of the plain ones
+      } else if (compare) {  // lanes of 32: the SWIGLU's sums in another order, within f32 rounding of the plain ones
         std::vector<float> a0(static_cast<std::size_t>(F)), a1(a0.size());
         REQUIRE(outs[0][st][0].size() == a0.size() * 4);
         REQUIRE(outs[1][st][0].size() == a1.size() * 4);
