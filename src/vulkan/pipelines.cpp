@@ -149,8 +149,8 @@ vk::Pipeline pipelines::get(std::string_view shader, std::span<const std::uint32
                                             spec.empty() ? nullptr : &si);
     vk::ComputePipelineCreateInfo ci({}, stage, *layout_);
     if (dev_.pipeline_statistics()) ci.flags |= vk::PipelineCreateFlagBits::eCaptureStatisticsKHR;
-    auto it = map_.emplace(key, vk::raii::Pipeline(dev_.logical(), cache_, ci)).first;
-    if (dev_.pipeline_statistics()) print_statistics(*it->second, key.first, key.second);
+    auto it = map_.emplace(std::move(key), vk::raii::Pipeline(dev_.logical(), cache_, ci)).first;
+    if (dev_.pipeline_statistics()) print_statistics(*it->second, it->first.first, it->first.second);
     return *it->second;
   } catch (...) {
     rethrow_vulkan(("building the compute pipeline for shader '" + std::string(shader) + "'").c_str());
