@@ -10,6 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -550,6 +554,63 @@ TEST_CASE("conformance: SAMPLE_ARGMAX over a vocabulary row (vector loads, ties,
     c.task(opcode::sample_argmax, {x}, {y}, {});
     run_case(c, {0, 0});
   }
+}
+
+TEST_CASE("conformance: SAMPLE_ARGMAX split over workgroups, three steps of one recording (the arrival counters reset)") {
+  // A vocabulary row is read by several workgroups, the last to arrive merging their parts through the
+  // task's scratch (shaders/argmax.comp SPLIT): each step must find its counters back at 0. Against the
+  // rule computed here (lowest index of the largest non-NaN value, 0 for a row of NaNs), on new logits
+  // each step: the maximum in the first, a middle and the last part, tied across parts, and a row of
+  // NaNs but one value. 16385 logits take three parts, the last of one logit.
+  const auto want = [](std::span<const float> row) {
+    std::int32_t best = -1;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      if (!std::isnan(row[i]) && (best < 0 || row[i] > row[static_cast<std::size_t>(best)])) best = static_cast<std::int32_t>(i);
+    return best < 0 ? 0 : best;
+  };
+  for (const char* split : {"1", "0"})  // 0: the single workgroup a row (OCTO_ARGMAX_SPLIT)
+  for (std::int64_t V : {151936, 151935, 16385}) {
+    CAPTURE(split);
+    CAPTURE(V);
+    ::setenv("OCTO_ARGMAX_SPLIT", split, 1);
+    const std::int64_t R = 3;
+    case_builder c;
+    auto x = c.buf("logits", buffer_kind::io_input, dtype::f32, {R, V});
+    auto y = c.buf("ids", buffer_kind::io_output, dtype::i32, {R});
+    c.task(opcode::sample_argmax, {x}, {y}, {});
+    auto& vm = gpu();
+    vm.load(c.p);
+    ::unsetenv("OCTO_ARGMAX_SPLIT");
+    std::mt19937_64 rng(seed() ^ static_cast<std::uint64_t>(V));
+    std::uniform_real_distribution<float> u(-30.0f, 30.0f);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int step = 0; step < 3; ++step) {
+      CAPTURE(step);
+      std::vector<float> v(static_cast<std::size_t>(R * V));
+      for (auto& e : v) e = u(rng);
+      const auto at = [&](std::int64_t r, std::int64_t i) -> float& { return v[static_cast<std::size_t>(r * V + i)]; };
+      const std::int64_t places[3] = {5, V / 2 + 3, V - 1};
+      at(0, places[step]) = 40.0f;                      // the maximum in part 0, a middle part, the last
+      at(1, places[(step + 1) % 3]) = 35.0f;            // tied across parts: the lower index wins
+      at(1, places[(step + 2) % 3]) = 35.0f;
+      for (std::int64_t i = 0; i < V; ++i) at(2, i) = nan;
+      at(2, places[step]) = -1.0f;
+      std::vector<std::byte> b(v.size() * 4);
+      std::memcpy(b.data(), v.data(), b.size());
+      vm.write_bytes("logits", b);
+      vm.execute();
+      const auto got = vm.read_bytes("ids");
+      REQUIRE(got.size() == static_cast<std::size_t>(R) * 4);
+      for (std::int64_t r = 0; r < R; ++r) {
+        CAPTURE(r);
+        std::int32_t g = 0;
+        std::memcpy(&g, got.data() + r * 4, 4);
+        CHECK(g == want(std::span<const float>(v).subspan(static_cast<std::size_t>(r * V), static_cast<std::size_t>(V))));
+      }
+    }
+    octo_test::check_clean(vm);
+  }
+  ::unsetenv("OCTO_ARGMAX_SPLIT");
 }
 
 TEST_CASE("conformance: NOP records nothing and the program still runs") {

@@ -158,7 +158,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT"})
     ::unsetenv(v);
 }
 
@@ -242,6 +242,7 @@ std::vector<ir::program> task_variants() {
                           ir::param_list{}.set(param_key::qdtype, std::int64_t(dtype::i8)).set(param_key::group, 32)));
   v.push_back(single_task(opcode::softmax, {{"x", row}}, {"y", row}, ir::param_list{}.set(param_key::dim, 64)));
   v.push_back(single_task(opcode::sample_argmax, {{"logits", {1, 100}}}, {"ids", {1}, dtype::i32}, none));
+  v.push_back(single_task(opcode::sample_argmax, {{"logits", {1, 151936}}}, {"ids", {1}, dtype::i32}, none));
   v.push_back(single_task(opcode::attention_combine, {{"p0", {1, 2, 34}}, {"p1", {1, 2, 34}}}, {"o", {1, 64}}, none));
   // KV_APPEND writes the cache it reads (input 1 is the output).
   auto kv = single_task(opcode::kv_append, {{"kv_new", {1, 64}}, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}},
@@ -550,6 +551,45 @@ TEST_CASE("flash decode attention sizes its chunks from the position (an indirec
   CHECK(r.groups_at(64, 1) == 4);                 // 65
   CHECK(r.groups_at(4499, 1) == 142);             // the full cache: 71 chunks
   CHECK(r.groups_at(100000, 1) == 142);           // never past the cache
+}
+
+TEST_CASE("SAMPLE_ARGMAX over vocabulary rows: parts of 8192 logits a workgroup of 256, the last to arrive merging") {
+  clear_kernel_environment();
+  const auto plan = [](std::int64_t rows, std::int64_t v, std::uint64_t scratch) {
+    const auto prog = single_task(opcode::sample_argmax, {{"logits", {rows, v}}}, {"ids", {rows}, dtype::i32}, {});
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+    const auto d = device(true);
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
+    c.scratch_address = scratch;
+    return vm::vulkan::kernel_for(opcode::sample_argmax).planner(c);
+  };
+  // The first call (no scratch yet) asks for the counters and parts and plans one workgroup a row.
+  const auto first = plan(1, 151936, 0);
+  CHECK(first.scratch_bytes == 4 * (4 + 2 * 19));
+  CHECK(first.spec_constants == std::vector<std::uint32_t>{1024, 1, 1});
+  // With it: ceil(151936 / 8192) = 19 workgroups of 256 over the row, 16-byte loads.
+  const auto l = plan(1, 151936, 0x700000);
+  CHECK(l.scratch_bytes == first.scratch_bytes);
+  CHECK(l.spec_constants == std::vector<std::uint32_t>{256, 1, 19});
+  CHECK(l.groups == std::array<std::uint32_t, 3>{19, 1, 1});
+  // Rows in the grid's second dimension, a counter each; an odd row takes the scalar loads.
+  const auto l3 = plan(3, 151935, 0x700000);
+  CHECK(l3.groups == std::array<std::uint32_t, 3>{19, 3, 1});
+  CHECK(l3.spec_constants == std::vector<std::uint32_t>{256, 0, 19});
+  CHECK(l3.scratch_bytes == 4 * (4 + 2 * 3 * 19));
+  CHECK(plan(1, 16385, 0x700000).spec_constants.at(2) == 3u);
+  // Rows under 16384 logits (no vocabulary) stay one workgroup a row with no scratch.
+  const auto small = plan(4, 8000, 0);
+  CHECK(small.scratch_bytes == 0);
+  CHECK(small.spec_constants == std::vector<std::uint32_t>{256, 1, 1});
+  CHECK(small.groups[0] == 4);
+  // OCTO_ARGMAX_SPLIT=0: the single workgroup even with the scratch; other values fail, naming it.
+  ::setenv("OCTO_ARGMAX_SPLIT", "0", 1);
+  CHECK(plan(1, 151936, 0x700000).spec_constants == std::vector<std::uint32_t>{1024, 1, 1});
+  ::setenv("OCTO_ARGMAX_SPLIT", "2", 1);
+  CHECK_THROWS_WITH_AS(plan(1, 151936, 0x700000), doctest::Contains("OCTO_ARGMAX_SPLIT"), octo::error);
+  clear_kernel_environment();
 }
 
 namespace {

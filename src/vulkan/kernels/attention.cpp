@@ -12,23 +12,6 @@ namespace {
 
 enum class attention_choice { split, flash, adaptive };
 
-/// A knob that takes one of a few numbers (one device run to compare, or a test): environment variable
-/// `name`'s value, or `fallback` where it is unset or empty; any other value fails, naming the knob.
-std::uint32_t number_knob(const task_context& c, const char* name, std::initializer_list<std::uint32_t> allowed,
-                          std::uint32_t fallback) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return fallback;
-  std::string listed;
-  std::size_t i = 0;
-  for (const std::uint32_t a : allowed) {
-    if (std::to_string(a) == e) return a;
-    if (i > 0) listed += i + 1 == allowed.size() ? " or " : ", ";
-    listed += std::to_string(a);
-    ++i;
-  }
-  fail(c, std::string(name) + "='" + e + "' is not " + listed);
-}
-
 /// Flash-decoding's form for long contexts (plan_attention's range past 8192 keys): at most 64 chunks a KV
 /// head, so a chunk takes several passes, each loading the next pass's K and V while it computes
 /// (attention_decode.comp PIPE), and merges that load 16 chunks' partials a round trip.

@@ -103,14 +103,6 @@ bool x8_wanted(const task_context& c, bool norm, std::uint32_t K, std::uint32_t 
   return false;
 }
 
-/// A switch from the environment that is on unless set to 0 (1 or unset: on; anything else an error).
-bool on_unless_zero(const task_context& c, const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v || std::string_view(v) == "1") return true;
-  if (std::string_view(v) == "0") return false;
-  fail(c, std::string(name) + "='" + v + "' is not 0 or 1");
-}
-
 /// OCTO_GEMV_X8_WRITER: unset or 1, the integer GEMVs' x is rounded by the GEMV_ADD or RMSNORM_SWIGLU
 /// that writes it wherever it can be (rounding_for_readers); 0, never (each takes the rule above).
 bool writer_rounding_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_X8_WRITER"); }

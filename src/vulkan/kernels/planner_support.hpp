@@ -11,6 +11,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "octo/error.hpp"
@@ -152,5 +153,30 @@ kernel_launch plan_dequant(const task_context&);
 kernel_launch plan_kv_append(const task_context&);
 kernel_launch plan_attention(const task_context&);
 kernel_launch plan_attention_combine(const task_context&);
+
+/// A knob that takes one of a few numbers (one device run to compare, or a test): environment variable
+/// `name`'s value, or `fallback` where it is unset or empty; any other value fails, naming the knob.
+inline std::uint32_t number_knob(const task_context& c, const char* name, std::initializer_list<std::uint32_t> allowed,
+                                 std::uint32_t fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  std::string listed;
+  std::size_t i = 0;
+  for (const std::uint32_t a : allowed) {
+    if (std::to_string(a) == e) return a;
+    if (i > 0) listed += i + 1 == allowed.size() ? " or " : ", ";
+    listed += std::to_string(a);
+    ++i;
+  }
+  fail(c, std::string(name) + "='" + e + "' is not " + listed);
+}
+
+/// A switch from the environment that is on unless set to 0 (1 or unset: on; anything else an error).
+inline bool on_unless_zero(const task_context& c, const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v || std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "0") return false;
+  fail(c, std::string(name) + "='" + v + "' is not 0 or 1");
+}
 
 }  // namespace octo::vm::vulkan::kernels

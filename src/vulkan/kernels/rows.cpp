@@ -1,6 +1,6 @@
 // Planners for the row-wise kernels: RMSNORM / LAYERNORM (shaders/norm.comp), SOFTMAX
 // (shaders/softmax.comp) and SAMPLE_ARGMAX (shaders/argmax.comp): one workgroup per row, up to 1024
-// invocations for vocabulary-sized rows.
+// invocations for vocabulary-sized rows (a vocabulary row's argmax: several workgroups a row).
 #include "vulkan/kernels/planner_support.hpp"
 
 namespace octo::vm::vulkan::kernels {
@@ -78,14 +78,32 @@ kernel_launch plan_argmax(const task_context& c) {
   const std::int64_t v = x.buf->shape.back();
   const std::int64_t rows = x.numel() / v;
   require(c, y.numel() == rows, "output numel differs from the number of logit rows");
-  // A vocabulary row is ~152k logits read by one workgroup: make it as large as the device allows.
-  const std::uint32_t wg = workgroup_size(c.device, v >= 16384 ? 1024 : 256);
   const bool vec = v % 4 == 0 && x.address % 16 == 0;
+  // A vocabulary row (~152k logits, one a greedy step) is split over workgroups of 256 that each read
+  // their part in one round of eight 16-byte loads an invocation (8192 logits), the last to arrive
+  // merging the parts (shaders/argmax.comp): the row is read by ~19 multiprocessors at once instead of
+  // streamed by one. Where the split is off (OCTO_ARGMAX_SPLIT=0), the rows are many (a grid's second
+  // dimension holds 65535) or the scratch is not there yet (the first call): one workgroup a row, as large
+  // as the device allows.
+  constexpr std::uint32_t kSplitWg = 256, kLogitsPerPart = kSplitWg * 32;
+  const std::uint64_t parts = (static_cast<std::uint64_t>(v) + kLogitsPerPart - 1) / kLogitsPerPart;
+  const bool split = on_unless_zero(c, "OCTO_ARGMAX_SPLIT") && v >= 16384 && rows <= 65535 && parts > 1 &&
+                     c.scratch_address != 0 && workgroup_size(c.device, kSplitWg) == kSplitWg;
+  const std::uint32_t wg = split ? kSplitWg : workgroup_size(c.device, v >= 16384 ? 1024 : 256);
   kernel_launch l;
   l.shader = "argmax";
-  l.spec_constants = {wg, vec ? 1u : 0u};
-  l.groups = grid(static_cast<std::uint64_t>(rows));
-  l.push_constants = push_builder{}.addr(x.address).addr(y.address).u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows")).take();
+  l.spec_constants = {wg, vec ? 1u : 0u, split ? static_cast<std::uint32_t>(parts) : 1u};
+  if (split) {
+    l.groups = {static_cast<std::uint32_t>(parts), static_cast<std::uint32_t>(rows), 1};
+  } else {
+    l.groups = grid(static_cast<std::uint64_t>(rows));
+  }
+  // The split's scratch: a counter a row (rounded up to 4), then each row's parts as (value, index).
+  l.scratch_bytes = v >= 16384 && rows <= 65535 ? 4 * ((static_cast<std::uint64_t>(rows) + 3) / 4 * 4 + 2 * rows * parts) : 0;
+  l.push_constants = push_builder{}
+                         .addr(x.address).addr(y.address).addr(split ? c.scratch_address : 0)
+                         .u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows"))
+                         .take();
   return l;
 }
 
