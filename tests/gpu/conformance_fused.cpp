@@ -79,6 +79,47 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
   }
 }
 
+TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up): 4 rows a workgroup of 32 or 64") {
+  // Over more than 4096 outputs the F32 / F16 / BF16 loop takes 4 weight rows a workgroup and 32
+  // invocations where a row has fewer than 192 16-byte units (K = 896), else 64 (K = 1536)
+  // (kernels/gemv.cpp); 4099 outputs leave a last workgroup of 3 rows (of one pair for RMSNORM_SWIGLU, 4
+  // rows being 2 pairs). Both reductions, against the composition of the plain ops.
+  for (int mode : {0, 1}) {
+    if (mode == 1) ::setenv("OCTO_KERNELS_NO_SUBGROUP", "1", 1);
+    CAPTURE(mode);
+    for (dtype wd : {dtype::f16, dtype::bf16, dtype::f32}) {
+      if (mode == 1 && wd != dtype::f16) continue;
+      for (std::int64_t K : {896, 1536}) {
+        for (opcode op : {opcode::rmsnorm_gemv, opcode::rmsnorm_swiglu, opcode::gemv_tile}) {
+          CAPTURE(octo::ir::name(wd));
+          CAPTURE(octo::ir::name(op));
+          CAPTURE(K);
+          const std::int64_t N = 4099;
+          case_builder c;
+          auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {1, K});
+          auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+          auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+          auto w2 = c.buf("w_up", buffer_kind::weight, wd, {N, K});
+          auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {1, N});
+          c.range[nw] = {0.5f, 1.5f};
+          std::vector<std::int32_t> in{x, nw, w};
+          if (op == opcode::rmsnorm_swiglu) in.push_back(w2);
+          auto pl = params({{param_key::K, double(K)}, {param_key::N_tile, double(N)}, {param_key::n_off, 0}});
+          if (op == opcode::gemv_tile) {
+            in = {x, w};
+          } else {
+            pl.set(param_key::hidden, K);
+            pl.set_real(param_key::eps, 1e-5);
+          }
+          c.task(op, in, {y}, pl);
+          run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
+        }
+      }
+    }
+    ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  }
+}
+
 TEST_CASE("conformance: GEMV_ADD and RMSNORM_GEMV over many rows (prefill): the tiled GEMM kernels' fused forms") {
   // From 16 rows these run as a tiled GEMM (src/vulkan/kernels/gemv.cpp): GEMV_ADD with r added in the
   // epilogue; RMSNORM_GEMV with x multiplied by the norm weight as it is staged, each row's sum of squares

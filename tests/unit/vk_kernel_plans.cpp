@@ -158,7 +158,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
 }
 
@@ -807,13 +807,41 @@ TEST_CASE("decode GEMV rows per workgroup: 2 for narrow outputs (short rows in t
   CHECK(nr(3584, 3584, dtype::q8_0) == 4);   // 7B q / o: 32-element blocks past K = 2048 keep 4
   CHECK(nr(1536, 8960, dtype::q8_0) == 4);   // 1.5B down in Q8_0
   CHECK(nr(16384, 1536, dtype::q8_0) == 4);  // LM-head-like
-  CHECK(nr(896, 896, dtype::f16) == 2);      // 16-bit weights, one x row: 2 (F32 too)
-  CHECK(nr(37888, 3584, dtype::bf16) == 2);
+  CHECK(nr(896, 896, dtype::f16) == 2);      // 16-bit weights, one x row, narrow outputs: 2 (F32 too)
   CHECK(nr(3584, 3584, dtype::f32) == 2);
+  CHECK(nr(4096, 3584, dtype::f16) == 2);
+  CHECK(nr(37888, 3584, dtype::bf16) == 4);  // wide outputs (gate|up, the LM head): 4
+  CHECK(nr(151936, 896, dtype::f16) == 4);
   CHECK(plan_decode_gemv(896, 896, dtype::f16, false, 0, 3).spec_constants.at(1) == 4);  // three x rows: 4
   ::setenv("OCTO_GEMV_NR", "4", 1);          // the knob still wins
   CHECK(nr(1536, 1536, dtype::q4_k) == 4);
   ::unsetenv("OCTO_GEMV_NR");
+}
+
+TEST_CASE("16-bit decode GEMVs' width: 256 invocations over narrow outputs, 64 over wide ones (32 under 192 units a row)") {
+  clear_kernel_environment();
+  // Spec constant 0 is the workgroup size, 1 the rows (kernels/gemv.cpp, benchmarks/results/2026-12-02-h200-argmax).
+  const auto shape = [](std::int64_t n, std::int64_t k, dtype w) {
+    const auto l = plan_decode_gemv(n, k, w);
+    return std::pair{l.spec_constants.at(0), l.spec_constants.at(1)};
+  };
+  CHECK(shape(896, 4864, dtype::f16) == std::pair{256u, 2u});     // 0.5B down projection
+  CHECK(shape(128, 896, dtype::bf16) == std::pair{256u, 2u});     // 0.5B k / v
+  CHECK(shape(151936, 896, dtype::f16) == std::pair{32u, 4u});    // 0.5B LM head: 112 units a row
+  CHECK(shape(151936, 1536, dtype::f16) == std::pair{64u, 4u});   // 1.5B LM head: 192
+  CHECK(shape(37888, 3584, dtype::f32) == std::pair{64u, 4u});    // 7B gate|up shape
+  CHECK(plan_decode_gemv(896, 896, dtype::f16, false, 0, 3).spec_constants.at(0) == 64);  // three x rows: as before
+  CHECK(shape(1536, 1536, dtype::q8_0).first != 256u);            // the chunk loops keep their own rule
+  ::setenv("OCTO_GEMV_WG_NARROW", "128", 1);
+  ::setenv("OCTO_GEMV_WG_WIDE", "128", 1);
+  ::setenv("OCTO_GEMV_NR_WIDE16", "8", 1);
+  CHECK(shape(896, 4864, dtype::f16) == std::pair{128u, 2u});
+  CHECK(shape(151936, 896, dtype::f16) == std::pair{128u, 8u});
+  ::setenv("OCTO_GEMV_WG", "512", 1);  // forces every GEMV
+  CHECK(shape(896, 4864, dtype::f16).first == 512u);
+  ::setenv("OCTO_GEMV_WG_WIDE", "96", 1);
+  CHECK_THROWS_WITH_AS(shape(151936, 896, dtype::f16), doctest::Contains("OCTO_GEMV_WG_WIDE"), octo::error);
+  clear_kernel_environment();
 }
 
 TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a device that accelerates them") {

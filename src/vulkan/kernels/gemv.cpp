@@ -602,8 +602,31 @@ kernel_launch plan_gemv(const task_context& c) {
     l.push_constants = push();
     return l;
   }
-  const std::uint32_t nr_g = even(nr_knob && rb == 1 ? nr_knob : nr);
-  l.spec_constants = {wg_knob && rb == 1 ? workgroup_size(c.device, wg_knob) : wg, nr_g, rb, unit_loads ? 1u : 0u, 0u,
+  // One x row over F32 / F16 / BF16 weights (the 16-byte unit loop). Narrow outputs (up to 4096
+  // columns: Q, K, V, O, the down projections) take 256 invocations and 2 rows: a workgroup's RMSNORM
+  // prologue reads the whole x row, K / WG loads an invocation, and a narrow GEMV's grid is a few hundred
+  // workgroups, so the wider workgroup shortens that chain and puts more loads in flight. Wide ones
+  // (gate|up, the LM head: tens of thousands of workgroups, where 256 invocations took the 0.5B's F16 LM
+  // head 114.6 -> 207.8 us) take 4 rows, so each x load serves twice the weight, and 64 invocations, 32
+  // where a row has fewer than 192 16-byte units (at least three an invocation). On the H200
+  // (benchmarks/results/2026-12-02-h200-argmax, calls 2-4) against 64 invocations and 2 rows everywhere:
+  // 0.5B F16 decode 920 -> 1051 tok/s, 1.5B F16 554 -> 609 (LM head 149.5 -> 112.7 us, 4.1 TB/s).
+  // OCTO_GEMV_WG_NARROW / OCTO_GEMV_WG_WIDE set the widths, OCTO_GEMV_NR_WIDE16 the wide ones' rows;
+  // OCTO_GEMV_NR and OCTO_GEMV_WG force every GEMV.
+  const bool unit16 = rb == 1 && (w.dtype() == ir::dtype::f32 || w.dtype() == ir::dtype::f16 || w.dtype() == ir::dtype::bf16);
+  constexpr std::uint32_t kNarrow16Cols = 4096, kFewUnits = 192;
+  const bool narrow16 = n_tile <= kNarrow16Cols;
+  std::uint32_t wg16 = wg, nr16 = nr;
+  if (unit16) {
+    const std::uint32_t wk = knob(c, narrow16 ? "OCTO_GEMV_WG_NARROW" : "OCTO_GEMV_WG_WIDE", 1024);
+    wg16 = workgroup_size(c.device, wk ? wk : narrow16 ? 256 : K / 8 < kFewUnits ? 32 : 64);
+    if (!narrow16) {
+      const std::uint32_t nk = knob(c, "OCTO_GEMV_NR_WIDE16", 16);
+      nr16 = nk ? nk : 4;
+    }
+  }
+  const std::uint32_t nr_g = even(nr_knob && rb == 1 ? nr_knob : nr16);
+  l.spec_constants = {wg_knob && rb == 1 ? workgroup_size(c.device, wg_knob) : wg16, nr_g, rb, unit_loads ? 1u : 0u, 0u,
                       ops.fuse};
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
