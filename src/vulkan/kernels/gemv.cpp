@@ -608,9 +608,9 @@ kernel_launch plan_gemv(const task_context& c) {
   // workgroups, so the wider workgroup shortens that chain and puts more loads in flight. Wide ones
   // (gate|up, the LM head: tens of thousands of workgroups, where 256 invocations took the 0.5B's F16 LM
   // head 114.6 -> 207.8 us) take 4 rows, so each x load serves twice the weight, and 64 invocations, 32
-  // where a row has fewer than 192 16-byte units (at least three an invocation). On the H200
-  // (benchmarks/results/2026-12-02-h200-argmax, calls 2-4) against 64 invocations and 2 rows everywhere:
-  // 0.5B F16 decode 920 -> 1051 tok/s, 1.5B F16 554 -> 609 (LM head 149.5 -> 112.7 us, 4.1 TB/s).
+  // where a row has fewer than 192 16-byte units (at least three an invocation). On the H200, through
+  // these knobs (benchmarks/results/2026-12-02-h200-argmax, calls 2 and 3) against 64 invocations and 2
+  // rows everywhere: 0.5B F16 decode 920 -> 1051 tok/s, 1.5B F16 554 -> 609 (LM head 149.5 -> 112.7 us).
   // OCTO_GEMV_WG_NARROW / OCTO_GEMV_WG_WIDE set the widths, OCTO_GEMV_NR_WIDE16 the wide ones' rows;
   // OCTO_GEMV_NR and OCTO_GEMV_WG force every GEMV.
   const bool unit16 = rb == 1 && (w.dtype() == ir::dtype::f32 || w.dtype() == ir::dtype::f16 || w.dtype() == ir::dtype::bf16);

@@ -87,8 +87,10 @@ kernel_launch plan_argmax(const task_context& c) {
   // as the device allows.
   constexpr std::uint32_t kSplitWg = 256, kLogitsPerPart = kSplitWg * 32;
   const std::uint64_t parts = (static_cast<std::uint64_t>(v) + kLogitsPerPart - 1) / kLogitsPerPart;
-  const bool split = on_unless_zero(c, "OCTO_ARGMAX_SPLIT") && v >= 16384 && rows <= 65535 && parts > 1 &&
-                     c.scratch_address != 0 && workgroup_size(c.device, kSplitWg) == kSplitWg;
+  // Parts and rows each fit a grid dimension (65535); a row of 16384 logits or more has at least 2 parts.
+  const bool splittable = v >= 16384 && rows <= 65535 && parts <= 65535;
+  const bool split = splittable && on_unless_zero(c, "OCTO_ARGMAX_SPLIT") && c.scratch_address != 0 &&
+                     workgroup_size(c.device, kSplitWg) == kSplitWg;
   const std::uint32_t wg = split ? kSplitWg : workgroup_size(c.device, v >= 16384 ? 1024 : 256);
   kernel_launch l;
   l.shader = "argmax";
@@ -99,7 +101,7 @@ kernel_launch plan_argmax(const task_context& c) {
     l.groups = grid(static_cast<std::uint64_t>(rows));
   }
   // The split's scratch: a counter a row (rounded up to 4), then each row's parts as (value, index).
-  l.scratch_bytes = v >= 16384 && rows <= 65535 ? 4 * ((static_cast<std::uint64_t>(rows) + 3) / 4 * 4 + 2 * rows * parts) : 0;
+  l.scratch_bytes = splittable ? 4 * ((static_cast<std::uint64_t>(rows) + 3) / 4 * 4 + 2 * rows * parts) : 0;
   l.push_constants = push_builder{}
                          .addr(x.address).addr(y.address).addr(split ? c.scratch_address : 0)
                          .u32(u32(c, v, "vocab")).u32(u32(c, rows, "rows"))
