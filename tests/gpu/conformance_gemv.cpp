@@ -594,12 +594,14 @@ TEST_CASE("conformance: the integer-dot down projection reads x rounded by the R
   std::mt19937_64 rng(seed() ^ 0x5a11ull);
   INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
   auto& vm = gpu_fast();
-  // Every format over rows of 256, and two over rows of 3072 (K >= 3072: the writer's lanes are one
-  // subgroup of 32 wide, not the GEMV's own width).
+  // Every format over rows of 256, and three over rows of at least 3072 (K >= 3072: the writer's lanes
+  // are one subgroup of 32 wide, not the GEMV's own width; Q4_K's there take chunks of whole 64-element
+  // groups, K4H = 2, and over rows of 4096 its own width is 64, not 32).
   std::vector<std::pair<dtype, std::int64_t>> variants;
   for (dtype wd : idot_dtypes) variants.emplace_back(wd, 256);
   variants.emplace_back(dtype::q8_0, 3072);
-  variants.emplace_back(dtype::q4_k, 3072);
+  variants.emplace_back(dtype::q4_k, 4096);
+  variants.emplace_back(dtype::q5_k, 4096);
   for (const auto& [wd, H] : variants) {
     if (!reduction_sample(wd) && octo::test::sampled_out("integer-dot formats other than Q5_1 and Q4_K")) continue;
     CAPTURE(octo::ir::name(wd));

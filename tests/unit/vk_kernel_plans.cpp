@@ -156,7 +156,7 @@ void add_one_output_task(ir::program& prog, opcode op, std::vector<std::int32_t>
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
-                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU",
+                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_K4H",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
@@ -894,7 +894,7 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   ::unsetenv("OCTO_GEMV_NR_WIDE");
   // The gate|up pairs (RMSNORM_SWIGLU): 8 over the short rows of the 32-element formats, else 4
   // (benchmarks/results/2026-11-29-h200-head, calls 1, 3 and 4).
-  const auto nr_swiglu = [](std::int64_t n, std::int64_t k, dtype w) {
+  const auto swiglu = [](std::int64_t n, std::int64_t k, dtype w) {
     const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
         wg{"w_gate", {n, k}, w, ir::buffer_kind::weight}, wu{"w_up", {n, k}, w, ir::buffer_kind::weight};
     ir::param_list p;
@@ -906,8 +906,9 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
     auto d = device(true);
     d.int_dot = d.int_dot_accelerated = true;
     vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
-    return vm::vulkan::kernel_for(opcode::rmsnorm_swiglu).planner(c).spec_constants.at(1);
+    return vm::vulkan::kernel_for(opcode::rmsnorm_swiglu).planner(c).spec_constants;
   };
+  const auto nr_swiglu = [&](std::int64_t n, std::int64_t k, dtype w) { return swiglu(n, k, w).at(1); };
   CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 8);   // 0.5B gate|up
   CHECK(nr_swiglu(8960, 1536, dtype::q8_0) == 8);  // 1.5B gate|up
   CHECK(nr_swiglu(8960, 1536, dtype::q4_0) == 8);
@@ -918,6 +919,21 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr_swiglu(4864, 3040, dtype::q8_0) == 8);
   CHECK(nr_swiglu(1024, 2560, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
   CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
+  // Q4_K / Q5_K chunks (spec constant 9, K4H): whole 64-element groups (2) only for the Q4_K gate|up
+  // pairs over rows of K >= 3072, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-k4h).
+  CHECK(swiglu(18944, 3584, dtype::q4_k).at(9) == 2);
+  CHECK(swiglu(18944, 3584, dtype::q5_k).at(9) == 1);
+  CHECK(swiglu(8960, 1536, dtype::q4_k).at(9) == 1);
+  CHECK(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
+  CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
+  CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(0) == 64);  // 112 chunks a row
+  ::setenv("OCTO_GEMV_K4H", "2", 1);
+  CHECK(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2).spec_constants.at(9) == 2);
+  CHECK(plan_decode_gemv(3584, 18944, dtype::q5_k, true, 2).spec_constants.at(9) == 2);
+  CHECK(plan_decode_gemv(1536, 1536, dtype::q4_k, true, 2).spec_constants.at(0) == 32);  // 24 chunks a row
+  ::setenv("OCTO_GEMV_K4H", "3", 1);
+  CHECK_THROWS_AS(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2), octo::error);
+  ::unsetenv("OCTO_GEMV_K4H");
   ::setenv("OCTO_GEMV_NR_SWIGLU", "4", 1);
   CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 4);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 8);     // the other wide outputs keep their rule
@@ -1070,7 +1086,7 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   CHECK(w.scratch_bytes == H / 16 * 32);
   CHECK(w.spec_constants.at(7) == 0);
   w = plan(0, 0x8000000);
-  REQUIRE(w.spec_constants.size() == 9);
+  REQUIRE(w.spec_constants.size() == 10);
   CHECK(w.spec_constants.at(7) == 1);
   // 96 workgroups (at most 128: under a wave of 132 SMs): 4 lanes of 256 invocations over 4 columns.
   CHECK(w.spec_constants.at(1) == 4);
@@ -1100,7 +1116,7 @@ TEST_CASE("integer-dot decode GEMVs: a GEMV_ADD rounds its row for the RMSNORM-f
   {  // More than 128 workgroups (rows of 4096: 256): each lane keeps the columns and width it had.
     const ir::program wide = make(4096);
     const auto lw = plan_in(wide, 0, 0x8000000, true), own = plan_in(wide, 0, 0x8000000, false);
-    REQUIRE(lw.spec_constants.size() == 9);
+    REQUIRE(lw.spec_constants.size() == 10);
     CHECK(lw.spec_constants.at(7) == 1);
     const auto nr = lw.spec_constants.at(1), lanes = lw.spec_constants.at(8);
     CHECK(nr * lanes == 16);
@@ -1205,7 +1221,7 @@ TEST_CASE("integer-dot decode GEMVs: an RMSNORM_SWIGLU rounds its row for the do
     // NR / 2 outputs, each as wide as the GEMV (rows of 1536) or one subgroup (rows of 3584).
     CHECK(plan(0, 0).scratch_bytes == std::uint64_t(F) / 16 * 32);
     auto w = plan(0, 0x8000000);
-    REQUIRE(w.spec_constants.size() == 9);
+    REQUIRE(w.spec_constants.size() == 10);
     CHECK(w.spec_constants.at(5) == 3);
     CHECK(w.spec_constants.at(7) == 1);
     const auto nr = w.spec_constants.at(1), lanes = w.spec_constants.at(8);
