@@ -920,10 +920,11 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr_swiglu(1024, 2560, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
   CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
   // Q4_K / Q5_K chunks (spec constant 9, K4H): whole 64-element groups (2) only for the Q4_K gate|up
-  // pairs over rows of K >= 3072, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-k4h).
+  // pairs over rows of K >= 1536, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-k4h).
   CHECK(swiglu(18944, 3584, dtype::q4_k).at(9) == 2);
+  CHECK(swiglu(8960, 1536, dtype::q4_k).at(9) == 2);
+  CHECK(swiglu(2816, 1280, dtype::q4_k).at(9) == 1);
   CHECK(swiglu(18944, 3584, dtype::q5_k).at(9) == 1);
-  CHECK(swiglu(8960, 1536, dtype::q4_k).at(9) == 1);
   CHECK(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
   CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
   CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(0) == 64);  // 112 chunks a row
