@@ -82,41 +82,41 @@ void gemv_chunk(uint c) {
 
 #if GEMV_BLOCK == 17 || GEMV_BLOCK == 18
 // ---- Q4_K / Q5_K: chunk c of a block = 64-element group j, half hh: the low nibbles are elements
-// 64j + 16hh + i (sub-block 2j), the high ones 32 further (sub-block 2j + 1). With K4H = 2 a chunk is
+// 64j + 16hh + i (sub-block 2j), the high ones 32 further (sub-block 2j + 1). With HALVES = 2 a chunk is
 // the whole group j (both halves): the block's 16-byte header (d, dmin, the 6-bit scales), which every
 // chunk loads beside its quants, is then loaded and decoded once per 32 quant bytes instead of per 16. ----
-layout(constant_id = 9) const uint K4H = 1u;  // halves a chunk takes: 1 or 2 (the planner's rule)
-const uint CPB = 8u / K4H;
+layout(constant_id = 9) const uint HALVES = 1u;  // halves a chunk takes: 1 or 2 (the planner's rule)
+const uint CPB = 8u / HALVES;
 void gemv_chunk(uint c) {
   uint blk = c / CPB, ci = c % CPB;
-  uint j = K4H == 2u ? ci : ci >> 1, hh0 = K4H == 2u ? 0u : ci & 1u;
+  uint j = HALVES == 2u ? ci : ci >> 1, hh0 = HALVES == 2u ? 0u : ci & 1u;
 #if GEMV_BLOCK == 17
   const uint BQ = 9u;  // 144-byte blocks in uvec4s
 #else
   const uint BQ = 11u;  // 176 bytes
 #endif
-  uvec4 hdr[NR], lo[NR * K4H], hi[NR * K4H];
+  uvec4 hdr[NR], lo[NR * HALVES], hi[NR * HALVES];
   [[unroll]] for (uint n = 0u; n < NR; ++n) {
     u4_buf wb = u4_buf(wsrc(n));
     uint q = (wrow[n] >> 4) + blk * BQ;
     hdr[n] = wb.d[q];
-    [[unroll]] for (uint h = 0u; h < K4H; ++h) {
+    [[unroll]] for (uint h = 0u; h < HALVES; ++h) {
       uint hh = hh0 + h;
 #if GEMV_BLOCK == 17
       uvec4 w = wb.d[q + 1u + 2u * j + hh];
-      lo[n * K4H + h] = w & 0x0F0F0F0Fu;
-      hi[n * K4H + h] = (w >> 4) & 0x0F0F0F0Fu;
+      lo[n * HALVES + h] = w & 0x0F0F0F0Fu;
+      hi[n * HALVES + h] = (w >> 4) & 0x0F0F0F0Fu;
 #else
       uvec4 qh = wb.d[q + 1u + hh] >> (2u * j);
       uvec4 w = wb.d[q + 3u + 2u * j + hh];
-      lo[n * K4H + h] = (w & 0x0F0F0F0Fu) | ((qh << 4) & 0x10101010u);
-      hi[n * K4H + h] = ((w >> 4) & 0x0F0F0F0Fu) | ((qh << 3) & 0x10101010u);
+      lo[n * HALVES + h] = (w & 0x0F0F0F0Fu) | ((qh << 4) & 0x10101010u);
+      hi[n * HALVES + h] = ((w >> 4) & 0x0F0F0F0Fu) | ((qh << 3) & 0x10101010u);
 #endif
     }
   }
-  xrun xl[K4H], xh[K4H];
+  xrun xl[HALVES], xh[HALVES];
   vec2 xs = vec2(0.0);  // the sums of the runs' x^, low sub-block and high
-  [[unroll]] for (uint h = 0u; h < K4H; ++h) {
+  [[unroll]] for (uint h = 0u; h < HALVES; ++h) {
     uint e0 = blk * 256u + 64u * j + 16u * (hh0 + h);
     xl[h] = xquant16(e0);
     xh[h] = xquant16(e0 + 32u);
@@ -126,9 +126,9 @@ void gemv_chunk(uint c) {
     vec2 dsc, mn;
     k4_scales(hdr[n], j, dsc, mn);
     vec2 p = vec2(0.0);
-    [[unroll]] for (uint h = 0u; h < K4H; ++h)
-      p += vec2(xl[h].step * float(sdot16(lo[n * K4H + h], xl[h].q)), xh[h].step * float(sdot16(hi[n * K4H + h], xh[h].q)));
-    acc[n] += dsc.x * p.x + dsc.y * p.y - (mn.x * xs.x + mn.y * xs.y);  // (K4H = 1: the same bits as before)
+    [[unroll]] for (uint h = 0u; h < HALVES; ++h)
+      p += vec2(xl[h].step * float(sdot16(lo[n * HALVES + h], xl[h].q)), xh[h].step * float(sdot16(hi[n * HALVES + h], xh[h].q)));
+    acc[n] += dsc.x * p.x + dsc.y * p.y - (mn.x * xs.x + mn.y * xs.y);  // (HALVES = 1: the same bits as before)
   }
 }
 #endif

@@ -596,7 +596,7 @@ TEST_CASE("conformance: the integer-dot down projection reads x rounded by the R
   auto& vm = gpu_fast();
   // Every format over rows of 256, and three over rows of at least 3072 (K >= 3072: the writer's lanes
   // are one subgroup of 32 wide, not the GEMV's own width; Q4_K's there take chunks of whole 64-element
-  // groups, K4H = 2, and over rows of 4096 its own width is 64, not 32).
+  // groups, HALVES = 2, and over rows of 4096 its own width is 64, not 32).
   std::vector<std::pair<dtype, std::int64_t>> variants;
   for (dtype wd : idot_dtypes) variants.emplace_back(wd, 256);
   variants.emplace_back(dtype::q8_0, 3072);

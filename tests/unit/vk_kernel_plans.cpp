@@ -156,7 +156,7 @@ void add_one_output_task(ir::program& prog, opcode op, std::vector<std::int32_t>
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
-                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_K4H",
+                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
@@ -919,8 +919,8 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr_swiglu(4864, 3040, dtype::q8_0) == 8);
   CHECK(nr_swiglu(1024, 2560, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
   CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
-  // Q4_K / Q5_K chunks (spec constant 9, K4H): whole 64-element groups (2) only for the Q4_K gate|up
-  // pairs over rows of K >= 1536, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-k4h).
+  // Q4_K / Q5_K chunks (spec constant 9, HALVES): whole 64-element groups (2) only for the Q4_K gate|up
+  // pairs over rows of K >= 1536, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-halves).
   CHECK(swiglu(18944, 3584, dtype::q4_k).at(9) == 2);
   CHECK(swiglu(8960, 1536, dtype::q4_k).at(9) == 2);
   CHECK(swiglu(2816, 1280, dtype::q4_k).at(9) == 1);
@@ -928,13 +928,13 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
   CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(9) == 1);
   CHECK(plan_decode_gemv(37888, 3584, dtype::q4_k, true, 2).spec_constants.at(0) == 64);  // 112 chunks a row
-  ::setenv("OCTO_GEMV_K4H", "2", 1);
+  ::setenv("OCTO_GEMV_HALVES", "2", 1);
   CHECK(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2).spec_constants.at(9) == 2);
   CHECK(plan_decode_gemv(3584, 18944, dtype::q5_k, true, 2).spec_constants.at(9) == 2);
   CHECK(plan_decode_gemv(1536, 1536, dtype::q4_k, true, 2).spec_constants.at(0) == 32);  // 24 chunks a row
-  ::setenv("OCTO_GEMV_K4H", "3", 1);
+  ::setenv("OCTO_GEMV_HALVES", "3", 1);
   CHECK_THROWS_AS(plan_decode_gemv(3584, 18944, dtype::q4_k, true, 2), octo::error);
-  ::unsetenv("OCTO_GEMV_K4H");
+  ::unsetenv("OCTO_GEMV_HALVES");
   ::setenv("OCTO_GEMV_NR_SWIGLU", "4", 1);
   CHECK(nr_swiglu(4864, 896, dtype::q8_0) == 4);
   CHECK(nr(37888, 3584, dtype::q8_0, 2) == 8);     // the other wide outputs keep their rule

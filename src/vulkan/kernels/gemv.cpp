@@ -501,21 +501,21 @@ kernel_launch plan_gemv(const task_context& c) {
     // 24 chunks up to 64 lost 4% (1.5B Q4_K_M). benchmarks/results/2026-11-28-h100-idot (call4). The
     // same rounding for 112-127 chunks (the 7B's 4-bit rows of 3584 at 128 wide) lost 5% at 7B Q4_K_M
     // decode on the H200 (benchmarks/results/2026-11-28-h200-copies, call3).
-    // Q4_K / Q5_K integer loops: a chunk of 16 quant bytes a sub-block pair (K4H = 1) or of a whole
-    // 64-element group, 32 bytes (K4H = 2, half the chunks: the block header loaded and its scales
-    // decoded once per group, for each of the workgroup's rows). K4H = 2 for the Q4_K gate|up pairs over
-    // rows of K >= kK4GroupK, K4H = 1 elsewhere. On the H200 (benchmarks/results/2026-12-03-h200-k4h):
+    // Q4_K / Q5_K integer loops: a chunk of 16 quant bytes a sub-block pair (HALVES = 1) or of a whole
+    // 64-element group, 32 bytes (HALVES = 2, half the chunks: the block header loaded and its scales
+    // decoded once per group, for each of the workgroup's rows). HALVES = 2 for the Q4_K gate|up pairs over
+    // rows of K >= kK4GroupK, HALVES = 1 elsewhere. On the H200 (benchmarks/results/2026-12-03-h200-halves):
     // 7B Q4_K_M decode 381.6 -> 393.5 tok/s (call2; its SWIGLU 933 -> 850 us a step serialized, call1),
-    // 1.5B Q4_K_M 706.0 -> 710.6 (call4, three rounds); but K4H = 2 everywhere took the 7B's O projection
+    // 1.5B Q4_K_M 706.0 -> 710.6 (call4, three rounds); but HALVES = 2 everywhere took the 7B's O projection
     // 314 -> 410 and down projection 717 -> 779 us, 1.5B Q4_K_M decode 706 -> 667, and every chained GEMV
     // in bench_gemv_bandwidth lost (Q4_K 37888 x 3584 2108 -> 1689 GB/s, 3584 x 18944 2113 -> 1410: a
     // warp's load then spans twice the blocks); Q5_K's gate|up pairs lost too (7B Q5_K_M 350.2 -> 338.0:
-    // their high bits are loaded per half either way). OCTO_GEMV_K4H=1|2 forces one everywhere.
+    // their high bits are loaded per half either way). OCTO_GEMV_HALVES=1|2 forces one everywhere.
     constexpr std::uint32_t kK4GroupK = 1536;
-    const bool k4 = idot && (w.dtype() == ir::dtype::q4_k || w.dtype() == ir::dtype::q5_k);
+    const bool halves_loop = idot && (w.dtype() == ir::dtype::q4_k || w.dtype() == ir::dtype::q5_k);
     const bool k4_wide = w.dtype() == ir::dtype::q4_k && ops.fuse == 3 && K >= kK4GroupK;
-    const std::uint32_t k4h = k4 ? number_knob(c, "OCTO_GEMV_K4H", {1, 2}, k4_wide ? 2 : 1) : 1;
-    const std::uint32_t chunks_run = chunks / k4h;  // the chunks a row's invocations take
+    const std::uint32_t halves = halves_loop ? number_knob(c, "OCTO_GEMV_HALVES", {1, 2}, k4_wide ? 2 : 1) : 1;
+    const std::uint32_t chunks_run = chunks / halves;  // the chunks a row's invocations take
     std::uint32_t wg_want = std::min<std::uint32_t>(128, std::max<std::uint32_t>(32, chunks_run));
     if (wg_want >= 56 && wg_want < 64) wg_want = 64;
     // OCTO_GEMV_WG_SWIGLU forces the gate|up pairs' width (a lane's, where the SWIGLU rounds its row).
@@ -612,7 +612,7 @@ kernel_launch plan_gemv(const task_context& c) {
         }
     }
     l.spec_constants = {wg_l * lanes, nr_l, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
-    if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes, k4h});
+    if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes, halves});
     l.groups = grid(groups_for(nr_l) / lanes, (rows + rb_c - 1) / rb_c);
     l.push_constants = push();
     return l;
