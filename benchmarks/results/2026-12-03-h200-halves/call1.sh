@@ -4,7 +4,7 @@
 # two rounds, on 7B and 1.5B Q4_K_M, with a profile of each at 7B; the GEMV alone (bench_gemv_bandwidth,
 # 7B shapes); the 16-bit GEMV rule as built against the old shape (call4 of 2026-12-02-h200-argmax) on
 # 0.5B and 1.5B F16; the peer (llama.cpp 3f545bec, llama-bench -p 512 -n 128 -r 2 -fa 1 -ngl 99) on the
-# same files. Run: bash benchmarks/results/2026-12-03-h200-k4h/call1.sh   (carry .carry-s29, .gl)
+# same files. Run: bash benchmarks/results/2026-12-03-h200-halves/call1.sh   (carry .carry-s29, .gl)
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device call 4 (new3: K4H = 2 for the Q4_K gate|up pairs from rows of 1536, not 3072): 1.5B Q4_K_M at
 # the new threshold against OCTO_GEMV_K4H=1 (the landed rule there), alternating, two rounds; a profile.
-# Run: bash benchmarks/results/2026-12-03-h200-k4h/call4.sh   (carry .carry-s29, .gl)
+# Run: bash benchmarks/results/2026-12-03-h200-halves/call4.sh   (carry .carry-s29, .gl)
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

@@ -2,7 +2,7 @@
 # Device call 2 (new2: K4H = 2 for the gate|up pairs over rows of K >= 3072 only, the rule as built):
 # the default against OCTO_GEMV_K4H=1 (call1's default), alternating, two rounds, on 7B Q4_K_M and 7B
 # Q5_K_M; the SWIGLU lanes 64 wide with it (one run); profiles of 1.5B Q4_K_M at K4H 1 and 2; the peer
-# on the 7B Q5_K_M. Run: bash benchmarks/results/2026-12-03-h200-k4h/call2.sh   (carry .carry-s29, .gl)
+# on the 7B Q5_K_M. Run: bash benchmarks/results/2026-12-03-h200-halves/call2.sh   (carry .carry-s29, .gl)
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

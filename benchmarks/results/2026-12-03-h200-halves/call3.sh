@@ -3,7 +3,7 @@
 # 18944, half of them Q6_K, the others Q4_K; rounded for the next layer's norm GEMVs in lanes) at other
 # row counts and lane widths: OCTO_GEMV_NR_LONG=2|8 (default 4) and OCTO_GEMV_WG_ROUND=64|256 (default
 # 128), alternating with the default; profiles (per task, so per layer's format) of three of them.
-# Run: bash benchmarks/results/2026-12-03-h200-k4h/call3.sh   (carry .carry-s29, .gl)
+# Run: bash benchmarks/results/2026-12-03-h200-halves/call3.sh   (carry .carry-s29, .gl)
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

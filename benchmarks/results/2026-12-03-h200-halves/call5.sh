@@ -2,7 +2,7 @@
 # Device call 5 (new4: the Q8_0 integer loop can take whole 34-byte blocks as chunks, OCTO_GEMV_HALVES=2;
 # off by default): every Q8_0 GEMV at HALVES 2 against the default, alternating, two rounds, on 0.5B and
 # 1.5B Q8_0, profiles of both, then 7B Q8_0 if the call has time.
-# Run: bash benchmarks/results/2026-12-03-h200-k4h/call5.sh   (carry .carry-s29, .gl)
+# Run: bash benchmarks/results/2026-12-03-h200-halves/call5.sh   (carry .carry-s29, .gl)
 set -u
 T0=$(date +%s)
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
