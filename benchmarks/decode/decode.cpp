@@ -308,6 +308,11 @@ int main(int argc, char** argv) {
                      {"barriers", s.barriers},
                      // per layer: the step's counts over the layers (embedding and head included)
                      {"task_dispatches_per_layer", double(s.task_dispatches) / double(std::max<std::int64_t>(c.layers, 1))},
+                     // of the task dispatches, those that run every step: a task's kernels for other
+                     // positions or the other precision are recorded, their group counts 0 (one a task runs)
+                     {"task_dispatches_run", s.task_dispatches - s.exclusive_dispatches},
+                     {"task_dispatches_run_per_layer",
+                      double(s.task_dispatches - s.exclusive_dispatches) / double(std::max<std::int64_t>(c.layers, 1))},
                      {"barriers_per_layer", double(s.barriers) / double(std::max<std::int64_t>(c.layers, 1))},
                      {"token_loop", loop_on_device ? "device" : "host"},
                      {"in_flight", most_in_flight},

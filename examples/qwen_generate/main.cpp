@@ -423,10 +423,14 @@ int run_with(const options& o, octo::runtime::engine& e) {
       const auto s = e.decode_stats();
       // Per layer: the step's counts over the layers (the embedding and the head are in the step's).
       const double layers = static_cast<double>(std::max<std::int64_t>(c.layers, 1));
+      // A task's kernels for other positions or the other precision are recorded but run with 0 groups:
+      // task_dispatches - exclusive_dispatches run every step.
+      const std::uint64_t run = s.task_dispatches - s.exclusive_dispatches;
       std::cerr << "decode program" << (e.plan().all_resident() ? "" : "s") << ": " << s.task_dispatches
-                << " task dispatches (" << s.dispatches << " kernels in all), " << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
-                << static_cast<double>(s.task_dispatches) / layers << " and " << static_cast<double>(s.barriers) / layers
-                << " per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use";
+                << " task dispatches recorded, " << run << " run a step (" << s.dispatches << " kernels in all), "
+                << s.barriers << " barriers per step (" << std::fixed << std::setprecision(1)
+                << static_cast<double>(run) / layers << " dispatches and " << static_cast<double>(s.barriers) / layers
+                << " barriers per layer), " << s.submits << " submits, " << s.memory_in_use / (1024 * 1024) << " MiB in use";
       if (s.weight_copies > 0)
         std::cerr << " (" << s.weight_copy_bytes / (1024 * 1024) << " MiB of them the f16 copies of " << s.weight_copies
                   << " quantized weights, for the prompt passes)";

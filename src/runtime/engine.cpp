@@ -1422,6 +1422,7 @@ vm::vulkan_stats engine::decode_stats() const {
     else {
       sum.dispatches += s.dispatches;
       sum.task_dispatches += s.task_dispatches;
+      sum.exclusive_dispatches += s.exclusive_dispatches;
       sum.indirect_dispatches += s.indirect_dispatches;
       sum.barriers += s.barriers;
       sum.recordings += s.recordings;

@@ -115,10 +115,11 @@ void vulkan_vm::impl::check_register(std::uint32_t inst, std::uint32_t reg, std:
 
 vulkan_stats vulkan_vm::impl::stats_of(const program_state* ps) const {
   vulkan_stats s = st;
-  s.dispatches = s.task_dispatches = s.indirect_dispatches = s.barriers = 0;
+  s.dispatches = s.task_dispatches = s.exclusive_dispatches = s.indirect_dispatches = s.barriers = 0;
   if (ps) {
     s.dispatches = ps->dispatches;
     s.task_dispatches = ps->task_dispatches;
+    s.exclusive_dispatches = ps->exclusive_dispatches;
     s.indirect_dispatches = ps->indirect_dispatches;
     s.barriers = ps->barriers;
   }

@@ -103,7 +103,8 @@ struct program_state {
   vk::raii::QueryPool queries{nullptr};
   std::vector<profile_slot> slots;
   bool profiled_run = false;  // submitted since it was recorded
-  std::uint64_t dispatches = 0, task_dispatches = 0, indirect_dispatches = 0, barriers = 0, submits = 0;
+  std::uint64_t dispatches = 0, task_dispatches = 0, exclusive_dispatches = 0, indirect_dispatches = 0, barriers = 0,
+                submits = 0;
   // Layer statistics (shaders/vm_observe.comp): the observed layers in record order, the table the
   // observer reads ({address, values, layer} each), the readback ring it writes and its workgroups'
   // partials (with a counter per layer).

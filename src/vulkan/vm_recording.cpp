@@ -219,7 +219,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
 
 void vulkan_vm::impl::record(program_state& ps) {
   const auto& facts = dev->facts();
-  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, indirect_dispatches = 0;
+  std::uint64_t barriers = 0, dispatches = 0, task_dispatches = 0, exclusive_dispatches = 0, indirect_dispatches = 0;
   const bool indirect_on = env_indirect();
   bool dirty = false;  // a dispatch since the last barrier
   vk::Pipeline bound;
@@ -291,6 +291,9 @@ void vulkan_vm::impl::record(program_state& ps) {
     std::int32_t slot = -1;  // index among the indirect launches
     bool vm_own = false;     // the VM's bypass copy, not the task's kernel
     bool before = false;     // one of the task kernel's `before` launches (recorded ahead of the wavefront)
+    // A kernel of the task for other positions (an alternative) or for the other precision: of a task's
+    // main kernel and its exclusive ones, one runs a step (the others' group counts are 0).
+    bool exclusive = false;
   };
   struct planned {
     std::vector<planned_launch> launches;
@@ -419,6 +422,7 @@ void vulkan_vm::impl::record(program_state& ps) {
             if (!a.launch.indirect)
               throw octo::error("octo: " + pl.who + ": an alternative kernel needs an indirect rule (its positions)");
             make_indirect(a, main_gate, pl.who + " (alternative " + std::string(a.launch.shader) + ")");
+            a.exclusive = true;
             pl.launches.push_back(std::move(a));
           }
         if (other) {
@@ -426,6 +430,7 @@ void vulkan_vm::impl::record(program_state& ps) {
           g.precision = fast ? precision_gate_accurate : precision_gate_fast;
           push_before(pl, *other, g);
           make_indirect(*other, g, pl.who + " (the other precision)");
+          other->exclusive = true;
           pl.launches.push_back(std::move(*other));
         }
         if (s >= 0 && spans[static_cast<std::size_t>(s)].tasks.front() == t.id &&
@@ -544,6 +549,7 @@ void vulkan_vm::impl::record(program_state& ps) {
           for_launches(pl.launches, [&](const planned_launch& l) {
             if (dispatch(l.launch, who, l.slot) && !l.vm_own && !l.before) {
               ++task_dispatches;
+              if (l.exclusive) ++exclusive_dispatches;
               dispatched = true;
             }
           });
@@ -552,7 +558,10 @@ void vulkan_vm::impl::record(program_state& ps) {
           continue;
         }
         for (const auto& l : pl.launches)
-          if (!l.before && dispatch(l.launch, who, l.slot) && !l.vm_own) ++task_dispatches;
+          if (!l.before && dispatch(l.launch, who, l.slot) && !l.vm_own) {
+            ++task_dispatches;
+            if (l.exclusive) ++exclusive_dispatches;
+          }
       }
       // seeds/000: after each instance, the regulator observes its outbox, then the message passes on.
       auto r30 = is.by_name.find("R30");
@@ -619,6 +628,7 @@ void vulkan_vm::impl::record(program_state& ps) {
   ps.barriers = barriers;
   ps.dispatches = dispatches;
   ps.task_dispatches = task_dispatches;
+  ps.exclusive_dispatches = exclusive_dispatches;
   ps.indirect_dispatches = indirect_dispatches;
   ++st.recordings;
 }

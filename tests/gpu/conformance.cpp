@@ -829,6 +829,9 @@ TEST_CASE("conformance: flash decode attention sized on the device (one recordin
     vm.load(c.p);
     const auto s = vm.stats();
     CHECK(s.task_dispatches == (wide ? 5u : adaptive ? 4u : 3u));  // the adaptive attention task: two or three kernels
+    // Of which the attention's kernels for other ranges of keys: three tasks run one kernel each a step.
+    CHECK(s.exclusive_dispatches == (wide ? 2u : adaptive ? 1u : 0u));
+    CHECK(s.task_dispatches - s.exclusive_dispatches == 3u);
     CHECK(s.indirect_dispatches == (wide ? 3u : adaptive ? 2u : indirect[0] == '1' ? 1u : 0u));
     // vm_dispatch_size is one more dispatch (not a task's) where there is an indirect launch.
     CHECK(s.dispatches == s.task_dispatches + (s.indirect_dispatches > 0 ? 1u : 0u));

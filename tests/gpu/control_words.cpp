@@ -84,6 +84,11 @@ TEST_CASE("control words: recorded but nothing skipped, generation is bit-identi
   // is the split-key kernel alone, so the plain step has none).
   CHECK(plain.decode_stats().indirect_dispatches == 0);
   CHECK(gated.decode_stats().indirect_dispatches >= gated.decode_stats().task_dispatches - 4);
+  // The gated step also records each task's kernel for the other precision where it differs; one of the
+  // two runs a step, so as many task kernels run as in the plain step.
+  const auto gs = gated.decode_stats(), ps = plain.decode_stats();
+  CHECK(ps.exclusive_dispatches == 0);
+  CHECK(gs.task_dispatches - gs.exclusive_dispatches == ps.task_dispatches);
 }
 
 TEST_CASE("control words: a skipped layer passes its input through, as on the reference VM") {

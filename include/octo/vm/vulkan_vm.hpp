@@ -127,9 +127,13 @@ struct buffer_placement {
 struct vulkan_stats {
   std::uint64_t dispatches = 0;        // recorded: kernels of tasks plus the VM's own (regulator, messages)
   std::uint64_t task_dispatches = 0;   // of which tasks
+  // Of those, a task's kernels for other positions (alternatives) or the other precision: a task runs
+  // one of its main kernel and these a step, so task_dispatches - exclusive_dispatches run every step.
+  std::uint64_t exclusive_dispatches = 0;
   std::uint64_t indirect_dispatches = 0;  // of those, group counts computed on the device (kernel_launch::indirect)
   std::uint64_t barriers = 0;          // compute -> compute barriers in the recorded command buffer
-  // VM-wide: dispatches / task_dispatches / indirect_dispatches / barriers are program 0's; stats(id) gives one program's.
+  // VM-wide: dispatches / task_dispatches / exclusive_dispatches / indirect_dispatches / barriers are program 0's;
+  // stats(id) gives one program's.
   std::uint64_t recordings = 0;        // command buffers recorded since boot (one per load / add_program)
   std::uint64_t submits = 0;           // program submits (execute() and submit())
   std::uint64_t transfers = 0;         // staging copies (host <-> device), each its own submit + wait
