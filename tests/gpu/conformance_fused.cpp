@@ -10,6 +10,20 @@
 
 #include "conformance_support.hpp"
 
+namespace {
+
+// The decode GEMVs' tolerance: f32 sums of K products, so the absolute error grows with K. An
+// RMSNORM_SWIGLU's silu(g) * u carries g's error times u and u's times silu(g), and these cases' g and u
+// are about sqrt(K / 3) in size (a row of RMS-normalized x times a norm weight in [0.5, 1.5] against
+// weights in [-1, 1]), so its absolute error is that much larger: over 4099 outputs at K = 1536 one
+// of them had been 1.35e-3 off (at |y| 0.43) under the GEMV's own 1.29e-3 (seed 2753623837).
+tolerance gemv_tolerance(opcode op, std::int64_t K) {
+  const double atol = 2e-4 * double(K) / 256.0;
+  return {op == opcode::rmsnorm_swiglu ? atol * std::sqrt(double(K) / 3.0) : atol, 2e-4};
+}
+
+}  // namespace
+
 TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), every weight dtype, tiles, odd K") {
   // gemv.comp's FUSE modes over every format's loop: the norm (x scaled on load, the inverse RMS of the
   // row's sum of squares reduced beside the dot products), the residual epilogue and the
@@ -69,7 +83,7 @@ TEST_CASE("conformance: fused GEMVs (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU), ev
               pl.set(param_key::n_off, n_off);
               c.task(op, in, {y}, pl);
             }
-            run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
+            run_case(c, gemv_tolerance(op, K));
           }
         }
       }
@@ -112,7 +126,7 @@ TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up)
             pl.set_real(param_key::eps, 1e-5);
           }
           c.task(op, in, {y}, pl);
-          run_case(c, {2e-4 * double(K) / 256.0, 2e-4});
+          run_case(c, gemv_tolerance(op, K));
         }
       }
     }
