@@ -582,7 +582,8 @@ TEST_CASE("conformance: integer-dot decode GEMV turns a NaN or an infinity in x 
 
 TEST_CASE("conformance: the integer-dot down projection reads x rounded by the RMSNORM_SWIGLU that wrote it") {
   // An RMSNORM_SWIGLU writes the row a that a residual GEMV_ADD (the down projection, no norm) reads as
-  // x. By default (OCTO_GEMV_SWIGLU_ROUND) the SWIGLU's workgroups each own one run of 16 outputs
+  // x. With OCTO_GEMV_SWIGLU_ROUND=1 (the default over rows of at most 128 chunks; 1 forces it over the
+  // Q8_0 rows of 3072 here) the SWIGLU's workgroups each own one run of 16 outputs
   // (LANES lanes of NR / 2 outputs, gemv.comp ROUND) and round it as it is into the runs the down
   // projection reads (X8), instead of every down workgroup rounding the x elements its chunks take.
   // The same runs either way, so a and the down projection's output are bit-identical to the plain

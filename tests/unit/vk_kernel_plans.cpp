@@ -1255,6 +1255,31 @@ TEST_CASE("integer-dot decode GEMVs: an RMSNORM_SWIGLU rounds its row for the do
     CHECK(plan(0, 0).scratch_bytes == 0);
     ::unsetenv("OCTO_GEMV_X8_WRITER");
   }
+  // Rows of more than 128 chunks (Q8_0's 16-element chunks over K = 3584: 224) are not rounded by the
+  // SWIGLU, unless OCTO_GEMV_SWIGLU_ROUND=1 (benchmarks/results/2026-12-04-h200-q8-swiglu, call1); Q8_0
+  // over K = 1536 (96 chunks) is.
+  for (const std::int64_t H : {1536, 3584}) {
+    CAPTURE(H);
+    const std::int64_t F = H == 1536 ? 8960 : 18944;
+    const ir::program prog = make(H, F, dtype::q8_0);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000000 * (b + 1);
+    std::vector<std::uint64_t> task_scratch(prog.tasks.size(), 0);
+    const auto scratch_asked = [&] {
+      vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, true};
+      c.task_scratch_address = task_scratch;
+      const auto l = vm::vulkan::kernel_for(opcode::rmsnorm_swiglu).planner(c);
+      CHECK(l.shader == "gemv_idot_q8_0");
+      return l.scratch_bytes;
+    };
+    const std::uint64_t runs = std::uint64_t(F) / 16 * 32;
+    CHECK(scratch_asked() == (H == 1536 ? runs : 0));
+    ::setenv("OCTO_GEMV_SWIGLU_ROUND", "1", 1);
+    CHECK(scratch_asked() == runs);
+    ::setenv("OCTO_GEMV_SWIGLU_ROUND", "0", 1);
+    CHECK(scratch_asked() == 0);
+    ::unsetenv("OCTO_GEMV_SWIGLU_ROUND");
+  }
   // A reader that would not take the runs (the down projection on the float loops: F32 weights) leaves
   // the SWIGLU plain; so does a GEMV_ADD's row for a plain reader (takes_runs_of).
   {

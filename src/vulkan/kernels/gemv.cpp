@@ -194,9 +194,14 @@ bool takes_runs_of(ir::opcode writer, ir::opcode reader) {
   return false;
 }
 
-/// OCTO_GEMV_SWIGLU_ROUND: unset or 1, an RMSNORM_SWIGLU rounds its row for the down projection where it
-/// can (rounding_for_readers); 0, never (the down projection rounds x in every workgroup).
+/// OCTO_GEMV_SWIGLU_ROUND: unset, an RMSNORM_SWIGLU rounds its row for the down projection where it can
+/// (rounding_for_readers) and its rows have at most kSwigluRoundMaxChunks chunks (plan_gemv); 1, where it
+/// can at any row length; 0, never (the down projection rounds x in every workgroup).
 bool swiglu_rounding_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_SWIGLU_ROUND"); }
+bool swiglu_rounding_forced() {
+  const char* v = std::getenv("OCTO_GEMV_SWIGLU_ROUND");
+  return v && std::string_view(v) == "1";
+}
 
 /// x rounded by its writer: where the GEMV_ADD or RMSNORM_SWIGLU `c` writes one whole row y, the integer
 /// GEMVs that read y as x and take its runs (takes_runs_of), if any: the norm the runs are rounded with
@@ -574,12 +579,19 @@ kernel_launch plan_gemv(const task_context& c) {
     // decode 7B Q4_K_M 372.5 -> 378.1 tok/s, 1.5B Q8_0 683.0 -> 700.2, 0.5B Q8_0 1082.0 -> 1094.8
     // (benchmarks/results/2026-12-02-h200-act-runs, call1); lanes of 4 outputs (OCTO_GEMV_NR_SWIGLU=8)
     // lost at 7B (352.6, call2).
-    constexpr std::uint32_t kRoundFewGroups = 128;
+    // But not over rows of more than kSwigluRoundMaxChunks chunks (the 7B's Q8_0 rows of 3584: 224, where
+    // the rounding's lanes take 7 chunks an invocation at 32 wide, 3.5 at 64, against 1.75 at the plain
+    // GEMV's 128): on the H200 7B Q8_0 decode 313.3 tok/s rounding (lanes of 32), 321.4 (lanes of 64),
+    // 332.6 not rounding; 1.5B Q8_0 (96 chunks) 701.9 rounding against 684.3
+    // (benchmarks/results/2026-12-04-h200-q8-swiglu, call1). Every Qwen2.5 K-quant gate|up row has at
+    // most 112 chunks and rounds (7B Q4_K_M 372.5 -> 378.1, above).
+    constexpr std::uint32_t kRoundFewGroups = 128, kSwigluRoundMaxChunks = 128;
     std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
+    const bool swiglu_row_too_long = ops.fuse == 3 && chunks_run > kSwigluRoundMaxChunks && !swiglu_rounding_forced();
     if (idot && (ops.fuse == 2 || ops.fuse == 3) && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 &&
-        y.address % 16 == 0) {
+        y.address % 16 == 0 && !swiglu_row_too_long) {
       const bool swiglu = ops.fuse == 3;
       const bool few = !swiglu && n_tile / 16 <= kRoundFewGroups && c.device.max_workgroup_size_x >= 1024 &&
                        !nr_knob && !wg_knob;
