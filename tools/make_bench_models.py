@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Random-weight Qwen2.5-shaped Hugging Face checkpoints for benchmarks (no internet needed).
+"""Random-weight Hugging Face checkpoints of published Qwen2.5, Qwen3 and Llama shapes for benchmarks (no internet needed).
 
 Writes MODEL_DIR/{config.json, model.safetensors (or shards of at most --shard-gb GB and
-model.safetensors.index.json), tokenizer files}: config.json from transformers' Qwen2Config when it can
+model.safetensors.index.json), tokenizer files}: config.json from transformers' Qwen2Config (Qwen3Config,
+LlamaConfig) when it can
 be imported (else the same keys by hand), weights N(0, 0.02) in float16 (norms 1, biases 0) generated
 on the GPU by torch when present, else by numpy, else by plain Python (a tiled pattern), streamed
 tensor by tensor into the shards so a 7B model never sits whole in host memory (one tensor at a time).
 
-  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]   (SHAPE: 0.5b, 1.5b, 7b, 14b, tiny)
+  make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]
+  (SHAPE: Qwen2.5 0.5b, 1.5b, 3b, 7b, 14b, tiny; qwen3-0.6b, -1.7b, -4b, -8b, -tiny; llama-1b, -8b, -tiny)
 """
 import argparse
 import json
@@ -16,53 +18,85 @@ import shutil
 import struct
 import sys
 
-# Published Qwen2.5 shapes: hidden, layers, heads, kv heads, ffn, vocab, tied embeddings.
+# Published shapes: family, hidden, layers, heads, kv heads, ffn, vocab, tied embeddings, head_dim (0:
+# hidden / heads). Qwen2.5 by size alone; Qwen3 and Llama by family-size. The Llama shapes take the Qwen2
+# tokenizer (the one the machines have), so their vocabulary is Qwen's 151936, not Llama 3's 128256: the
+# LM head is 18% larger than the real model's, the layers are the real ones.
 SHAPES = {
-    "0.5b": (896, 24, 14, 2, 4864, 151936, True),
-    "1.5b": (1536, 28, 12, 2, 8960, 151936, True),
-    "7b": (3584, 28, 28, 4, 18944, 152064, False),
-    "14b": (5120, 48, 40, 8, 13824, 152064, False),  # for the multi-GPU pipeline (tools/multi_gpu_bench.sh)
-    "tiny": (256, 2, 4, 2, 512, 151936, True),  # a smoke test on lavapipe (rows of 256: k-quants apply)
+    "0.5b": ("qwen2", 896, 24, 14, 2, 4864, 151936, True, 0),
+    "1.5b": ("qwen2", 1536, 28, 12, 2, 8960, 151936, True, 0),
+    "3b": ("qwen2", 2048, 36, 16, 2, 11008, 151936, True, 0),
+    "7b": ("qwen2", 3584, 28, 28, 4, 18944, 152064, False, 0),
+    "14b": ("qwen2", 5120, 48, 40, 8, 13824, 152064, False, 0),  # for the multi-GPU pipeline (tools/multi_gpu_bench.sh)
+    "tiny": ("qwen2", 256, 2, 4, 2, 512, 151936, True, 0),  # a smoke test on lavapipe (rows of 256: k-quants apply)
+    "qwen3-0.6b": ("qwen3", 1024, 28, 16, 8, 3072, 151936, True, 128),
+    "qwen3-1.7b": ("qwen3", 2048, 28, 16, 8, 6144, 151936, True, 128),
+    "qwen3-4b": ("qwen3", 2560, 36, 32, 8, 9728, 151936, True, 128),
+    "qwen3-8b": ("qwen3", 4096, 36, 32, 8, 12288, 151936, False, 128),
+    "qwen3-tiny": ("qwen3", 256, 2, 4, 2, 512, 151936, True, 64),  # lavapipe smoke test
+    "llama-1b": ("llama", 2048, 16, 32, 8, 8192, 151936, True, 64),  # Llama 3.2 1B's layers
+    "llama-8b": ("llama", 4096, 32, 32, 8, 14336, 151936, False, 128),  # Llama 3.1 8B's layers
+    "llama-tiny": ("llama", 256, 2, 4, 2, 512, 151936, True, 64),  # lavapipe smoke test
 }
+HF_ARCH = {"qwen2": ("Qwen2ForCausalLM", "Qwen2Config"), "qwen3": ("Qwen3ForCausalLM", "Qwen3Config"),
+           "llama": ("LlamaForCausalLM", "LlamaConfig")}
+
+
+def head_dim(shape):
+    _, h, _, heads, _, _, _, _, hd = SHAPES[shape]
+    return hd or h // heads
+
+
 TOKENIZER_FILES = ["vocab.json", "merges.txt", "tokenizer_config.json", "added_tokens.json",
                    "special_tokens_map.json", "tokenizer.json", "LICENSE"]
 
 
 def config_dict(shape):
-    h, layers, heads, kv, ffn, vocab, tied = SHAPES[shape]
+    family, h, layers, heads, kv, ffn, vocab, tied, _ = SHAPES[shape]
+    arch, config_class = HF_ARCH[family]
     keys = dict(hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv,
                 intermediate_size=ffn, vocab_size=vocab, tie_word_embeddings=tied, max_position_embeddings=32768,
-                rope_theta=1000000.0, rms_norm_eps=1e-6, hidden_act="silu", bos_token_id=151643,
-                eos_token_id=151643, use_sliding_window=False)
+                rope_theta=500000.0 if family == "llama" else 1000000.0, rms_norm_eps=1e-6 if family != "llama" else 1e-5,
+                hidden_act="silu", bos_token_id=151643, eos_token_id=151643)
+    if family == "qwen2":
+        keys["use_sliding_window"] = False
+    if family != "qwen2":
+        keys.update(head_dim=head_dim(shape), attention_bias=False)
     try:
-        from transformers import Qwen2Config
-        cfg = Qwen2Config(**keys)
+        import transformers
+        cfg = getattr(transformers, config_class)(**keys)
         d = cfg.to_dict()
         d.update(keys)  # transformers 5 may fold some keys (rope_theta) into others; keep them verbatim
-        d["architectures"] = ["Qwen2ForCausalLM"]
+        d["architectures"] = [arch]
         d["dtype"] = "float16"
         return d
     except Exception as e:  # transformers missing (the build machine): the same keys by hand
-        print(f"make_bench_models: Qwen2Config unavailable ({type(e).__name__}); writing config.json by hand",
+        print(f"make_bench_models: {config_class} unavailable ({type(e).__name__}); writing config.json by hand",
               file=sys.stderr)
         d = dict(keys)
-        d.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2", dtype="float16", attention_dropout=0.0,
-                 initializer_range=0.02, sliding_window=None, max_window_layers=layers, use_cache=True)
+        d.update(architectures=[arch], model_type=family, dtype="float16", attention_dropout=0.0,
+                 initializer_range=0.02, use_cache=True)
+        if family == "qwen2":
+            d.update(sliding_window=None, max_window_layers=layers)
         return d
 
 
 def tensors(shape):
-    """(name, shape, kind) in HF Qwen2 naming; kind: w (random), one (norm), zero (bias)."""
-    h, layers, heads, kv, ffn, vocab, tied = SHAPES[shape]
-    hd = h // heads
+    """(name, shape, kind) in HF naming (Qwen2, Qwen3 and Llama share it; Qwen2 adds q/k/v biases, Qwen3
+    per-head q/k norms); kind: w (random), one (norm), zero (bias)."""
+    family, h, layers, heads, kv, ffn, vocab, tied, _ = SHAPES[shape]
+    hd = head_dim(shape)
     out = [("model.embed_tokens.weight", (vocab, h), "w")]
     for i in range(layers):
         p = f"model.layers.{i}."
-        out += [(p + "input_layernorm.weight", (h,), "one"),
-                (p + "self_attn.q_proj.weight", (heads * hd, h), "w"), (p + "self_attn.q_proj.bias", (heads * hd,), "zero"),
-                (p + "self_attn.k_proj.weight", (kv * hd, h), "w"), (p + "self_attn.k_proj.bias", (kv * hd,), "zero"),
-                (p + "self_attn.v_proj.weight", (kv * hd, h), "w"), (p + "self_attn.v_proj.bias", (kv * hd,), "zero"),
-                (p + "self_attn.o_proj.weight", (h, heads * hd), "w"),
+        out.append((p + "input_layernorm.weight", (h,), "one"))
+        for proj, rows in (("q", heads * hd), ("k", kv * hd), ("v", kv * hd)):
+            out.append((p + f"self_attn.{proj}_proj.weight", (rows, h), "w"))
+            if family == "qwen2":
+                out.append((p + f"self_attn.{proj}_proj.bias", (rows,), "zero"))
+        if family == "qwen3":
+            out += [(p + "self_attn.q_norm.weight", (hd,), "one"), (p + "self_attn.k_norm.weight", (hd,), "one")]
+        out += [(p + "self_attn.o_proj.weight", (h, heads * hd), "w"),
                 (p + "post_attention_layernorm.weight", (h,), "one"),
                 (p + "mlp.gate_proj.weight", (ffn, h), "w"), (p + "mlp.up_proj.weight", (ffn, h), "w"),
                 (p + "mlp.down_proj.weight", (h, ffn), "w")]
@@ -189,7 +223,7 @@ def main():
     with open(os.path.join(a.out_dir, "config.json"), "w") as f:
         json.dump(config_dict(a.shape), f, indent=2)
     n, shards = write_safetensors(a.out_dir, a.shape, a.seed, int(a.shard_gb * 1e9))
-    print(f"make_bench_models: {a.out_dir}: Qwen2.5-{a.shape} shape, {n / 1e9:.2f} GB of float16 weights "
+    print(f"make_bench_models: {a.out_dir}: {a.shape} shape ({SHAPES[a.shape][0]}), {n / 1e9:.2f} GB of float16 weights "
           f"in {shards} shard(s)")
 
 

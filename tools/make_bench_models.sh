@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Random-weight Qwen2.5-shaped models for the decode benchmark: for each shape, an HF checkpoint
+# Random-weight models of published shapes for the decode benchmark (Qwen2.5 0.5b, 1.5b, 3b, 7b, 14b;
+# qwen3-0.6b, -1.7b, -4b, -8b; llama-1b, -8b; tools/make_bench_models.py): for each shape, an HF checkpoint
 # (make_bench_models.py, float16, in shards of at most 4 GB), converted by `octo convert` to each GGUF
 # type (streamed: memory stays far below the file size; peak RSS and time go to --convert-log),
 # benchmarked by bench_decode (one JSON line per model appended to --out), then deleted to keep the
-# disk free. Disk needed per shape: the checkpoint plus its largest GGUF (7B: 15.2 + 15.2 GB).
+# disk free. Disk needed per shape: the checkpoint plus its largest GGUF (7B: 15.2 + 15.2 GB). Files:
+# SCRATCH/qwen2.5-7b-q4_k_m.gguf, SCRATCH/qwen3-8b-q4_k_m.gguf, ...
 #
 #   tools/make_bench_models.sh --tokenizer DIR [--shapes 0.5b,1.5b] [--types f16,q8_0,q4_k_m]
 #       [--scratch DIR] [--bin DIR] [--out FILE.jsonl] [--convert-log FILE.jsonl] [--with-7b]
@@ -35,7 +37,7 @@ while [ $# -gt 0 ]; do
     --decode-args) decode_args=$2; shift 2 ;;
     --peer-bin) peer_bin=$2; shift 2 ;;
     --peer-out) peer_out=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "make_bench_models.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -54,7 +56,11 @@ python=$(command -v python3 || command -v python) || { echo "make_bench_models.s
 mkdir -p "$scratch" "$(dirname "$out")" "$(dirname "$convert_log")"
 
 # Float16 checkpoint GB per shape, and the free GB a shape needs (checkpoint + F16 GGUF + 5%).
-declare -A hf_gb=([tiny]=0.1 [0.5b]=1.0 [1.5b]=3.1 [7b]=15.3 [14b]=29.5)
+declare -A hf_gb=([tiny]=0.1 [0.5b]=1.0 [1.5b]=3.1 [3b]=6.2 [7b]=15.3 [14b]=29.5 [qwen3-tiny]=0.1 [qwen3-0.6b]=1.2
+                  [qwen3-1.7b]=3.5 [qwen3-4b]=8.1 [qwen3-8b]=16.4 [llama-tiny]=0.1 [llama-1b]=2.6 [llama-8b]=16.5)
+# A shape's files: qwen2.5-SHAPE-TYPE.gguf for the Qwen2.5 sizes, SHAPE-TYPE.gguf for the families that
+# name themselves (qwen3-8b, llama-1b).
+model_name() { case "$1" in qwen3-*|llama-*) echo "$1" ;; *) echo "qwen2.5-$1" ;; esac; }
 free_gb() { df -Pk "$1" | awk 'NR==2 { printf "%.1f", $4 / 1e6 }'; }
 
 # run_measured LOG_LABEL CMD...: runs CMD (stdout/stderr through), appends {label, seconds, peak RSS}
@@ -77,11 +83,16 @@ PY
 }
 
 # GGUFs (and .tmp files of a conversion killed by a time limit) left by an earlier call hold disk space.
-[ "$keep" = 1 ] || rm -f "$scratch"/qwen2.5-*.gguf "$scratch"/qwen2.5-*.gguf.tmp
+[ "$keep" = 1 ] || rm -f "$scratch"/{qwen2.5,qwen3,llama}-*.gguf "$scratch"/{qwen2.5,qwen3,llama}-*.gguf.tmp
 
 status=0
 for shape in ${shapes//,/ }; do
-  hf="$scratch/qwen2.5-$shape-hf"
+  if [ -z "${hf_gb[$shape]:-}" ]; then
+    echo "make_bench_models.sh: unknown shape '$shape' (known: ${!hf_gb[*]})" >&2
+    status=1; continue
+  fi
+  name=$(model_name "$shape")
+  hf="$scratch/$name-hf"
   need=$(awk -v g="${hf_gb[$shape]:-0}" 'BEGIN { printf "%.1f", 2.1 * g }')
   [ -f "$hf/.complete" ] && need=$(awk -v g="${hf_gb[$shape]:-0}" 'BEGIN { printf "%.1f", 1.05 * g }')
   have=$(free_gb "$scratch")
@@ -104,8 +115,8 @@ for shape in ${shapes//,/ }; do
     echo "make_bench_models.sh: $shape checkpoint in $(( $(date +%s) - t0 )) s" >&2
   fi
   for type in ${types//,/ }; do
-    gguf="$scratch/qwen2.5-$shape-$type.gguf"
-    if ! run_measured "$shape-$type" "$octo" convert "$hf" "$gguf" --type "$type" --name "qwen2.5-$shape-random" >&2; then
+    gguf="$scratch/$name-$type.gguf"
+    if ! run_measured "$shape-$type" "$octo" convert "$hf" "$gguf" --type "$type" --name "$name-random" >&2; then
       echo "{\"name\":\"decode\",\"label\":\"$shape-$type\",\"error\":\"octo convert failed\"}" >> "$out"
       status=1; continue
     fi
