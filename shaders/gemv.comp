@@ -30,6 +30,12 @@
 //   RMSNORM_GEMV_ROPE / _KV: the NR rows are NR/2 RoPE pairs (rotate-half: j and j + n_rot/2,
 //     interleaved: 2i and 2i+1), so both halves of a rotation are summed in one workgroup; _KV writes
 //     the rotated (or, n_rot = 0, plain) rows into the KV cache at kv_pos + globals.pos.
+//   RMSNORM_GEMV_NORM_ROPE / _KV (Qwen3's q and k): as the RoPE pair, with the per-head norm between the
+//     GEMV and the rotation. A head's hd outputs come from (hd / 2) / (NR / 2) workgroups: each writes
+//     its sums to the task's scratch (`runs`) and counts its arrival on its (row, head) counter; the last
+//     to arrive normalizes the head (the norm weight at `bias`, its dtype in bias_dtype: these ops have
+//     no bias), rotates and stores it, and resets the counter (no workgroup waits on another, as decode
+//     attention merges its chunks).
 #include "common/weights.glsl"
 layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
 #include "common/reduce.glsl"
@@ -42,8 +48,15 @@ layout(constant_id = 3) const bool VEC = true; // K % 8 == 0 and 16-byte aligned
 // workgroup, instead of each invocation's own vec4 loads of its chunk's x elements. Off by default:
 // 1.3-4x slower on an H200 (benchmarks/results/2026-11-21-h100-gemv); kept for other devices.
 layout(constant_id = 4) const bool XS = false;
-const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u;
+const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u,
+           FUSE_NORM_ROPE = 6u, FUSE_NORM_KV = 7u;
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
+const bool HEAD_NORM = FUSE >= FUSE_NORM_ROPE;                 // the per-head norm before the rotation
+const bool KV_OUT = FUSE == FUSE_KV || FUSE == FUSE_NORM_KV;   // rows written into a KV cache
+// The head-norm ops' scratch: the (row, head) arrival counters, then the rows' sums (f32); coherent, as
+// other workgroups' writes are read.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer head_u32 { uint d[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer head_f32 { float d[]; };
 // X8 (integer-dot modules): x arrives rounded (pc.x points at the runs, common/x_runs.glsl), by the
 // GEMV_ADD that wrote it (ROUND) or by gemv_quantize_x.comp run before this launch (OCTO_GEMV_X8); an
 // RMSNORM's weight is already in them, its inverse RMS is summed from their squares here.
@@ -132,6 +145,24 @@ uint xk0 = 0u;  // first element of the current tile
 #include "common/gemv_chunks.glsl"
 #endif
 
+
+// KV: element n of cache row kv_pos + globals.pos + row, in the cache's dtype. A 16-bit cache packs two
+// columns in a word whose other half another invocation may be writing: each replaces its own half with
+// two atomics.
+void store_kv(uint row, uint n, float s) {
+  uint slot = pc.kv_pos + globals_buf(pc.globals).pos + row;
+  uint e = slot * pc.ldy + n, dt = pc.style >> 8;
+  if (dt == DT_F32) {
+    f32_buf(pc.y).d[e] = s;
+  } else {
+    uint sh = (e & 1u) * 16u;
+    u32_buf cw = u32_buf(pc.y);
+    atomicAnd(cw.d[e >> 1], ~(0xffffu << sh));
+    atomicOr(cw.d[e >> 1], encode_elem(s, dt) << sh);
+  }
+}
+
+shared uint head_last[RB];  // HEAD_NORM: whether this workgroup arrived last at a row's head
 
 void main() {
   const uint WG = gl_WorkGroupSize.x;
@@ -273,6 +304,80 @@ void main() {
     return;
   }
 #endif
+  if (HEAD_NORM) {
+    // One lane (the planner's condition), GC dividing hd / 2: the workgroup's pairs lie in one head.
+    uint hd = pc.rope & 0xffffu, half_hd = hd / 2u, n_rot = pc.rope >> 16;
+    uint heads = total_cols() / half_hd, head = grp * GC / half_hd;
+    head_u32 cnt = head_u32(pc.runs);
+    head_f32 raw = head_f32(pc.runs);
+    uint raw0 = (pc.rows * heads + 3u) & ~3u;  // the rows' sums after the counters, [rows][n_tile]
+    if (ltid < NR * RB) {
+      uint c = ltid / RB, r = ltid % RB;
+      if (r < nrows) {
+        float s = 0.0, ss = 0.0;
+        for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
+        for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
+        s *= 1.0 / sqrt(ss / float(pc.K) + pc.eps);
+        raw.d[raw0 + (rb + r) * pc.n_tile + rope_col(grp * GC + c / 2u, c & 1u)] = s;
+      }
+    }
+    // Release: the workgroup's sums are visible device-wide before its arrival is counted.
+    memoryBarrierBuffer();
+    barrier();
+    if (tid < nrows) {
+      uint at = (rb + tid) * heads + head;
+      uint prev = atomicAdd(cnt.d[at], 1u);
+      head_last[tid] = prev == half_hd / GC - 1u ? 1u : 0u;
+      if (prev == half_hd / GC - 1u) atomicExchange(cnt.d[at], 0u);  // every part arrived: ready for the next step
+    }
+    barrier();
+    // Acquire: the other workgroups' sums, written before their arrivals, are read after ours.
+    memoryBarrierBuffer();
+    for (uint r = 0u; r < nrows; ++r) {
+      if (head_last[r] == 0u) continue;  // the same for the whole workgroup
+      uint row = pc.row0 + rb + r, base = raw0 + (rb + r) * pc.n_tile;
+      // Pairs i = tid + WG k of the head (hd <= 8 WG: the planner's condition).
+      float a[4], b[4], ss = 0.0;
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        uint i = tid + k * WG;
+        a[k] = 0.0;
+        b[k] = 0.0;
+        if (i < half_hd) {
+          a[k] = raw.d[base + rope_col(head * half_hd + i, 0u)];
+          b[k] = raw.d[base + rope_col(head * half_hd + i, 1u)];
+          ss += a[k] * a[k] + b[k] * b[k];
+        }
+      }
+      float inv_rms = 1.0 / sqrt(wg_sum(ss) / float(hd) + pc.eps);
+      float p = n_rot > 0u ? float(i32_buf(pc.aux).d[row]) : 0.0;
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        uint i = tid + k * WG;
+        if (i >= half_hd) continue;
+        uint n = rope_col(head * half_hd + i, 0u), m = rope_col(head * half_hd + i, 1u);
+        float u = a[k] * inv_rms * load_elem(pc.bias, n - head * hd, pc.bias_dtype);
+        float v = b[k] * inv_rms * load_elem(pc.bias, m - head * hd, pc.bias_dtype);
+        if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
+          vec2 cs = rope_cos_sin(p, i, n_rot, pc.log2_theta);
+          float u2 = u * cs.x - v * cs.y;
+          v = v * cs.x + u * cs.y;
+          u = u2;
+        }
+        // Each pair's two elements straight from registers: a 16-bit cache's word holds two pairs'
+        // elements, so store_kv's two atomics. Staged through shared memory and stored in whole words
+        // instead, the q task took 14.6 us a layer serialized against 13.1 on the H200's Qwen3-8B shape, and
+        // the step ran 1.3% behind the two-task form against 0.4% (benchmarks/results/2026-12-04-h200-q8-swiglu,
+        // calls 5 and 4).
+        if (KV_OUT) {
+          store_kv(row, n, u);
+          store_kv(row, m, v);
+        } else {
+          f32_buf(pc.y).d[row * pc.ldy + n] = u;
+          f32_buf(pc.y).d[row * pc.ldy + m] = v;
+        }
+      }
+    }
+    return;
+  }
   // Epilogue: invocation ltid of a lane finishes slot c = ltid / RB of row r = ltid % RB (and, with
   // PAIRS, reads the partner slot's sum too).
   if (ltid >= NR * RB) return;
@@ -311,23 +416,11 @@ void main() {
       vec2 cs = rope_cos_sin(float(i32_buf(pc.aux).d[row]), i, n_rot, pc.log2_theta);
       s = (c & 1u) == 0u ? s * cs.x - t * cs.y : t * cs.y + s * cs.x;
     }
-    if (FUSE == FUSE_ROPE) {
+    if (!KV_OUT) {
       f32_buf(pc.y).d[row * pc.ldy + n] = s;
       return;
     }
-    // KV: cache row kv_pos + globals.pos + row, in the cache's dtype. A 16-bit cache packs two columns
-    // in a word whose other half another workgroup may be writing: each invocation replaces its own
-    // half with two atomics.
-    uint slot = pc.kv_pos + globals_buf(pc.globals).pos + row;
-    uint e = slot * pc.ldy + n, dt = pc.style >> 8;
-    if (dt == DT_F32) {
-      f32_buf(pc.y).d[e] = s;
-    } else {
-      uint sh = (e & 1u) * 16u;
-      u32_buf cw = u32_buf(pc.y);
-      atomicAnd(cw.d[e >> 1], ~(0xffffu << sh));
-      atomicOr(cw.d[e >> 1], encode_elem(s, dt) << sh);
-    }
+    store_kv(row, n, s);
     return;
   }
   uint n = grp * NR + c;

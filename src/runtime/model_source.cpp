@@ -191,10 +191,20 @@ ir::program model_source::decode_program(bool argmax, models::segment part) cons
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
-  // OCTO_FUSION=0: the plain ops instead of the fused decode step (docs/ir.md §5.1), to measure one
-  // against the other on the same device without a rebuild.
+  // OCTO_FUSION=0: the plain ops instead of the fused decode step (docs/ir.md §5.1); =no-head-norm: the
+  // fused step without the chains that take a per-head norm into its projection (Qwen3's q and k then two
+  // tasks each); to measure one against the other on the same device without a rebuild.
   const ir::schedule_config plain{};
-  if (const char* f = std::getenv("OCTO_FUSION"); f && std::string_view(f) == "0") o.schedule = &plain;
+  ir::schedule_config no_head_norm = models::fused_decode_schedule();
+  std::erase_if(no_head_norm.fusion_grouping, [](const auto& chain) {
+    return chain.size() >= 4 && chain[1].view() == "GEMV_TILE" && chain[2].view() == "RMSNORM";
+  });
+  if (const char* f = std::getenv("OCTO_FUSION"); f && *f) {
+    const std::string_view v(f);
+    if (v == "0") o.schedule = &plain;
+    else if (v == "no-head-norm") o.schedule = &no_head_norm;
+    else if (v != "1") throw octo::error("octo: OCTO_FUSION='" + std::string(v) + "' is not 0, 1 or no-head-norm");
+  }
   return bind(models::decoder_step(config(), o));
 }
 

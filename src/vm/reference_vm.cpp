@@ -332,7 +332,7 @@ struct reference_vm::task_io {
   task_io(reference_vm& vm_, const ir::task& t_) : vm(vm_), t(t_), P(t_.params), scratch(t_.inputs.size()) {
     // Cache writers encode into the stored bytes themselves (out_bytes): an F16 or Q8_0 cache has no f32 view.
     if (t.outputs.empty() || t.op == ir::opcode::kv_append || t.op == ir::opcode::rmsnorm_gemv_kv ||
-        t.op == ir::opcode::rmsnorm_rope_kv)
+        t.op == ir::opcode::rmsnorm_rope_kv || t.op == ir::opcode::rmsnorm_gemv_norm_kv)
       return;
     std::vector<float> out_scratch;
     auto v = vm.view_f32(t.outputs[0], out_scratch);
@@ -537,6 +537,18 @@ constexpr reference_row reference_rows[] = {
        semantics::rmsnorm_rope_kv(io.in(0), io.in(1), io.in_i32(3), io.out_bytes(), io.out_buf().dtype,
                                   fused_cache_row(io, 2),
                                   io.P.get(param_key::hidden), fused_eps(io), fused_rope_of(io), io.P.get(param_key::pos));
+     }},
+    {ir::opcode::rmsnorm_gemv_norm_rope,
+     [](task_io& io) {  // [x, norm_w, W, head_norm_w, pos]
+       semantics::rmsnorm_gemv_norm_rope(io.in(0), io.in(1), io.in(2), io.in(3), io.in_i32(4), io.out,
+                                         io.P.get(param_key::hidden), fused_eps(io), io.P.get(param_key::K),
+                                         fused_rope_of(io));
+     }},
+    {ir::opcode::rmsnorm_gemv_norm_kv,
+     [](task_io& io) {  // [x, norm_w, W, head_norm_w, cache, pos]
+       semantics::rmsnorm_gemv_norm_kv(io.in(0), io.in(1), io.in(2), io.in(3), io.in_i32(5), io.out_bytes(),
+                                       io.out_buf().dtype, fused_cache_row(io, 4), io.P.get(param_key::hidden),
+                                       fused_eps(io), io.P.get(param_key::K), fused_rope_of(io), io.P.get(param_key::pos));
      }},
 };
 

@@ -402,12 +402,14 @@ void vulkan_vm::impl::record(program_state& ps) {
         gate.layer = s >= 0 ? spans[static_cast<std::size_t>(s)].layer : -1;
         gate.instance = i;
         std::optional<planned_launch> other;  // the other precision's kernel, where it differs
-        if (gated && main.launch.scratch_bytes == 0 && !main.launch.shader.empty()) {
+        if (gated && !main.launch.shader.empty()) {
+          // The other precision's kernel shares the task's scratch (ctx's): one of the two runs a step,
+          // and a kernel's scratch holds that step's state only (the head-norm GEMVs' counters and sums).
           task_context octx = ctx;
           octx.fast_precision = !fast;
           planned_launch o;
           o.launch = planner(octx);
-          if (o.launch.scratch_bytes == 0 && !same_launch(o.launch, main.launch)) other = std::move(o);
+          if (o.launch.scratch_bytes <= main.launch.scratch_bytes && !same_launch(o.launch, main.launch)) other = std::move(o);
         }
         dispatch_gate main_gate = gate;
         if (other) main_gate.precision = fast ? precision_gate_fast : precision_gate_accurate;

@@ -335,3 +335,83 @@ TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, 
     }
   }
 }
+
+TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's q and k in one task each)") {
+  // The per-head norm between the GEMV and RoPE (gemv.comp HEAD_NORM): each workgroup leaves its sums in
+  // the task's scratch and counts its arrival on its (row, head) counter; the last to arrive normalizes,
+  // rotates and stores the head. Against the composition of the plain ops: the KV form over every weight
+  // format (the float loops, `accurate`), the q form and two rows on one format of each loop family; the
+  // shared-memory reduction with 4 weight rows a workgroup (2 pairs) and 8 rows (4 pairs: 16-dim heads
+  // in one workgroup); the integer-dot loops (`fast`). Each (format, form, mode) is a pipeline compiled
+  // cold on lavapipe, so the modes take few formats. (The counters' reset, step after step of one
+  // recording: fused_decode.cpp's Qwen3 models.)
+  struct shape {
+    std::int64_t heads, head_dim, n_rot;
+    int style;
+  };
+  struct mode {
+    const char* no_subgroup;
+    const char* nr;
+    bool fast;
+    std::vector<dtype> formats;  // empty: weight_dtypes
+  };
+  const std::vector<mode> modes{{"", "", false, {}},
+                                {"1", "4", false, {dtype::f16, dtype::q4_k}},
+                                {"", "8", false, {dtype::q8_0}},
+                                {"", "", true, {dtype::q8_0, dtype::q6_k}}};
+  for (const mode& m : modes) {
+    ::setenv("OCTO_KERNELS_NO_SUBGROUP", m.no_subgroup, 1);
+    ::setenv("OCTO_GEMV_NR", m.nr, 1);
+    ::setenv("OCTO_GEMV_IDOT", m.fast ? "1" : "", 1);
+    CAPTURE(std::string(m.no_subgroup));
+    CAPTURE(std::string(m.nr));
+    CAPTURE(m.fast);
+    std::vector<dtype> formats = m.formats;
+    if (formats.empty()) formats.assign(weight_dtypes.begin(), weight_dtypes.end());
+    for (dtype wd : formats) {
+      const bool both_forms = m.formats.empty() ? reduction_sample(wd) : true;
+      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+      for (std::int64_t R : {1, 2}) {
+        if (R != 1 && !(m.formats.empty() && reduction_sample(wd))) continue;  // decode runs one row
+        CAPTURE(octo::ir::name(wd));
+        CAPTURE(R);
+        // 3 heads of 128 (rotate-half, Qwen3's), 2 heads of 64 rotating 32 dims (interleaved), 4 of 16.
+        for (shape s : {shape{3, 128, 128, 0}, shape{2, 64, 32, 1}, shape{4, 16, 16, 0}}) {
+          const dtype cache_dt = s.head_dim == 64 ? dtype::f32 : (s.head_dim == 16 ? dtype::bf16 : dtype::f16);
+          CAPTURE(s.heads);
+          CAPTURE(s.head_dim);
+          CAPTURE(octo::ir::name(cache_dt));
+          const std::int64_t N = s.heads * s.head_dim, S = 6;
+          case_builder c;
+          auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+          auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+          auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+          auto hq = c.buf("q_norm", buffer_kind::weight, dtype::f32, {s.head_dim});
+          auto hk = c.buf("k_norm", buffer_kind::weight, cache_dt, {s.head_dim});  // F32 / F16 / BF16 norm weights
+          auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+          auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+          for (auto b : {nw, hq, hk}) c.range[b] = {0.5f, 1.5f};
+          c.ints(pos, R == 1 ? std::vector<std::int32_t>{57} : std::vector<std::int32_t>{7, 8});
+          auto p = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
+                           {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                           {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
+          if (both_forms)
+            c.task(opcode::rmsnorm_gemv_norm_rope, {x, nw, w, hq, pos},
+                   {c.buf("q", buffer_kind::io_output, dtype::f32, {R, N})}, p);
+          p.set(param_key::pos, 1);
+          c.task(opcode::rmsnorm_gemv_norm_kv, {x, nw, w, hk, kc, pos}, {kc}, p);
+          // Normalized heads are about 1 in size: the float loops' sums to f32 rounding. The integer-dot
+          // loops round x to int8 per run of 16 (docs/precision.md), about 0.6% of an output's RMS, and
+          // the head norm takes the outputs to an RMS of about 1: up to ~0.03 on some of a case's
+          // hundreds (seed 3438334025: 0.023 on Q6_K). A wrong pair, norm or sum is off by the value itself.
+          const tolerance tol = m.fast ? tolerance{5e-2, 2e-2} : tolerance{2e-4, cache_dt == dtype::f32 ? 2e-4 : 1e-2};
+          // globals.pos = 2: rows go to cache slots 3 (and 4).
+          run_case(c, tol, 2, m.fast ? &gpu_fast() : nullptr);
+        }
+      }
+    }
+  }
+  ::unsetenv("OCTO_KERNELS_NO_SUBGROUP");
+  ::unsetenv("OCTO_GEMV_NR");
+  ::unsetenv("OCTO_GEMV_IDOT");
+}

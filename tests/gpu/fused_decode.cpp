@@ -66,6 +66,12 @@ void compare(const model_config& c) {
   const auto fused_p = octo::models::decoder_step(c, {.argmax = true});
   const auto plain_p = octo::models::decoder_step(c, {.argmax = true, .schedule = &plain_sc});
   REQUIRE(fused_p.tasks.size() < plain_p.tasks.size());
+  if (c.architecture == octo::models::arch::qwen3) {  // q and k with their per-head norms, one task each
+    int normed = 0;
+    for (const auto& t : fused_p.tasks)
+      normed += t.op == octo::ir::opcode::rmsnorm_gemv_norm_rope || t.op == octo::ir::opcode::rmsnorm_gemv_norm_kv;
+    CHECK(normed == 2 * static_cast<int>(c.layers));
+  }
   auto opts = octo_test::small_options();
   opts.precision = octo::vm::matmul_precision::accurate;
   octo::vm::vulkan_vm fused(opts), plain(opts);

@@ -152,6 +152,26 @@ constexpr builder_row builder_rows[] = {
        return in.fused(octo::attention(in.x, kc, kc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
      },
      {}},
+    {opcode::rmsnorm_gemv_norm_rope,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto q = octo::gemv(octo::rmsnorm(in.x, in.w, 1e-6), in.g.weight<octo::q8_0>("wq", octo::extents<64, 64>{}));
+       const auto wh = in.g.weight<octo::f32>("q_norm", octo::extents<32>{});
+       return in.fused(octo::rope(octo::head_rmsnorm(q, wh, 1e-6), pos, {.head_dim = 32}));
+     },
+     {}},
+    {opcode::rmsnorm_gemv_norm_kv,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<2>{});
+       const auto k = octo::gemv(octo::rmsnorm(in.x, in.w, 1e-6), in.g.weight<octo::q8_0>("wk", octo::extents<64, 64>{}));
+       const auto wh = in.g.weight<octo::f32>("k_norm", octo::extents<32>{});
+       auto kc = octo::kv_append(in.g.kv_cache<octo::f16>("k", octo::extents<8, 64>{}),
+                                 octo::rope(octo::head_rmsnorm(k, wh, 1e-6), pos, {.head_dim = 32}), 0);
+       return in.fused(octo::attention(in.x, kc, kc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
+     },
+     {}},
 };
 
 constexpr auto builder_table = octo::ir::by_opcode<builder_rows>();

@@ -360,16 +360,27 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
             ops[opcode::silu_mul] ==
         0);
   CHECK(p.tasks.size() == static_cast<std::size_t>(7 * L + 2));  // + embed, head
-  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q, k take RMSNORM_GEMV then RMSNORM_ROPE(_KV),
-  // v RMSNORM_GEMV_KV.
+  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q takes RMSNORM_GEMV_NORM_ROPE, k
+  // RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV: 7 tasks a layer, as Qwen2's.
   const auto q3 = octo::models::decoder_step(tiny_qwen3);
   std::map<octo::ir::opcode, int> ops3;
   for (const auto& t : q3.tasks) ++ops3[t.op];
-  CHECK(ops3[opcode::rmsnorm_gemv] == 2 * static_cast<int>(tiny_qwen3.layers) + 1);
-  CHECK(ops3[opcode::rmsnorm_gemv_kv] == static_cast<int>(tiny_qwen3.layers));  // v
-  CHECK(ops3[opcode::rmsnorm_rope] == static_cast<int>(tiny_qwen3.layers));     // q's head norm + RoPE
-  CHECK(ops3[opcode::rmsnorm_rope_kv] == static_cast<int>(tiny_qwen3.layers));  // k's, into the cache
-  CHECK(q3.tasks.size() == static_cast<std::size_t>(9 * tiny_qwen3.layers + 2));
+  const int L3 = static_cast<int>(tiny_qwen3.layers);
+  CHECK(ops3[opcode::rmsnorm_gemv] == 1);                // the LM head
+  CHECK(ops3[opcode::rmsnorm_gemv_kv] == L3);            // v
+  CHECK(ops3[opcode::rmsnorm_gemv_norm_rope] == L3);     // q with its head norm and RoPE
+  CHECK(ops3[opcode::rmsnorm_gemv_norm_kv] == L3);       // k's, into the cache
+  CHECK(ops3[opcode::rmsnorm_rope] + ops3[opcode::rmsnorm_rope_kv] + ops3[opcode::rmsnorm] == 0);
+  CHECK(q3.tasks.size() == static_cast<std::size_t>(7 * tiny_qwen3.layers + 2));
+  // Without the new chains (the schedule of before), the two-task form: RMSNORM_GEMV then RMSNORM_ROPE(_KV).
+  octo::ir::schedule_config older = octo::models::fused_decode_schedule();
+  older.fusion_grouping.erase(older.fusion_grouping.begin(), older.fusion_grouping.begin() + 2);
+  const auto q3_two = octo::models::decoder_step(tiny_qwen3, {.schedule = &older});
+  std::map<octo::ir::opcode, int> two;
+  for (const auto& t : q3_two.tasks) ++two[t.op];
+  CHECK(two[opcode::rmsnorm_rope] == L3);
+  CHECK(two[opcode::rmsnorm_rope_kv] == L3);
+  CHECK(q3_two.tasks.size() == static_cast<std::size_t>(9 * tiny_qwen3.layers + 2));
   // A chain lowering does not know is refused, not silently ignored.
   octo::ir::schedule_config bad;
   bad.fusion_grouping = {{"GEMV_TILE", "GELU"}};

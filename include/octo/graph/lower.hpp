@@ -45,7 +45,8 @@ constexpr int weight_slot(ir::opcode op) {
   switch (op) {
     case ir::opcode::gemv_tile: case ir::opcode::gemm_tile: case ir::opcode::gemv_add: return 1;
     case ir::opcode::rmsnorm_gemv: case ir::opcode::rmsnorm_swiglu: case ir::opcode::rmsnorm_gemv_rope:
-    case ir::opcode::rmsnorm_gemv_kv: return 2;
+    case ir::opcode::rmsnorm_gemv_kv: case ir::opcode::rmsnorm_gemv_norm_rope: case ir::opcode::rmsnorm_gemv_norm_kv:
+      return 2;
     default: return -1;
   }
 }
@@ -77,11 +78,11 @@ constexpr ir::text node_name(const node& n, std::size_t index) {
 /// The chains lowering fuses: schedule_config::fusion_grouping lists chains of plain opcodes, in dataflow
 /// order, each of which becomes one task of a fused opcode (docs/opcodes.md "Fused ops").
 struct fusion_chain {
-  std::array<std::string_view, 4> ops;
+  std::array<std::string_view, 5> ops;
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 10> fusion_chains{{
+inline constexpr std::array<fusion_chain, 12> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -92,6 +93,10 @@ inline constexpr std::array<fusion_chain, 10> fusion_chains{{
     {{"RMSNORM", "ROPE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_rope_kv},
     {{"GEMM_TILE", "ADD"}, 2, ir::opcode::gemv_add},  // prefill: GEMV_ADD over every row (the GEMM kernels' epilogue)
     {{"RMSNORM", "GEMM_TILE"}, 2, ir::opcode::rmsnorm_gemv},  // prefill: the norm in the GEMM kernels' x staging
+    // Qwen3's q and k: the per-head norm (an RMSNORM with hidden = the ROPE's head_dim) between the GEMV and
+    // the ROPE, both norms with one eps, the GEMV without a bias.
+    {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"}, 4, ir::opcode::rmsnorm_gemv_norm_rope},
+    {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"}, 5, ir::opcode::rmsnorm_gemv_norm_kv},
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -182,6 +187,35 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         t.params.set_real(ir::param_key::theta, r.params.items[static_cast<std::size_t>(k)].f);
   };
   const auto push = [](node& t, std::int32_t j) { t.in[static_cast<std::size_t>(t.n_in++)] = j; };
+  const auto eps_of = [&](std::int32_t j) {
+    const node& n = nodes[static_cast<std::size_t>(j)];
+    for (std::int32_t k = 0; k < n.params.n; ++k)
+      if (n.params.items[static_cast<std::size_t>(k)].key == ir::param_key::eps) return n.params.items[static_cast<std::size_t>(k)].f;
+    return -1.0;
+  };
+  // A per-head norm `hn` of `rope` (sole reader) over a bias-free GEMV_TILE (sole reader) of a whole-row
+  // RMSNORM with the same eps: the GEMV, or -1 (chains 10 and 11, Qwen3's q and k).
+  const auto normed_projection = [&](std::int32_t hn, const node& rope) -> std::int32_t {
+    if (!head_norm_of(hn, rope) || !sole(hn)) return -1;
+    const std::int32_t g = nodes[static_cast<std::size_t>(hn)].in[0];
+    if (!is(g, ir::opcode::gemv_tile) || !sole(g)) return -1;
+    const node& gn = nodes[static_cast<std::size_t>(g)];
+    if (gn.n_in != 2 || !norm_of(gn.in[0]) || eps_of(gn.in[0]) != eps_of(hn)) return -1;
+    return g;
+  };
+  // Makes t the fused Qwen3 projection of GEMV g and per-head norm hn: [x, norm_w, W, head_norm_w].
+  const auto take_normed_projection = [&](node& t, std::int32_t g, std::int32_t hn, const node& rope) {
+    const node& gn = nodes[static_cast<std::size_t>(g)];
+    const std::int64_t K = gn.params.get(ir::param_key::K);
+    const std::int32_t w = gn.in[1], head_w = nodes[static_cast<std::size_t>(hn)].in[1];
+    take_norm(t, gn.in[0]);
+    t.params.set(ir::param_key::K, K);
+    copy_rope(t, rope);
+    push(t, w);
+    push(t, head_w);
+    absorb(g);
+    absorb(hn);
+  };
 
   for (std::size_t i = count; i-- > 0;) {
     node& t = nodes[i];
@@ -240,6 +274,20 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         const ir::dtype cache_dt = nodes[static_cast<std::size_t>(cache)].dtype;
         // The fused kernel writes F32 / F16 / BF16 rows; a block-quantized cache keeps its KV_APPEND.
         if (cache_dt != ir::dtype::f32 && cache_dt != ir::dtype::f16 && cache_dt != ir::dtype::bf16) break;
+        if (chain_on(11) && is(src, ir::opcode::rope) && sole(src)) {
+          const node r = nodes[static_cast<std::size_t>(src)];
+          if (const std::int32_t g = normed_projection(r.in[0], r); g >= 0) {
+            const std::int64_t pos = t.params.get(ir::param_key::pos);
+            t.op = ir::opcode::rmsnorm_gemv_norm_kv;
+            take_normed_projection(t, g, r.in[0], r);
+            t.params.set(ir::param_key::pos, pos);
+            push(t, cache);
+            push(t, r.in[1]);
+            t.in_place = 4;
+            absorb(src);
+            break;
+          }
+        }
         if (chain_on(7) && is(src, ir::opcode::rope) && sole(src)) {
           const node& rn = nodes[static_cast<std::size_t>(src)];
           const std::int32_t norm = rn.in[0];
@@ -290,6 +338,15 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         break;
       }
       case ir::opcode::rope: {
+        if (chain_on(10)) {
+          const node r = t;
+          if (const std::int32_t g = normed_projection(r.in[0], r); g >= 0) {
+            t.op = ir::opcode::rmsnorm_gemv_norm_rope;
+            take_normed_projection(t, g, r.in[0], r);
+            push(t, r.in[1]);
+            break;
+          }
+        }
         if (chain_on(6) && head_norm_of(t.in[0], t) && sole(t.in[0])) {
           const node r = t;
           const std::int32_t norm = t.in[0], pos = t.in[1];

@@ -59,4 +59,11 @@
     param_key::eps, param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta)               \
   X(rmsnorm_rope_kv, 25, "RMSNORM_ROPE_KV", 4, 4, 1,                                                          \
     "[x, norm_w, cache, pos] -> cache: KV_APPEND of ROPE of a per-head RMSNORM (Qwen3's k)", param_key::eps,   \
-    param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta, param_key::pos)
+    param_key::hidden, param_key::head_dim, param_key::n_rot, param_key::theta, param_key::pos)                \
+  /* Qwen3's q and k in one task each: the per-head norm between the GEMV and RoPE (both norms take eps). */   \
+  X(rmsnorm_gemv_norm_rope, 26, "RMSNORM_GEMV_NORM_ROPE", 5, 5, 1,                                            \
+    "[x, norm_w, W, head_norm_w, pos]: ROPE of a per-head RMSNORM of a GEMV of RMSNORM(x) (Qwen3's q)",       \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::theta) \
+  X(rmsnorm_gemv_norm_kv, 27, "RMSNORM_GEMV_NORM_KV", 6, 6, 1,                                                \
+    "[x, norm_w, W, head_norm_w, cache, pos] -> cache: KV_APPEND of RMSNORM_GEMV_NORM_ROPE (Qwen3's k)",      \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos)

@@ -36,7 +36,8 @@ struct segment {
 /// prefill_schedule(), below.
 constexpr ir::schedule_config fused_decode_schedule() {
   ir::schedule_config s;
-  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
+  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"},
+                       {"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
                        {"RMSNORM", "GEMV_TILE", "ROPE"}, {"RMSNORM", "GEMV_TILE", "SILU_MUL"},
                        {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}, {"RMSNORM", "ROPE", "KV_APPEND"},
                        {"RMSNORM", "ROPE"}};

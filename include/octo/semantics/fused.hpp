@@ -1,4 +1,4 @@
-// The fused decode ops (opcodes 19-25, docs/opcodes.md "Fused ops"): each is, by definition, the
+// The fused decode ops (opcodes 19-27, docs/opcodes.md "Fused ops"): each is, by definition, the
 // composition of the reference semantics of the plain ops it fuses, evaluated in the same order with the
 // same fp32 intermediates. So the reference VM computes a fused program bit for bit as it computes the
 // unfused one, and conformance checks every fused kernel against that composition.
@@ -120,6 +120,31 @@ inline void rmsnorm_rope_kv(std::span<const float> x, std::span<const float> nor
                             const fused_rope& r, std::int64_t pos) {
   std::vector<float> v(x.size());
   rmsnorm_rope(x, norm_w, positions, v, hidden, eps, r);
+  kv_append(v, cache, cache_dtype, cache_row, pos);
+}
+
+/// RMSNORM_GEMV_NORM_ROPE: y = RMSNORM_ROPE(RMSNORM(x, norm_w) @ W.T, head_norm_w, pos): the projection's
+/// rows normalized per head (hidden = head_dim, the same eps) and rotated (Qwen3's q).
+inline void rmsnorm_gemv_norm_rope(std::span<const float> x, std::span<const float> norm_w, std::span<const float> w,
+                                   std::span<const float> head_norm_w, std::span<const std::int32_t> pos,
+                                   std::span<float> y, std::int64_t hidden, float eps, std::int64_t K,
+                                   const fused_rope& r) {
+  detail::require(r.n_rot > 0, "RMSNORM_GEMV_NORM_ROPE", "n_rot must be positive");
+  fused_rope plain = r;
+  plain.n_rot = 0;
+  const auto v = rmsnorm_gemv_rope_rows(x, norm_w, w, {}, pos, hidden, eps, K, plain);
+  detail::require(v.size() == y.size(), "RMSNORM_GEMV_NORM_ROPE", "output must hold rows x N elements");
+  rmsnorm_rope(v, head_norm_w, pos, y, r.head_dim, eps, r);
+}
+
+/// RMSNORM_GEMV_NORM_KV: cache[pos + t] = row t of RMSNORM_GEMV_NORM_ROPE (Qwen3's k).
+inline void rmsnorm_gemv_norm_kv(std::span<const float> x, std::span<const float> norm_w, std::span<const float> w,
+                                 std::span<const float> head_norm_w, std::span<const std::int32_t> positions,
+                                 std::span<std::byte> cache, ir::dtype cache_dtype, std::int64_t cache_row,
+                                 std::int64_t hidden, float eps, std::int64_t K, const fused_rope& r, std::int64_t pos) {
+  const auto k = detail::positive_extent(K, "RMSNORM_GEMV_NORM_KV", "K");
+  std::vector<float> v(x.size() / k * (w.size() / k));
+  rmsnorm_gemv_norm_rope(x, norm_w, w, head_norm_w, positions, v, hidden, eps, K, r);
   kv_append(v, cache, cache_dtype, cache_row, pos);
 }
 

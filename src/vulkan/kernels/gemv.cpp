@@ -135,9 +135,12 @@ std::uint32_t knob(const task_context& c, const char* name, std::uint32_t hi) {
 /// Where a GEMV-family task keeps its operands (docs/opcodes.md), and the fused prologue/epilogue
 /// (gemv.comp's FUSE spec constant) it asks for.
 struct gemv_operands {
-  std::uint32_t fuse = 0;  // gemv.comp: 0 none, 1 norm, 2 add, 3 swiglu, 4 rope, 5 kv
+  std::uint32_t fuse = 0;  // gemv.comp: 0 none, 1 norm, 2 add, 3 swiglu, 4 rope, 5 kv, 6 norm + rope, 7 norm + kv
   int w = 1, norm_w = -1, aux = -1, bias = -1, pos = -1;
   bool whole_rows = false;  // RoPE-fused: every column (pairs), no column tile
+  int head_norm_w = -1;     // 6, 7: the per-head norm's weight
+  int cache = -1;           // 5, 7: the KV cache written in place
+  bool kv() const { return fuse == 5 || fuse == 7; }
 };
 
 /// The norm a GEMV_ADD rounds its output row with (gemv.comp ROUND): that of the RMSNORM-fused integer
@@ -159,8 +162,11 @@ gemv_operands operands_of(const task_context& c) {
       const bool rotates = c.task.params.get(ir::param_key::n_rot, 0) > 0;
       const int pos = rotates ? 4 : -1, bias_at = rotates ? 5 : 4;
       o = {5, 2, 1, pos, n_in > bias_at ? bias_at : -1, pos, true};
+      o.cache = 3;
       break;
     }
+    case ir::opcode::rmsnorm_gemv_norm_rope: o = {6, 2, 1, 4, -1, 4, true, 3}; break;
+    case ir::opcode::rmsnorm_gemv_norm_kv: o = {7, 2, 1, 5, -1, 5, true, 3, 4}; break;
     default: o.bias = n_in > 2 ? 2 : -1; break;  // GEMV_TILE / GEMM_TILE [x, W(, b)]
   }
   return o;
@@ -182,7 +188,8 @@ namespace {
 
 bool norm_fused(ir::opcode op) {
   return op == ir::opcode::rmsnorm_gemv || op == ir::opcode::rmsnorm_swiglu || op == ir::opcode::rmsnorm_gemv_rope ||
-         op == ir::opcode::rmsnorm_gemv_kv;
+         op == ir::opcode::rmsnorm_gemv_kv || op == ir::opcode::rmsnorm_gemv_norm_rope ||
+         op == ir::opcode::rmsnorm_gemv_norm_kv;
 }
 
 /// Whether the integer GEMVs reading the row that `writer` writes take its runs: those of a GEMV_ADD
@@ -268,7 +275,7 @@ kernel_launch plan_gemv(const task_context& c) {
   auto w = input(c, static_cast<std::size_t>(ops.w));
   auto y = output(c);
   require_dtype(c, x, {ir::dtype::f32}, "input x");
-  if (ops.fuse == 5) require_dtype(c, y, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "KV cache");
+  if (ops.kv()) require_dtype(c, y, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "KV cache");
   else require_dtype(c, y, {ir::dtype::f32}, "output");
   const gemv_module* mod = nullptr;
   for (const auto& m : gemv_modules)
@@ -290,8 +297,8 @@ kernel_launch plan_gemv(const task_context& c) {
   require(c, x.numel() % K == 0, "input numel is not a multiple of K");
   const std::int64_t R = x.numel() / K;
   // A KV cache's row is the projection's width; its rows are positions, not x's rows.
-  const std::int64_t ldy = ops.fuse == 5 ? n_w : (R > 0 ? y.numel() / R : 0);
-  require(c, R > 0 && (ops.fuse == 5 ? y.numel() % n_w == 0 : y.numel() % R == 0),
+  const std::int64_t ldy = ops.kv() ? n_w : (R > 0 ? y.numel() / R : 0);
+  require(c, R > 0 && (ops.kv() ? y.numel() % n_w == 0 : y.numel() % R == 0),
           "output numel is not a multiple of the input's rows");
   require(c, std::int64_t{n_off} + n_tile <= ldy, "n_off + N_tile exceeds the output's columns");
 
@@ -326,7 +333,7 @@ kernel_launch plan_gemv(const task_context& c) {
     const std::uint32_t n_rot = param_u32(c, ir::param_key::n_rot);
     require(c, hd % 2 == 0 && hd < 65536 && n_rot % 2 == 0 && n_rot <= hd && n_w % hd == 0,
             "head_dim must be even and divide the projection; n_rot even and at most head_dim");
-    require(c, ops.fuse == 5 || n_rot > 0, "RMSNORM_GEMV_ROPE needs n_rot > 0");
+    require(c, ops.fuse == 5 || n_rot > 0, "needs n_rot > 0");
     const std::uint32_t rs = opt_u32(c, ir::param_key::rope_style, 0);
     require(c, rs <= 1, "rope_style must be 0 (NeoX) or 1 (interleaved)");
     if (n_rot > 0) {
@@ -340,8 +347,9 @@ kernel_launch plan_gemv(const task_context& c) {
     }
     rope = hd | (n_rot << 16);
     style = rs | (static_cast<std::uint32_t>(y.dtype()) << 8);
-    if (ops.fuse == 5) {
-      require(c, c.task.inputs[3] == c.task.outputs[0], "must write the cache buffer it reads (input 3)");
+    if (ops.kv()) {
+      require(c, c.task.inputs[static_cast<std::size_t>(ops.cache)] == c.task.outputs[0],
+              "must write the cache buffer it reads (input " + std::to_string(ops.cache) + ")");
       const std::int64_t slots = y.numel() / n_w;
       kv_pos = param_u32(c, ir::param_key::pos);
       require(c, kv_pos + R <= slots,
@@ -368,6 +376,14 @@ kernel_launch plan_gemv(const task_context& c) {
     require(c, b.numel() >= std::int64_t{n_off} + n_tile, "bias is shorter than n_off + N_tile");
     bias_addr = b.address;
     bias_dtype = static_cast<std::uint32_t>(b.dtype());
+  }
+  // The per-head norm's weight rides in the bias fields (these ops have no bias; gemv.comp HEAD_NORM).
+  if (ops.head_norm_w >= 0) {
+    auto hw = input(c, static_cast<std::size_t>(ops.head_norm_w));
+    require_dtype(c, hw, {ir::dtype::f32, ir::dtype::f16, ir::dtype::bf16}, "head norm weight");
+    require(c, hw.numel() == param_i(c, ir::param_key::head_dim), "the head norm weight must have head_dim elements");
+    bias_addr = hw.address;
+    bias_dtype = static_cast<std::uint32_t>(hw.dtype());
   }
 
   require(c, w.address % 4 == 0, "weight address is not 4-byte aligned");
@@ -415,6 +431,19 @@ kernel_launch plan_gemv(const task_context& c) {
         .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
         .addr(runs_out)
         .take();
+  };
+  // The head-norm ops (gemv.comp HEAD_NORM): a workgroup's NR / 2 pairs must lie in one head, and the
+  // last workgroup of a head finishes its hd / 2 pairs at up to 4 an invocation. The scratch: the (row,
+  // head) arrival counters (zeroed once, reset by the kernel), then the rows' sums.
+  const auto head_norm_scratch = [&](std::uint32_t nr_final, std::uint32_t wg_final) {
+    if (ops.head_norm_w < 0) return;
+    const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 2);
+    require(c, (hd / 2) % (nr_final / 2) == 0 && hd / 2 <= 4 * wg_final,
+            "head_dim " + std::to_string(hd) + " does not fit the kernel's pairs (" + std::to_string(nr_final / 2) +
+                " a workgroup of " + std::to_string(wg_final) + ")");
+    const std::uint64_t heads = n_w / hd, counters = (std::uint64_t(R) * heads + 3) / 4 * 4;
+    l.scratch_bytes = 4 * (counters + std::uint64_t(R) * n_tile);
+    runs_out = c.scratch_address;
   };
   bool unit_loads = vec;
   for (const auto& f : chunk_formats) {
@@ -626,6 +655,7 @@ kernel_launch plan_gemv(const task_context& c) {
     l.spec_constants = {wg_l * lanes, nr_l, rb_c, 1u, xs ? 1u : 0u, ops.fuse};
     if (idot) l.spec_constants.insert(l.spec_constants.end(), {x8 ? 1u : 0u, round ? 1u : 0u, lanes, halves});
     l.groups = grid(groups_for(nr_l) / lanes, (rows + rb_c - 1) / rb_c);
+    head_norm_scratch(nr_l, wg_l * lanes);
     l.push_constants = push();
     return l;
   }
@@ -658,6 +688,7 @@ kernel_launch plan_gemv(const task_context& c) {
   const std::uint64_t row_groups = (rows + rb - 1) / rb;
   require(c, row_groups <= 65535, "too many rows for one dispatch");
   l.groups = grid(groups_for(nr_g), static_cast<std::uint32_t>(row_groups));
+  head_norm_scratch(nr_g, l.spec_constants[0]);
   l.push_constants = push();
   return l;
 }
