@@ -283,6 +283,17 @@ std::vector<ir::program> task_variants() {
     k.tasks[0].outputs[0] = k.tasks[0].inputs[3];
     k.tasks[0].label = "RMSNORM_GEMV_KV " + name;
     v.push_back(k);
+    const octo::test::tensor_spec hw{"head_w", {32}, dtype::f32, ir::buffer_kind::weight};
+    rope.set(param_key::pos, 0);
+    auto qn = single_task(opcode::rmsnorm_gemv_norm_rope, {x, nw, wt, hw, pos}, {"y", {1, 64}}, rope);
+    qn.tasks[0].label = "RMSNORM_GEMV_NORM_ROPE " + name;
+    v.push_back(qn);
+    rope.set(param_key::pos, 3);
+    auto kn = single_task(opcode::rmsnorm_gemv_norm_kv,
+                          {x, nw, wt, hw, {"cache", {8, 64}, dtype::f16, ir::buffer_kind::kv_cache}, pos}, {"unused", {1}}, rope);
+    kn.tasks[0].outputs[0] = kn.tasks[0].inputs[4];
+    kn.tasks[0].label = "RMSNORM_GEMV_NORM_KV " + name;
+    v.push_back(kn);
   }
   ir::param_list head;
   head.set(param_key::hidden, 32).set_real(param_key::eps, 1e-6).set(param_key::head_dim, 32).set(param_key::n_rot, 32);
@@ -1291,6 +1302,41 @@ TEST_CASE("integer-dot decode GEMVs: an RMSNORM_SWIGLU rounds its row for the do
     vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, true};
     c.task_scratch_address = task_scratch;
     CHECK(vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c).scratch_bytes == 0);
+  }
+}
+
+TEST_CASE("Qwen3's q and k in one task (RMSNORM_GEMV_NORM_ROPE / _KV): pairs within a head, the scratch") {
+  clear_kernel_environment();
+  // gemv.comp's FUSE 6 / 7 (HEAD_NORM): a workgroup's NR / 2 RoPE pairs lie in one head, so NR is halved
+  // until NR / 2 divides head_dim / 2; the scratch holds the (row, head) counters (a multiple of 4) and
+  // the rows' sums. The head norm weight rides in the bias fields.
+  const auto plan = [](std::int64_t heads, std::int64_t hd, dtype w, const char* nr) {
+    ::setenv("OCTO_GEMV_NR", nr, 1);
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::hidden, 256).set_real(param_key::eps, 1e-6).set(param_key::head_dim, hd);
+    p.set(param_key::n_rot, hd).set_real(param_key::theta, 1e6);
+    const octo::test::tensor_spec x{"x", {1, 256}}, nw{"norm_w", {256}, dtype::f32, ir::buffer_kind::weight},
+        wt{"w", {heads * hd, 256}, w, ir::buffer_kind::weight}, hw{"head_w", {hd}, dtype::f16, ir::buffer_kind::weight},
+        pos{"pos", {1}, dtype::i32};
+    auto prog = single_task(opcode::rmsnorm_gemv_norm_rope, {x, nw, wt, hw, pos}, {"y", {1, heads * hd}}, p);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000000 * (b + 1);
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, device(true), false};
+    c.scratch_address = 0x9000000;
+    auto l = vm::vulkan::kernel_for(opcode::rmsnorm_gemv_norm_rope).planner(c);
+    ::unsetenv("OCTO_GEMV_NR");
+    return l;
+  };
+  for (dtype w : {dtype::f16, dtype::q8_0, dtype::q4_k}) {
+    CAPTURE(ir::name(w));
+    const auto a = plan(3, 128, w, "8");
+    CHECK(a.spec_constants.at(5) == 6);  // FUSE_NORM_ROPE
+    CHECK(a.spec_constants.at(1) == 8);  // 4 pairs divide 64
+    CHECK(a.scratch_bytes == 4 * (4 + 3 * 128));  // 3 counters rounded to 4, one row of 384 sums
+    const auto b = plan(5, 100, w, "8");  // 50 pairs a head: 4 do not divide them, 2 do
+    CHECK(b.spec_constants.at(1) == 4);
+    CHECK(b.groups[0] * b.groups[1] * b.groups[2] == 5 * 50 / 2);
+    CHECK(plan(7, 6, w, "16").spec_constants.at(1) == 2);  // 3 pairs a head: one pair a workgroup
   }
 }
 

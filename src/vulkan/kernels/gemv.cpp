@@ -416,7 +416,15 @@ kernel_launch plan_gemv(const task_context& c) {
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
-  const auto even = [&](std::uint32_t n) { return fused && ops.fuse >= 3 ? std::max<std::uint32_t>(2, n) : n; };
+  // The head-norm ops' NR / 2 pairs must lie in one head: halved until they divide hd / 2 (2 rows, one
+  // pair, always do), so any even head_dim plans.
+  const std::uint32_t half_hd = ops.head_norm_w >= 0 ? param_u32(c, ir::param_key::head_dim, 2) / 2 : 0;
+  const auto even = [&](std::uint32_t n) {
+    if (!fused || ops.fuse < 3) return n;
+    n = std::max<std::uint32_t>(2, n);
+    while (half_hd > 0 && n > 2 && half_hd % (n / 2) != 0) n /= 2;
+    return n;
+  };
   // Output columns a workgroup covers: NR, or NR/2 pairs (SWIGLU columns, RoPE pairs).
   const auto groups_for = [&](std::uint32_t n) -> std::uint64_t {
     const std::uint32_t per = ops.fuse >= 3 ? n / 2 : n;
