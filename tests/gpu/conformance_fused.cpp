@@ -340,10 +340,10 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's
   // The per-head norm between the GEMV and RoPE (gemv.comp HEAD_NORM): each workgroup leaves its sums in
   // the task's scratch and counts its arrival on its (row, head) counter; the last to arrive normalizes,
   // rotates and stores the head. Against the composition of the plain ops: the KV form over every weight
-  // format (the float loops, `accurate`), the q form and two rows on one format of each loop family; the
-  // shared-memory reduction with 4 weight rows a workgroup (2 pairs) and 8 rows (4 pairs: 16-dim heads
-  // in one workgroup); the integer-dot loops (`fast`). Each (format, form, mode) is a pipeline compiled
-  // cold on lavapipe, so the modes take few formats. (The counters' reset, step after step of one
+  // format (the float loops, `accurate`), the q form on one format of each loop family, two rows on F16;
+  // the shared-memory reduction with 4 weight rows a workgroup (2 pairs) and 8 rows (4 pairs: 16-dim heads
+  // in one workgroup); the integer-dot loops (`fast`). Each (format, form, mode, rows) is a pipeline
+  // compiled cold on lavapipe (CI's long pole), so the modes take one format each. (The counters' reset, step after step of one
   // recording: fused_decode.cpp's Qwen3 models.)
   struct shape {
     std::int64_t heads, head_dim, n_rot;
@@ -356,9 +356,9 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's
     std::vector<dtype> formats;  // empty: weight_dtypes
   };
   const std::vector<mode> modes{{"", "", false, {}},
-                                {"1", "4", false, {dtype::f16, dtype::q4_k}},
+                                {"1", "4", false, {dtype::q4_k}},
                                 {"", "8", false, {dtype::q8_0}},
-                                {"", "", true, {dtype::q8_0, dtype::q6_k}}};
+                                {"", "", true, {dtype::q8_0}}};
   for (const mode& m : modes) {
     ::setenv("OCTO_KERNELS_NO_SUBGROUP", m.no_subgroup, 1);
     ::setenv("OCTO_GEMV_NR", m.nr, 1);
@@ -372,7 +372,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's
       const bool both_forms = m.formats.empty() ? reduction_sample(wd) : true;
       const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
       for (std::int64_t R : {1, 2}) {
-        if (R != 1 && !(m.formats.empty() && reduction_sample(wd))) continue;  // decode runs one row
+        if (R != 1 && !(m.formats.empty() && wd == dtype::f16)) continue;  // decode runs one row
         CAPTURE(octo::ir::name(wd));
         CAPTURE(R);
         // 3 heads of 128 (rotate-half, Qwen3's), 2 heads of 64 rotating 32 dims (interleaved), 4 of 16.
