@@ -195,10 +195,7 @@ ir::program model_source::decode_program(bool argmax, models::segment part) cons
   // fused step without the chains that take a per-head norm into its projection (Qwen3's q and k then two
   // tasks each); to measure one against the other on the same device without a rebuild.
   const ir::schedule_config plain{};
-  ir::schedule_config no_head_norm = models::fused_decode_schedule();
-  std::erase_if(no_head_norm.fusion_grouping, [](const auto& chain) {
-    return chain.size() >= 4 && chain[1].view() == "GEMV_TILE" && chain[2].view() == "RMSNORM";
-  });
+  const ir::schedule_config no_head_norm = models::fused_decode_schedule(false);
   if (const char* f = std::getenv("OCTO_FUSION"); f && *f) {
     const std::string_view v(f);
     if (v == "0") o.schedule = &plain;

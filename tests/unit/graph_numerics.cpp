@@ -372,9 +372,8 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
   CHECK(ops3[opcode::rmsnorm_gemv_norm_kv] == L3);       // k's, into the cache
   CHECK(ops3[opcode::rmsnorm_rope] + ops3[opcode::rmsnorm_rope_kv] + ops3[opcode::rmsnorm] == 0);
   CHECK(q3.tasks.size() == static_cast<std::size_t>(7 * tiny_qwen3.layers + 2));
-  // Without the new chains (the schedule of before), the two-task form: RMSNORM_GEMV then RMSNORM_ROPE(_KV).
-  octo::ir::schedule_config older = octo::models::fused_decode_schedule();
-  older.fusion_grouping.erase(older.fusion_grouping.begin(), older.fusion_grouping.begin() + 2);
+  // Without the head-norm chains, the two-task form: RMSNORM_GEMV then RMSNORM_ROPE(_KV).
+  const octo::ir::schedule_config older = octo::models::fused_decode_schedule(false);
   const auto q3_two = octo::models::decoder_step(tiny_qwen3, {.schedule = &older});
   std::map<octo::ir::opcode, int> two;
   for (const auto& t : q3_two.tasks) ++two[t.op];

@@ -187,12 +187,7 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         t.params.set_real(ir::param_key::theta, r.params.items[static_cast<std::size_t>(k)].f);
   };
   const auto push = [](node& t, std::int32_t j) { t.in[static_cast<std::size_t>(t.n_in++)] = j; };
-  const auto eps_of = [&](std::int32_t j) {
-    const node& n = nodes[static_cast<std::size_t>(j)];
-    for (std::int32_t k = 0; k < n.params.n; ++k)
-      if (n.params.items[static_cast<std::size_t>(k)].key == ir::param_key::eps) return n.params.items[static_cast<std::size_t>(k)].f;
-    return -1.0;
-  };
+  const auto eps_of = [&](std::int32_t j) { return nodes[static_cast<std::size_t>(j)].params.get_real(ir::param_key::eps, -1.0); };
   // A per-head norm `hn` of `rope` (sole reader) over a bias-free GEMV_TILE (sole reader) of a whole-row
   // RMSNORM with the same eps: the GEMV, or -1 (chains 10 and 11, Qwen3's q and k).
   const auto normed_projection = [&](std::int32_t hn, const node& rope) -> std::int32_t {

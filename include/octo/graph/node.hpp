@@ -82,6 +82,11 @@ struct op_params {
       if (items[static_cast<std::size_t>(j)].key == k) return items[static_cast<std::size_t>(j)].i;
     return fallback;
   }
+  constexpr double get_real(ir::param_key k, double fallback = 0.0) const {
+    for (std::int32_t j = 0; j < n; ++j)
+      if (items[static_cast<std::size_t>(j)].key == k) return items[static_cast<std::size_t>(j)].f;
+    return fallback;
+  }
 
  private:
   constexpr item& slot(ir::param_key k) {

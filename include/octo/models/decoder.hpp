@@ -31,16 +31,21 @@ struct segment {
 
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
 /// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
-/// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's per-head q/k norms fuse with RoPE (and k's KV
-/// write) into RMSNORM_ROPE / RMSNORM_ROPE_KV after RMSNORM_GEMV projections. A prefill's default is
-/// prefill_schedule(), below.
-constexpr ir::schedule_config fused_decode_schedule() {
+/// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's q and k, with their per-head norms, are
+/// RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV. A prefill's default is prefill_schedule(), below.
+/// `head_norm_projections` = false leaves out the chains that take a per-head norm into its projection
+/// (Qwen3's q and k then take two tasks each: RMSNORM_GEMV, then RMSNORM_ROPE(_KV)), for measuring one
+/// form against the other (the runtime's OCTO_FUSION=no-head-norm).
+constexpr ir::schedule_config fused_decode_schedule(bool head_norm_projections = true) {
   ir::schedule_config s;
-  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"},
-                       {"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
+  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
                        {"RMSNORM", "GEMV_TILE", "ROPE"}, {"RMSNORM", "GEMV_TILE", "SILU_MUL"},
                        {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}, {"RMSNORM", "ROPE", "KV_APPEND"},
                        {"RMSNORM", "ROPE"}};
+  if (head_norm_projections) {
+    s.fusion_grouping.push_back({"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"});
+    s.fusion_grouping.push_back({"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"});
+  }
   return s;
 }
 

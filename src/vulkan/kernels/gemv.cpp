@@ -204,10 +204,10 @@ bool takes_runs_of(ir::opcode writer, ir::opcode reader) {
 /// OCTO_GEMV_SWIGLU_ROUND: unset, an RMSNORM_SWIGLU rounds its row for the down projection where it can
 /// (rounding_for_readers) and its rows have at most kSwigluRoundMaxChunks chunks (plan_gemv); 1, where it
 /// can at any row length; 0, never (the down projection rounds x in every workgroup).
-bool swiglu_rounding_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_SWIGLU_ROUND"); }
-bool swiglu_rounding_forced() {
-  const char* v = std::getenv("OCTO_GEMV_SWIGLU_ROUND");
-  return v && std::string_view(v) == "1";
+enum class swiglu_round { by_length, always, never };
+swiglu_round swiglu_rounding(const task_context& c) {
+  const std::uint32_t v = number_knob(c, "OCTO_GEMV_SWIGLU_ROUND", {0, 1}, 2);
+  return v == 0 ? swiglu_round::never : v == 1 ? swiglu_round::always : swiglu_round::by_length;
 }
 
 /// x rounded by its writer: where the GEMV_ADD or RMSNORM_SWIGLU `c` writes one whole row y, the integer
@@ -226,7 +226,7 @@ bool swiglu_rounding_forced() {
 /// OCTO_GEMV_X8=1 or 2 rounds in the writer at any width.
 std::optional<row_rounding> rounding_for_readers(const task_context& c, const tensor_ref& y) {
   if (c.task_scratch_address.empty() || !writer_rounding_on(c)) return std::nullopt;
-  if (c.task.op == ir::opcode::rmsnorm_swiglu && !swiglu_rounding_on(c)) return std::nullopt;
+  if (c.task.op == ir::opcode::rmsnorm_swiglu && swiglu_rounding(c) == swiglu_round::never) return std::nullopt;
   const x8_mode m = x8_setting(c);
   if (m == x8_mode::off || (m == x8_mode::by_default && y.numel() < kX8MinK)) return std::nullopt;
   const std::int32_t yid = c.task.outputs[0];
@@ -626,7 +626,8 @@ kernel_launch plan_gemv(const task_context& c) {
     std::uint32_t lanes = 1, nr_l = nr_c, wg_l = wg_c;
     bool round = false;
     const std::uint32_t sg = c.device.subgroup_size;
-    const bool swiglu_row_too_long = ops.fuse == 3 && chunks_run > kSwigluRoundMaxChunks && !swiglu_rounding_forced();
+    const bool swiglu_row_too_long = ops.fuse == 3 && chunks_run > kSwigluRoundMaxChunks &&
+                                     swiglu_rounding(c) != swiglu_round::always;
     if (idot && (ops.fuse == 2 || ops.fuse == 3) && R == 1 && n_off == 0 && n_tile == ldy && n_tile % 16 == 0 &&
         y.address % 16 == 0 && !swiglu_row_too_long) {
       const bool swiglu = ops.fuse == 3;
