@@ -22,6 +22,9 @@ layout(constant_id = 1) const uint HD = 64;    // head_dim: a multiple of 16, at
 layout(constant_id = 2) const uint KT = 32;    // keys per tile: 32 or 64
 layout(constant_id = 3) const uint K_BF16 = 0; // the caches' dtype: 0 F16, 1 BF16
 layout(constant_id = 4) const uint V_BF16 = 0;
+// PREFETCH (spec constant 5): the next tile's K and V are loaded into registers while this tile's
+// products run (stored to shared memory after them), instead of at the top of each tile.
+layout(constant_id = 5) const bool PREFETCH = false;
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals;
@@ -53,7 +56,9 @@ void main() {
   uint g = octo_group_linear();
   uint nblk = (pc.T + ROWS - 1u) / ROWS;
   if (g >= nblk * pc.n_heads) return;
-  uint h = g % pc.n_heads, r0 = (g / pc.n_heads) * ROWS;
+  // The last blocks of rows first: under a causal mask they see the most keys, so they start first and
+  // the short ones fill in behind them.
+  uint h = g % pc.n_heads, r0 = (nblk - 1u - g / pc.n_heads) * ROWS;
   uint tid = gl_LocalInvocationID.x, sg = tid / 32u, lane = tid % 32u;
   uint ldq = pc.n_heads * HD;
   uint ldkv = pc.n_kv_heads * HD;
@@ -96,20 +101,37 @@ void main() {
   uint sbase = sg * 16u * SA;
   uint kbase = 0u, vbase = KT * SH;
 
+  // A tile's K and V units, LU an invocation: all loaded before any is stored, so their loads are in
+  // flight together (a loop storing each unit as it arrives waited out one load latency per unit: 8 a
+  // tile at head_dim 128).
+  const uint LU = (KT * HU + WG - 1u) / WG;
+  uvec4 kr[LU], vr[LU];
+#define LOAD_TILE(J0)                                                   \
+  {                                                                     \
+    uint cnt_ = min(KT, blk_end - (J0));                                \
+    [[unroll]] for (uint p = 0u; p < LU; ++p) {                         \
+      uint i = tid + WG * p, j = i / HU, u = i % HU;                    \
+      kr[p] = uvec4(0u);                                                \
+      vr[p] = uvec4(0u);                                                \
+      if (i < KT * HU && j < cnt_) {                                    \
+        uint e = (((J0) + j) * ldkv + kv_off + 8u * u) >> 3;            \
+        kr[p] = u4_buf(pc.k).d[e];                                      \
+        vr[p] = u4_buf(pc.v).d[e];                                      \
+      }                                                                 \
+    }                                                                   \
+  }
+  if (PREFETCH && pc.kv_start < blk_end) LOAD_TILE(pc.kv_start)
   for (uint j0 = pc.kv_start; j0 < blk_end; j0 += KT) {
-    uint cnt = min(KT, blk_end - j0);
-    for (uint i = tid; i < KT * HU; i += WG) {
-      uint j = i / HU, u = i % HU;
-      uvec4 kw = uvec4(0u), vw = uvec4(0u);
-      if (j < cnt) {
-        uint e = ((j0 + j) * ldkv + kv_off + 8u * u) >> 3;
-        kw = to_f16(u4_buf(pc.k).d[e], K_BF16);
-        vw = to_f16(u4_buf(pc.v).d[e], V_BF16);
+    if (!PREFETCH) LOAD_TILE(j0)
+    [[unroll]] for (uint p = 0u; p < LU; ++p) {
+      uint i = tid + WG * p, j = i / HU, u = i % HU;
+      if (i < KT * HU) {
+        kv[kbase + j * SH + u] = to_f16(kr[p], K_BF16);
+        kv[vbase + j * SH + u] = to_f16(vr[p], V_BF16);
       }
-      kv[kbase + j * SH + u] = kw;
-      kv[vbase + j * SH + u] = vw;
     }
     barrier();
+    if (PREFETCH && j0 + KT < blk_end) LOAD_TILE(j0 + KT)
     // S = Q K^T for this subgroup's rows, through shared memory.
     [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
       fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
@@ -162,6 +184,7 @@ void main() {
     [[unroll]] for (uint d = 0u; d < OH; ++d) o[d] = o[d] * alpha + sa[sbase + lr * SA + lh * OH + d];
     barrier();  // the next tile overwrites the K/V area and this subgroup's scores
   }
+#undef LOAD_TILE
 
   if (my_t < pc.T) {
     f32_buf ob = f32_buf(pc.o);

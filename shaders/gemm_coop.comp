@@ -36,11 +36,16 @@ layout(constant_id = 2) const uint FN = 4u;
 layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (K % 64 == 0)
 layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32 / WM along N
 // The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
-// 2 GEMV_ADD's residual. A constant, not a test of the push fields, so the plain GEMM compiles without
-// the norm's registers and code: as a run-time test it cost every GEMM 7-10% on the H200
+// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul.
+// A constant, not a test of the push fields, so the plain GEMM compiles without the norm's registers
+// and code: as a run-time test it cost every GEMM 7-10% on the H200
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
+// SWIGLU: the tile's columns are gate and up rows interleaved, column 2 o + s being row n_off + o of
+// the gate weight (s = 0, pc.w) or of the up weight (s = 1, pc.residual), so n_tile counts 2 columns an
+// output; each lane holds 4 consecutive columns in the epilogue, two outputs' pairs, and writes
+// y[.., n_off + o] = silu(gate) * up.
 layout(constant_id = 5) const uint EPI = 0u;
-const bool NORM = EPI == 1u, RESID = EPI == 2u;
+const bool NORM = EPI == 1u || EPI == 4u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
 // X16 (spec constant 6): x arrives as f16 rows of K halves (pc.x, rows row0 ..), rounded as this kernel
 // rounds f32 x (pack_sat), and is copied to shared memory as loaded: half the bytes and registers of
 // an f32 row, no conversion. Not with the norm (it needs x's f32 squares) or the split factors.
@@ -53,7 +58,7 @@ const bool DEEP = DEEP_ASKED && X16 && !NORM;
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2)
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4)
   // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
@@ -100,6 +105,10 @@ float norm_at(uint i) { return uintBitsToFloat(as_[i >> 2][i & 3u]); }
 #define W16 w16_q8_0
 #endif
 
+// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved).
+uvec2 w_of(uint n) { return SWIGLU && (n & 1u) != 0u ? pc.residual : pc.w; }
+uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : n)) * pc.w_row_bytes; }
+
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint sg = tid / 32u, lane = tid % 32u;
@@ -125,14 +134,14 @@ void main() {
 #if defined(W_RAW) || defined(W16)
   uvec4 wv[2][WU];  // 8 halves per unit, stored as they are
 #ifdef W_RAW
-#define LOAD_W(S, p, n, k0) wv[S][p] = u4_buf(pc.w).d[(((pc.n_off + n) * pc.w_row_bytes) >> 4) + ((k0) >> 3) + uk];
+#define LOAD_W(S, p, n, k0) wv[S][p] = u4_buf(w_of(n)).d[(w_row_byte(n) >> 4) + ((k0) >> 3) + uk];
 #else
-#define LOAD_W(S, p, n, k0) wv[S][p] = W16(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk);
+#define LOAD_W(S, p, n, k0) wv[S][p] = W16(w_of(n), w_row_byte(n), ((k0) >> 3) + uk);
 #endif
 #define STORE_W(S, o, p) bs_[o] = wv[S][p];
 #else
   float wv[2][WU][8];
-#define LOAD_W(S, p, n, k0) WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + uk, wv[S][p]);
+#define LOAD_W(S, p, n, k0) WUNIT(w_of(n), w_row_byte(n), ((k0) >> 3) + uk, wv[S][p]);
 #define STORE_W(S, o, p) PUT(bs_, bl_, o, wv[S][p])
 #endif
 #define LOAD_STEP(S, k0)                                                 \
@@ -295,16 +304,27 @@ void main() {
       uint nb = n0 + wn * 8u * FN + 8u * j + fc;
       if (m < pc.rows) {
         uint yrow = (pc.row0 + m) * pc.ldy + pc.n_off;
-        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
-          uint n = nb + c;
-          if (n < pc.n_tile) {
-            float s = cs[sg * 128u + fr * 8u + fc + c];
-            if (NORM) s *= norm_at(WG + m - m0);
-            if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-            if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
-            yb.d[yrow + n] = s;
+        if (SWIGLU) {  // columns nb .. nb + 3: outputs nb / 2 and nb / 2 + 1 (n_tile is even)
+          [[unroll]] for (uint q = 0u; q < 2u; ++q) {
+            if (nb + 2u * q >= pc.n_tile) continue;
+            float g = cs[sg * 128u + fr * 8u + fc + 2u * q], u = cs[sg * 128u + fr * 8u + fc + 2u * q + 1u];
+            if (NORM) {
+              g *= norm_at(WG + m - m0);
+              u *= norm_at(WG + m - m0);
+            }
+            yb.d[yrow + (nb >> 1) + q] = g / (1.0 + exp(-g)) * u;
           }
-        }
+        } else
+          [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+            uint n = nb + c;
+            if (n < pc.n_tile) {
+              float s = cs[sg * 128u + fr * 8u + fc + c];
+              if (NORM) s *= norm_at(WG + m - m0);
+              if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+              if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
+              yb.d[yrow + n] = s;
+            }
+          }
       }
       subgroupBarrier();
     }

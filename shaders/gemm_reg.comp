@@ -13,11 +13,15 @@ layout(local_size_x = 256) in;
 layout(constant_id = 1) const uint TM = 8u;
 layout(constant_id = 2) const uint TN = 8u;
 // The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
-// 2 GEMV_ADD's residual. A constant, not a test of the push fields, so the plain GEMM compiles without
-// the norm's registers and code: as a run-time test it cost every GEMM 7-10% on the H200
+// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul.
+// A constant, not a test of the push fields, so the plain GEMM compiles without the norm's registers
+// and code: as a run-time test it cost every GEMM 7-10% on the H200
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
+// SWIGLU: gate and up rows interleaved in the tile's columns, as in gemm_coop.comp (column 2 o + s:
+// row n_off + o of the gate weight, s = 0, or of the up weight in pc.residual, s = 1); an invocation's
+// 4 consecutive columns are two outputs' pairs.
 layout(constant_id = 5) const uint EPI = 0u;
-const bool NORM = EPI == 1u, RESID = EPI == 2u;
+const bool NORM = EPI == 1u || EPI == 4u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
 // X16 (spec constant 6; tests only: OCTO_GEMM_X16=1, src/vulkan/kernels/gemm.cpp): x arrives as f16 rows
 // of K halves (rounded once by rows_f16_f32, as gemm_coop's X16 reads them), widened to f32 as loaded.
 layout(constant_id = 6) const bool X16 = false;
@@ -26,7 +30,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer x16_buf { uv
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2)
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4)
   // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
@@ -50,6 +54,10 @@ shared vec4 ws[BK][BN / 4u + 1u];
 const uint XSW = 4u * (BM / 4u + 1u);  // floats per row of xs
 void put_norm(uint i, float v) { xs[i / XSW][(i % XSW) >> 2][i & 3u] = v; }
 float norm_at(uint i) { return xs[i / XSW][(i % XSW) >> 2][i & 3u]; }
+
+// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved).
+uvec2 w_of(uint n) { return SWIGLU && (n & 1u) != 0u ? pc.residual : pc.w; }
+uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : n)) * pc.w_row_bytes; }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -89,7 +97,7 @@ void main() {
     uint c = wc + 128u * p;                                                              \
     if (c < BN) {                                                                        \
       uint n = min(n0 + c, pc.n_tile - 1u);                                              \
-      WUNIT(pc.w, (pc.n_off + n) * pc.w_row_bytes, ((k0) >> 3) + wu, wv[p]);             \
+      WUNIT(w_of(n), w_row_byte(n), ((k0) >> 3) + wu, wv[p]);                           \
     }                                                                                    \
   }
 
@@ -149,6 +157,20 @@ void main() {
       uint m = m0 + 4u * (ty + 16u * h) + i;
       if (m >= pc.rows) continue;
       uint yrow = (pc.row0 + m) * pc.ldy + pc.n_off;
+      if (SWIGLU) {  // columns 4 (tx + 16 g) .. + 3: outputs half of that and one more (n_tile is even)
+        [[unroll]] for (uint g = 0u; g < TN / 4u; ++g)
+          [[unroll]] for (uint q = 0u; q < 2u; ++q) {
+            uint n = n0 + 4u * (tx + 16u * g) + 2u * q;
+            if (n >= pc.n_tile) continue;
+            float gt = acc[(4u * h + i) * (TN / 4u) + g][2u * q], up = acc[(4u * h + i) * (TN / 4u) + g][2u * q + 1u];
+            if (NORM) {
+              gt *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
+              up *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
+            }
+            yb.d[yrow + (n >> 1)] = gt / (1.0 + exp(-gt)) * up;
+          }
+        continue;
+      }
       [[unroll]] for (uint g = 0u; g < TN / 4u; ++g)
         [[unroll]] for (uint j = 0u; j < 4u; ++j) {
           uint n = n0 + 4u * (tx + 16u * g) + j;

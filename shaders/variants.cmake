@@ -66,3 +66,6 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
     endif()
   endif()
 endforeach()
+# RMSNORM / LAYERNORM, and the RMSNORM of a fused GEMM over many rows written as f16 rows (norm_f16).
+octo_shader_variant(norm norm.comp)
+octo_shader_variant(norm_f16 norm.comp DEFINES NORM_F16)

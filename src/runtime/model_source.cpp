@@ -213,12 +213,16 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
-  // OCTO_PREFILL_FUSION (to measure the schedules against each other without a rebuild): 1 takes
-  // models::fused_prefill_schedule() (the norms in the GEMM kernels too), 0 the plain ops; unset, the
-  // default models::prefill_schedule() (docs/ir.md §5.1).
-  const ir::schedule_config fused = models::fused_prefill_schedule(), plain{};
-  if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && std::string_view(f) == "1") o.schedule = &fused;
-  else if (f && std::string_view(f) == "0") o.schedule = &plain;
+  // OCTO_PREFILL_FUSION (to measure the schedules against each other without a rebuild): unset or 1, the
+  // default models::prefill_schedule() (docs/ir.md §5.1); residual, only the residual adds folded
+  // (prefill_schedule(false)); 0, the plain ops.
+  const ir::schedule_config residual_only = models::prefill_schedule(false), plain{};
+  if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && *f) {
+    const std::string_view v(f);
+    if (v == "residual") o.schedule = &residual_only;
+    else if (v == "0") o.schedule = &plain;
+    else if (v != "1") throw octo::error("octo: OCTO_PREFILL_FUSION='" + std::string(v) + "' is not 0, 1 or residual");
+  }
   return bind(models::prefill(config(), tokens, o));
 }
 

@@ -92,6 +92,9 @@ class push_builder {
   std::vector<push_field> fields_;
 };
 
+/// The most f16 weight copies one launch reads (kernel_launch::weight_copies).
+inline constexpr std::size_t kMaxWeightCopies = 2;
+
 /// Inputs to a planner.
 struct task_context {
   const ir::program& program;
@@ -114,9 +117,10 @@ struct task_context {
   /// The program's shared scratch (kernel_launch::shared_scratch_bytes), or 0 where there is none (the
   /// first call, or the memory left no room for it): a planner then plans its launch without it.
   std::uint64_t shared_scratch_address = 0;
-  /// The VM's f16 copy of the task's weight (kernel_launch::weight_copy), or 0 where there is none (the
-  /// first call, or the memory left no room for it): a planner then plans its launch without it.
-  std::uint64_t weight_copy_address = 0;
+  /// The VM's f16 copies of the task's weights (kernel_launch::weight_copies, in its order), 0 where there
+  /// is none (the first call, or the memory left no room for it): a planner then plans its launch
+  /// without it.
+  std::array<std::uint64_t, kMaxWeightCopies> weight_copy_address{};
 };
 
 /// A whole block-quantized weight kept as f16 rows of K beside it, which a kernel reads instead of
@@ -196,8 +200,9 @@ struct kernel_launch {
   /// together ahead of its tasks' kernels with a barrier between. They take the task's gate (control
   /// words) and go only with this launch, not with its alternatives.
   std::vector<kernel_launch> before;
-  /// The f16 copy of its weight this launch would rather read (set on the planner's first call).
-  std::optional<weight_copy_request> weight_copy;
+  /// The f16 copies of its weights this launch would rather read (set on the planner's first call): at
+  /// most kMaxWeightCopies (an RMSNORM_SWIGLU's gate and up).
+  std::vector<weight_copy_request> weight_copies;
 };
 
 /// The launch that writes weight_copy_request `r`'s copy at `dst` (every row).

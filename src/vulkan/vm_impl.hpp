@@ -328,6 +328,9 @@ struct vulkan_vm::impl {
   void place(instance_state& is, std::uint32_t inst, bool share, std::span<const buffer_placement> placements,
              std::vector<allocation>& fresh, std::vector<std::string>& fresh_shared);
 
+  /// A task's weight copies' addresses (task_context::weight_copy_address).
+  using task_copies = std::array<std::uint64_t, vulkan::kMaxWeightCopies>;
+
   /// The shared scratch the program's kernels ask for (kernel_launch::shared_scratch_bytes), as each
   /// task's address (0: none). The tasks of one wavefront (barrier_plan.hpp) run together and get parts
   /// of their own; wavefronts reuse it. The smallest one already made for another program that is large
@@ -337,16 +340,16 @@ struct vulkan_vm::impl {
   /// barrier), so one scratch serves them all.
   std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps,
                                                               const std::vector<std::vector<barrier_step>>& steps,
-                                                              const std::vector<std::vector<std::uint64_t>>& copies);
+                                                              const std::vector<std::vector<task_copies>>& copies);
 
   /// The f16 copies of resident quantized weights the program's kernels ask for (kernel_launch::
-  /// weight_copy), as each task's copy address (0: none). A copy is a shared buffer named
+  /// weight_copies), as each task's copy addresses (0: none). A copy is a shared buffer named
   /// weight_copy_name(weight), made once, read by every program that reads the weight and freed with
   /// the weight (not with the program: a prefill program of another length finds it again). The program's
   /// new copies are made all together where a quarter of the free memory covers them, else none
   /// (OCTO_WEIGHT_COPIES=0: never; =1: always). Weights in regions (streamed layers) get none. New
   /// copies of weights already written are filled here; the others at their weight's first write.
-  std::vector<std::vector<std::uint64_t>> weight_copies_for(program_state& ps);
+  std::vector<std::vector<task_copies>> weight_copies_for(program_state& ps);
   /// Runs the fills of the program's stale copies before a run (a weight never written, or a write that failed).
   void refresh_weight_copies(const program_state& ps);
   /// Runs the copies' fills in one one-shot command buffer; they are fresh after it.

@@ -10,8 +10,8 @@ namespace octo::vm {
 
 using namespace octo::vm::vulkan;
 
-std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(program_state& ps) {
-  std::vector<std::vector<std::uint64_t>> address(ps.instances.size());
+std::vector<std::vector<vulkan_vm::impl::task_copies>> vulkan_vm::impl::weight_copies_for(program_state& ps) {
+  std::vector<std::vector<task_copies>> address(ps.instances.size());
   const char* knob_c = std::getenv("OCTO_WEIGHT_COPIES");
   const std::string_view knob = knob_c ? knob_c : "";
   if (!knob.empty() && knob != "0" && knob != "1")
@@ -19,7 +19,8 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
   struct wanted {
     std::uint32_t instance = 0;
     std::int32_t task = 0;
-    std::string name;  // the copy's
+    std::size_t slot = 0;  // its index in the launch's weight_copies
+    std::string name;      // the copy's
     weight_copy_request request;
     std::uint64_t weight_bytes = 0;
     bool weight_written = false;
@@ -29,34 +30,35 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
   for (std::uint32_t i = 0; i < ps.instances.size(); ++i) {
     const auto& is = ps.instances[i];
     const auto& p = is.program;
-    address[i].assign(p.tasks.size(), 0);
+    address[i].assign(p.tasks.size(), task_copies{});
     if (knob == "0") continue;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = is.buffers[b].address;
     for (const auto& t : p.tasks) {
       if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
-      std::optional<weight_copy_request> request;
+      std::vector<weight_copy_request> requests;
       for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
         task_context ctx{p, t, addresses, globals.address, dev->facts(), f16};
         try {
-          request = kernel_for(t.op).planner(ctx).weight_copy;
+          requests = kernel_for(t.op).planner(ctx).weight_copies;
         } catch (const octo::error&) {
           // The task's error is reported where record() plans it.
         }
-        if (request || !options.control_words) break;
+        if (!requests.empty() || !options.control_words) break;
       }
-      if (!request) continue;
-      // The weight: a WEIGHT buffer shared by name in the heap (a region's contents change under it).
-      for (const auto b : t.inputs) {
-        const auto& pl = is.buffers[static_cast<std::size_t>(b)];
-        const auto& buf = p.buffers[static_cast<std::size_t>(b)];
-        const auto sb = shared.find(buf.name.view());
-        if (pl.address != request->weight || buf.kind != ir::buffer_kind::weight ||
-            std::string_view(pl.binding) != "heap" || sb == shared.end() || sb->second.a.address != pl.address)
-          continue;
-        wants.push_back({i, t.id, weight_copy_name(buf.name.view()), *request, pl.bytes, sb->second.written});
-        break;
-      }
+      if (requests.size() > kMaxWeightCopies) throw octo::error("octo: a launch asked for more weight copies than kMaxWeightCopies");
+      for (std::size_t k = 0; k < requests.size(); ++k)
+        // The weight: a WEIGHT buffer shared by name in the heap (a region's contents change under it).
+        for (const auto b : t.inputs) {
+          const auto& pl = is.buffers[static_cast<std::size_t>(b)];
+          const auto& buf = p.buffers[static_cast<std::size_t>(b)];
+          const auto sb = shared.find(buf.name.view());
+          if (pl.address != requests[k].weight || buf.kind != ir::buffer_kind::weight ||
+              std::string_view(pl.binding) != "heap" || sb == shared.end() || sb->second.a.address != pl.address)
+            continue;
+          wants.push_back({i, t.id, k, weight_copy_name(buf.name.view()), requests[k], pl.bytes, sb->second.written});
+          break;
+        }
     }
   }
   std::uint64_t need = 0;
@@ -89,7 +91,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::weight_copies_for(progr
       it = shared.emplace(w.name, std::move(sb)).first;
       if (w.weight_written) made.push_back(&it->second);
     }
-    address[w.instance][static_cast<std::size_t>(w.task)] = it->second.a.address;
+    address[w.instance][static_cast<std::size_t>(w.task)][w.slot] = it->second.a.address;
     if (std::find(ps.weight_copies.begin(), ps.weight_copies.end(), w.name) == ps.weight_copies.end())
       ps.weight_copies.push_back(w.name);
   }
@@ -131,7 +133,7 @@ void vulkan_vm::impl::fill_weight_copies(std::span<shared_buffer* const> copies)
 
 std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
     program_state& ps, const std::vector<std::vector<barrier_step>>& steps,
-    const std::vector<std::vector<std::uint64_t>>& copies) {
+    const std::vector<std::vector<task_copies>>& copies) {
   // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
   // of one wavefront run together, so each gets its own part (one part for every task asking with the
   // same kernel_launch::shared_scratch_key); wavefronts reuse the same memory.

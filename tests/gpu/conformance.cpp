@@ -490,7 +490,8 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
   // is `fast` (16-bit caches, head_dim % 16 == 0, up to 128): Q and P rounded to f16, f32 sums
   // (docs/precision.md). Against the reference VM (f32) within 5e-3: with q, k in [-1, 1] a score moves
   // by about 1e-3 from Q's rounding and a probability by 5e-4 relative from P's. Rows per workgroup 32
-  // and 64 (OCTO_ATTENTION_ROWS), partial blocks of rows and of key tiles, GQA 1/2/7, windows from
+  // and 64 (OCTO_ATTENTION_ROWS), the next key tile loaded during the products or not
+  // (OCTO_ATTENTION_PREFETCH), partial blocks of rows and of key tiles, GQA 1/2/7, windows from
   // kv_start, positions from globals, rows that see no key (output 0), non-causal rows. Elsewhere (lavapipe)
   // the same cases run attention_rows at its f32 precision.
   using shape = attention_shape;
@@ -503,10 +504,18 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
       {20, 4, 4, 32, 30, 6, 10, 0, 1, 0},         // kv_start 6 past q_pos + t for rows 0..5: those output 0
       {200, 2, 2, 96, 260, 0, 200, 0, 1, 40},     // head_dim 96, position 40
   };
-  for (const char* rows : {"32", "64"}) {
-    ::setenv("OCTO_ATTENTION_ROWS", rows, 1);
-    struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION_ROWS"); } } unset_rows;
-    CAPTURE(std::string(rows));
+  for (const char* mode : {"32 0", "64 0", "32 1", "64 1"}) {
+    const std::string rows(mode, 2), prefetch(mode + 3);
+    ::setenv("OCTO_ATTENTION_ROWS", rows.c_str(), 1);
+    ::setenv("OCTO_ATTENTION_PREFETCH", prefetch.c_str(), 1);
+    struct unset_on_exit {
+      ~unset_on_exit() {
+        ::unsetenv("OCTO_ATTENTION_ROWS");
+        ::unsetenv("OCTO_ATTENTION_PREFETCH");
+      }
+    } unset_knobs;
+    CAPTURE(rows);
+    CAPTURE(prefetch);
     for (const auto& s : shapes)
       for (dtype kd : {dtype::f16, dtype::bf16}) {
         CAPTURE(s.T);

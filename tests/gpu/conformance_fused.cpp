@@ -134,29 +134,43 @@ TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up)
   }
 }
 
-TEST_CASE("conformance: GEMV_ADD and RMSNORM_GEMV over many rows (prefill): the tiled GEMM kernels' fused forms") {
+TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows (prefill): the tiled GEMM kernels' fused forms") {
   // From 16 rows these run as a tiled GEMM (src/vulkan/kernels/gemv.cpp): GEMV_ADD with r added in the
   // epilogue; RMSNORM_GEMV with x multiplied by the norm weight as it is staged, each row's sum of squares
   // kept beside and its 1 / RMS applied in the epilogue (with and without a bias; a norm weight in F32
   // and in F16). In every GEMM kernel this device has: the 64 x 64 kernel, the register-blocked one, the
   // register-blocked one after the weight dequantized once to f16 (OCTO_GEMM_DEQUANT=1), and with
-  // cooperative matrices the tensor-core kernels (f16 factors: their bound, docs/precision.md). Two
-  // column tiles leave the columns between them poisoned.
+  // cooperative matrices the tensor-core kernels (f16 factors: their bound, docs/precision.md). The
+  // RMSNORM_GEMV also with its norm in a pass ahead (OCTO_GEMM_NORM_AHEAD=1, kernels/gemm.cpp plan_norm_x;
+  // the default from 256 rows): f32 rows into the 64 x 64 kernel, f16 rows into the register-blocked
+  // one's X16 mode (OCTO_GEMM_X16=1) and the tensor-core one. The RMSNORM_SWIGLU (form 3: gate and up
+  // rows interleaved in one GEMM's tiles, silu(gate) * up in its epilogue; the 64 x 64 kernel has no such
+  // epilogue, so "old" plans the register-blocked one) with its norm in the staging and ahead. Two column
+  // tiles leave the columns between them poisoned.
   const bool coop = gpu_fast().device().cooperative_matrix_nv;
-  std::vector<std::pair<std::string, std::string>> kernels{{"old", ""}, {"reg", ""}, {"reg", "1"}};
-  if (coop) kernels.insert(kernels.end(), {{"coop", ""}, {"coopf", ""}, {"coopf", "1"}});
-  for (const auto& [kernel, dequant] : kernels) {
+  struct mode {
+    std::string kernel, dequant;
+    bool ahead;
+  };
+  std::vector<mode> kernels{{"old", "", false}, {"reg", "", false}, {"reg", "1", false}, {"old", "", true}, {"reg", "", true}};
+  if (coop) kernels.insert(kernels.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
+  for (const auto& [kernel, dequant, ahead] : kernels) {
     ::setenv("OCTO_GEMM_KERNEL", kernel.c_str(), 1);
     ::setenv("OCTO_GEMM_DEQUANT", dequant.c_str(), 1);
-    const bool f16_factors = kernel == "coopf" || dequant == "1";
+    ::setenv("OCTO_GEMM_NORM_AHEAD", ahead ? "1" : "0", 1);
+    ::setenv("OCTO_GEMM_X16", ahead && kernel == "reg" ? "1" : "", 1);
+    const bool f16_factors = kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg");
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
-      if (kernel != "reg" && !reduction_sample(wd)) continue;
-      for (int form : {0, 1, 2}) {  // GEMV_ADD; RMSNORM_GEMV (F32 norm weight); with a bias and an F16 norm weight
-        // Every format's tile loads once (the norm form); the three forms on a sample (CI's lavapipe time).
-        if (!reduction_sample(wd) && form != 1) continue;
+      if ((kernel != "reg" || ahead) && !reduction_sample(wd)) continue;
+      // GEMV_ADD; RMSNORM_GEMV (F32 norm weight); with a bias and an F16 norm weight; RMSNORM_SWIGLU
+      for (int form : {0, 1, 2, 3}) {
+        // Every format's tile loads once (the norm form); the other forms on a sample (CI's lavapipe time).
+        if ((!reduction_sample(wd) || ahead) && form != 1 && !(ahead && form >= 2)) continue;
+        if (form == 3 && kernel == "old" && !ahead) continue;  // plans "reg", as the form with its norm ahead does
         CAPTURE(kernel);
         CAPTURE(dequant);
+        CAPTURE(ahead);
         CAPTURE(octo::ir::name(wd));
         CAPTURE(form);
         const std::int64_t R = 37, K = 256, N = 75;
@@ -164,6 +178,7 @@ TEST_CASE("conformance: GEMV_ADD and RMSNORM_GEMV over many rows (prefill): the 
         auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
         auto nw = c.buf("norm_w", buffer_kind::weight, form == 2 ? dtype::f16 : dtype::f32, {K});
         auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+        auto w_up = c.buf("w_up", buffer_kind::weight, wd, {N, K});
         auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
         auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
         auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
@@ -178,16 +193,21 @@ TEST_CASE("conformance: GEMV_ADD and RMSNORM_GEMV over many rows (prefill): the 
             pl.set_real(param_key::eps, 1e-5);
             std::vector<std::int32_t> in{x, nw, w};
             if (form == 2) in.push_back(b);
-            c.task(opcode::rmsnorm_gemv, in, {y}, pl);
+            if (form == 3) in.push_back(w_up);
+            c.task(form == 3 ? opcode::rmsnorm_swiglu : opcode::rmsnorm_gemv, in, {y}, pl);
           }
         }
-        // f16 factors: about 2^-11 of each product, summed over K (random signs keep it far below).
-        run_case(c, f16_factors ? tolerance{2e-2, 2e-3} : tolerance{2e-4, 2e-4});
+        // f16 factors: about 2^-11 of each product, summed over K (random signs keep it far below). The
+        // SWIGLU's silu(g) * u carries each factor's error times the other's size (gemv_tolerance).
+        const double swiglu = form == 3 ? std::sqrt(double(K) / 3.0) : 1.0;
+        run_case(c, f16_factors ? tolerance{2e-2 * swiglu, 2e-3} : tolerance{2e-4 * swiglu, 2e-4});
       }
     }
   }
   ::unsetenv("OCTO_GEMM_KERNEL");
   ::unsetenv("OCTO_GEMM_DEQUANT");
+  ::unsetenv("OCTO_GEMM_NORM_AHEAD");
+  ::unsetenv("OCTO_GEMM_X16");
 }
 
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {

@@ -392,8 +392,8 @@ TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row b
   check_prefill(tiny_qwen3, 8);
 }
 
-TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSNORM_GEMV): the adds and norms fold into the GEMMs, the same logits") {
-  const auto fused_sc = octo::models::fused_prefill_schedule();
+TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU_MUL) -> RMSNORM_GEMV, RMSNORM_SWIGLU): the adds and norms fold into the GEMMs, the same logits") {
+  const auto residual_sc = octo::models::prefill_schedule(false);
   const octo::ir::schedule_config plain_sc;
   const std::vector<std::int32_t> tokens{5, 2, 11, 30, 7, 1, 9};
   const auto T = static_cast<std::int64_t>(tokens.size());
@@ -402,34 +402,36 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE -> RMSN
   using octo::ir::opcode;
   for (const model_config* c : {&tiny_llama, &tiny_qwen2, &tiny_qwen3}) {
     CAPTURE(c->name);
-    const auto fused_p = octo::models::prefill(*c, T, {.schedule = &fused_sc, .all_logits = true});
+    const auto fused_p = octo::models::prefill(*c, T, {.all_logits = true});  // prefill_schedule()
     const auto plain_p = octo::models::prefill(*c, T, {.schedule = &plain_sc, .all_logits = true});
-    const auto default_p = octo::models::prefill(*c, T, {.all_logits = true});  // prefill_schedule()
+    const auto residual_p = octo::models::prefill(*c, T, {.schedule = &residual_sc, .all_logits = true});
     std::map<opcode, int> f, pl, d;
     for (const auto& t : fused_p.tasks) ++f[t.op];
     for (const auto& t : plain_p.tasks) ++pl[t.op];
-    for (const auto& t : default_p.tasks) ++d[t.op];
+    for (const auto& t : residual_p.tasks) ++d[t.op];
     const int L = static_cast<int>(c->layers);
-    // The default folds the residual adds only.
+    // prefill_schedule(false) folds the residual adds only.
     CHECK(d[opcode::gemv_add] == 2 * L);
     CHECK(d[opcode::rmsnorm_gemv] == 0);
     CHECK(d[opcode::gemm_tile] == 5 * L + 1);
     CHECK(d[opcode::add] == pl[opcode::add] - 2 * L);
     CHECK(d[opcode::rmsnorm] == pl[opcode::rmsnorm]);
     CHECK(f[opcode::gemv_add] == 2 * L);          // o and down, each with its residual
-    CHECK(f[opcode::rmsnorm_gemv] == 5 * L + 1);  // q, k, v, gate, up with their layer's norms; the head
+    CHECK(f[opcode::rmsnorm_gemv] == 3 * L + 1);  // q, k, v with their layer's norm; the head
+    CHECK(f[opcode::rmsnorm_swiglu] == L);        // gate and up with the FFN norm and their SILU_MUL
+    CHECK(f[opcode::silu_mul] == 0);
     CHECK(f[opcode::gemm_tile] == 0);
     CHECK(pl[opcode::gemm_tile] == 7 * L + 1);
     CHECK(f[opcode::add] == pl[opcode::add] - 2 * L);
     CHECK(f[opcode::rmsnorm] == pl[opcode::rmsnorm] - (2 * L + 1));  // Qwen3's per-head q/k norms stay
     for (const auto& t : fused_p.tasks)
-      if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv)
+      if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv || t.op == opcode::rmsnorm_swiglu)
         CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);
     // A fused op is the composition of the ops it replaces (include/octo/semantics/fused.hpp): the
     // reference VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32
     // rounding.
     const weights w = random_weights(*c, 21);
-    octo::vm::reference_vm a(plain_p), b(fused_p), dv(default_p);
+    octo::vm::reference_vm a(plain_p), b(fused_p), dv(residual_p);
     for (auto* vm : {&a, &b, &dv}) {
       load_weights(*vm, w);
       vm->write_i32("tokens", tokens);

@@ -158,7 +158,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
 }
 
@@ -346,6 +346,16 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*fast_precision=*/true);
   // Prefill sizes: a quantized weight dequantized once to f16 (weights_f16_<dt>) for gemm_coopf_f16.
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 512), device(true), true, 0x900000);
+  // An RMSNORM_GEMV's norm ahead of the GEMM as f16 rows (norm_f16; plan_norm_x).
+  {
+    ir::param_list pn;
+    pn.set(param_key::K, 256).set(param_key::N_tile, 64).set(param_key::n_off, 0).set(param_key::hidden, 256);
+    pn.set_real(param_key::eps, 1e-6);
+    p.plan(single_task(opcode::rmsnorm_gemv,
+                       {{"x", {512, 256}}, {"norm_w", {256}}, {"w", {64, 256}, dtype::f16, ir::buffer_kind::weight}},
+                       {"y", {512, 64}}, pn),
+           device(true), true, 0x900000);
+  }
   // Prefill attention at the `fast` precision on tensor cores (attention_coop).
   p.plan(attention(16, false), device(true), /*fast_precision=*/true);
   // Decode GEMVs on integer dot products (gemv_idot_<dt>): the `fast` precision on a device that
@@ -661,17 +671,12 @@ TEST_CASE("prefill GEMM on quantized weights: the weight tile dequantized once i
 TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the shared scratch from 256 rows, three stages") {
   clear_kernel_environment();
   // rows m_off .. m_off + rows of x [600, 256] times 96 rows of an F16 weight (read as stored).
-  const auto program = [](std::int64_t rows, std::int64_t m_off, opcode op = opcode::gemm_tile) {
+  const auto program = [](std::int64_t rows, std::int64_t m_off) {
     ir::param_list p;
     p.set(param_key::K, 256).set(param_key::N_tile, 96).set(param_key::n_off, 0).set(param_key::M_tile, rows);
     p.set(param_key::m_off, m_off);
-    std::vector<octo::test::tensor_spec> in{{"x", {600, 256}}};
-    if (op == opcode::rmsnorm_gemv) {
-      p.set(param_key::hidden, 256).set_real(param_key::eps, 1e-6);
-      in.push_back({"norm_w", {256}});
-    }
-    in.push_back({"w", {96, 256}, dtype::f16, ir::buffer_kind::weight});
-    return single_task(op, in, {"y", {600, 96}}, p);
+    return single_task(opcode::gemm_tile, {{"x", {600, 256}}, {"w", {96, 256}, dtype::f16, ir::buffer_kind::weight}},
+                       {"y", {600, 96}}, p);
   };
   const auto plan = [](const ir::program& prog, std::uint64_t scratch) { return plan_on_subgroup_device(prog, true, scratch); };
   // The recorder's first call: the direct kernel and the ask, rows of K halves, keyed by x's rows.
@@ -705,7 +710,49 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   // Under 256 rows, with the norm (x squared in f32), or turned off: x read as f32.
   CHECK(plan(program(128, 0), 0x900000).before.empty());
   CHECK(plan(program(128, 0), 0x900000).shared_scratch_bytes == 0);
-  CHECK(plan(program(512, 0, opcode::rmsnorm_gemv), 0x900000).before.empty());
+  // The norm of an RMSNORM_GEMV goes ahead instead (plan_norm_x): norm_f16 over x's rows into the
+  // scratch, the kernel's plain epilogue in its X16 mode reading it; the same key for every GEMM of that
+  // x with that norm weight, another than x's plain rounding. A fused op over many rows takes every row
+  // of x (no M_tile). OCTO_GEMM_NORM_AHEAD=0: the norm in the staging (epilogue 1), no pass ahead.
+  const auto norm_program = [](std::int64_t rows) {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::N_tile, 96).set(param_key::n_off, 0).set(param_key::hidden, 256);
+    p.set_real(param_key::eps, 1e-6);
+    return single_task(opcode::rmsnorm_gemv,
+                       {{"x", {rows, 256}}, {"norm_w", {256}}, {"w", {96, 256}, dtype::f16, ir::buffer_kind::weight}},
+                       {"y", {rows, 96}}, p);
+  };
+  {
+    const auto normed = plan(norm_program(512), 0x900000);
+    REQUIRE(normed.before.size() == 1);
+    CHECK(normed.before[0].shader == "norm_f16");
+    REQUIRE(normed.spec_constants.size() == 8);
+    CHECK(normed.spec_constants[5] == 0u);
+    CHECK(normed.spec_constants[6] == 1u);
+    CHECK(normed.shared_scratch_bytes == 512u * 256u * 2u);
+    std::uint64_t nx = 0, nsrc = 0, ndst = 0, nnorm = 0;
+    std::memcpy(&nx, normed.push_constants.bytes.data(), 8);
+    CHECK(nx == 0x900000);  // rows 0 .. 511: the scratch is row 0's base
+    std::memcpy(&nsrc, normed.before[0].push_constants.bytes.data(), 8);  // norm.comp: x, w, b, y
+    std::memcpy(&ndst, normed.before[0].push_constants.bytes.data() + 24, 8);
+    CHECK(nsrc == 0x10000);  // x, the program's first buffer
+    CHECK(ndst == 0x900000);
+    std::memcpy(&nnorm, normed.push_constants.bytes.data() + normed.push_constants.bytes.size() - 24, 8);
+    CHECK(nnorm == 0);  // the GEMM's own norm fields empty (matmul_push: ..., residual, norm_w, dtype, eps)
+    const auto ask_n = plan(norm_program(512), 0);
+    CHECK(ask_n.before.empty());
+    CHECK(ask_n.shared_scratch_key != plan(program(512, 0), 0).shared_scratch_key);  // not x's plain rounding
+    CHECK(ask_n.shared_scratch_key == normed.shared_scratch_key);
+    ::setenv("OCTO_GEMM_NORM_AHEAD", "0", 1);
+    const auto staged = plan(norm_program(512), 0x900000);
+    ::unsetenv("OCTO_GEMM_NORM_AHEAD");
+    CHECK(staged.before.empty());
+    CHECK(staged.spec_constants[5] == 1u);
+    // Under 256 rows too the norm stays in the staging, and x is read as f32.
+    const auto small = plan(norm_program(128), 0x900000);
+    CHECK(small.before.empty());
+    CHECK(small.spec_constants[5] == 1u);
+  }
   ::setenv("OCTO_GEMM_DEEP", "0", 1);
   CHECK(plan(program(512, 0), 0x900000).spec_constants.size() == 7);  // X16, two stages
   ::unsetenv("OCTO_GEMM_DEEP");

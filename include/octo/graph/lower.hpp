@@ -82,7 +82,7 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 12> fusion_chains{{
+inline constexpr std::array<fusion_chain, 13> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -97,6 +97,8 @@ inline constexpr std::array<fusion_chain, 12> fusion_chains{{
     // the ROPE, both norms with one eps, the GEMV without a bias.
     {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"}, 4, ir::opcode::rmsnorm_gemv_norm_rope},
     {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"}, 5, ir::opcode::rmsnorm_gemv_norm_kv},
+    // prefill: gate and up in one GEMM kernel (their rows interleaved in its tiles), SiLU.mul in its epilogue
+    {{"RMSNORM", "GEMM_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -241,9 +243,12 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
         break;
       }
       case ir::opcode::silu_mul: {
-        if (!chain_on(2)) break;
+        if (!chain_on(2) && !chain_on(12)) break;
         const std::int32_t g = t.in[0], u = t.in[1];
-        if (!is(g, ir::opcode::gemv_tile) || !is(u, ir::opcode::gemv_tile) || !sole(g) || !sole(u)) break;
+        // GEMV_TILEs (decode) or GEMM_TILEs (prefill: the fused op over every row)
+        const bool gemvs = chain_on(2) && is(g, ir::opcode::gemv_tile) && is(u, ir::opcode::gemv_tile);
+        const bool gemms = chain_on(12) && is(g, ir::opcode::gemm_tile) && is(u, ir::opcode::gemm_tile);
+        if ((!gemvs && !gemms) || !sole(g) || !sole(u)) break;
         const node& gn = nodes[static_cast<std::size_t>(g)];
         const node& un = nodes[static_cast<std::size_t>(u)];
         const node& gw = nodes[static_cast<std::size_t>(gn.in[1])];

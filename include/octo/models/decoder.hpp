@@ -50,23 +50,22 @@ constexpr ir::schedule_config fused_decode_schedule(bool head_norm_projections =
 }
 
 /// The schedule a prefill gets by default: the residual ADD of a GEMM (the o and down projections)
-/// becomes GEMV_ADD over every row, r added in the tiled GEMM kernels' epilogue. On the H200 the fused
-/// GEMM took what the GEMM alone took, so each ADD pass and its barrier level go (1.5B Q4_K_M, tasks
-/// serialized: 1,838 against 1,787 + 247 us, 12,207 against 12,161 + 247;
-/// benchmarks/results/2026-11-28-h200-prefill-fusion, call2). docs/ir.md §5.1.
-constexpr ir::schedule_config prefill_schedule() {
+/// becomes GEMV_ADD over every row, r added in the tiled GEMM kernels' epilogue (on the H200 the fused
+/// GEMM took what the GEMM alone took: 1.5B Q4_K_M, tasks serialized, 1,838 against 1,787 + 247 us;
+/// benchmarks/results/2026-11-28-h200-prefill-fusion, call2); an RMSNORM feeding GEMMs becomes
+/// RMSNORM_GEMV in each (q, k, v), and the gate and up GEMMs of one norm with their SILU_MUL one
+/// RMSNORM_SWIGLU, whose kernel multiplies gate and up rows interleaved and writes silu(gate) * up. On
+/// tensor cores the norm runs once ahead of a wavefront's GEMMs, into the f16 rows they read
+/// (src/vulkan/kernels/gemm.cpp, plan_norm_x). docs/ir.md §5.1. `fold_norms` = false keeps the norms
+/// and the SILU_MUL as their own tasks (the runtime's OCTO_PREFILL_FUSION=residual), for measuring one
+/// form against the other.
+constexpr ir::schedule_config prefill_schedule(bool fold_norms = true) {
   ir::schedule_config s;
   s.fusion_grouping = {{"GEMM_TILE", "ADD"}};
-  return s;
-}
-
-/// prefill_schedule() and the norms too: an RMSNORM feeding GEMMs (q, k, v; gate, up) becomes
-/// RMSNORM_GEMV in each (x scaled by the norm weight as it is staged, each row's 1 / RMS applied in the
-/// epilogue). Opt-in (the runtime: OCTO_PREFILL_FUSION=1): on the H200 each such GEMM took 24-54% longer
-/// than the plain one it replaces, far more than the RMSNORM pass it saves (call2 above).
-constexpr ir::schedule_config fused_prefill_schedule() {
-  ir::schedule_config s;
-  s.fusion_grouping = {{"GEMM_TILE", "ADD"}, {"RMSNORM", "GEMM_TILE"}};
+  if (fold_norms) {
+    s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE", "SILU_MUL"});
+    s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE"});
+  }
   return s;
 }
 

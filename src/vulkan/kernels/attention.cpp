@@ -197,7 +197,10 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
       const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * nw - 1) / (16 * nw);
       kernel_launch l;
       l.shader = "attention_coop";
-      l.spec_constants = {32 * nw, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u};
+      // OCTO_ATTENTION_PREFETCH=1: the next key tile loaded during this one's products (spec constant 5).
+      const std::uint32_t prefetch = number_knob(c, "OCTO_ATTENTION_PREFETCH", {0, 1}, 0);
+      l.spec_constants = {32 * nw, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u,
+                          prefetch};
       l.groups = grid(blocks * nh);
       l.push_constants = push();
       return l;

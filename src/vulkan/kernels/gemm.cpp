@@ -17,8 +17,10 @@
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
 // old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
 // tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
-// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_DEEP
+// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_NORM_AHEAD
+// at plan_norm_x, OCTO_GEMM_DEEP
 // at plan_gemm_tiled's end.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -185,7 +187,7 @@ kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64
 /// 128-row tiles). Both convert through w16_unit, so the products are the same. On the H200 at 512 rows
 /// gemm_coopf ran Q4_K at 27-38 and Q6_K at 12-18 TFLOP/s on the 1.5B shapes where F16 ran at 55-83
 /// (benchmarks/results/2026-11-28-h200-persistent, call5). The f16 rows come from the VM's copy of the
-/// whole weight where it keeps one (kernel_launch::weight_copy: made once, no pass per run), else from a
+/// whole weight where it keeps one (kernel_launch::weight_copies: made once, no pass per run), else from a
 /// `before` launch that dequantizes the tile into the shared scratch on every run. Below kDequantRows
 /// rows neither pays (the GEMM is near the memory bound, and f16 rows are 3.5x the Q4_K bytes).
 /// OCTO_GEMM_DEQUANT=0 turns both off, =1 takes them at any row count (and, for tests, with gemm_reg too).
@@ -197,12 +199,18 @@ void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mo
   const std::string knob = env("OCTO_GEMM_DEQUANT");
   if (knob == "0" || (knob != "1" && a.rows < kDequantRows)) return;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
-  l.weight_copy = weight_copy_request{a.w, mod.to_f16, a.w_rows, a.K, a.w_row_bytes};
+  l.weight_copies = {weight_copy_request{a.w, mod.to_f16, a.w_rows, a.K, a.w_row_bytes}};
+  // The SWIGLU's gate and up: both copies, or the direct launch (the scratch holds no two weight tiles).
+  if (a.up != 0) l.weight_copies.push_back(weight_copy_request{a.up, mod.to_f16, a.w_rows, a.K, a.w_row_bytes});
   gemm_args f = a;
   f.w_dtype = ir::dtype::f16;
   f.w_row_bytes = static_cast<std::uint32_t>(row_bytes);
-  if (c.weight_copy_address != 0) {
-    f.w = c.weight_copy_address;  // every row, as the weight: the GEMM reads rows n_off ..
+  if (a.up != 0) {
+    if (c.weight_copy_address[0] == 0 || c.weight_copy_address[1] == 0) return;
+    f.w = c.weight_copy_address[0];
+    f.up = c.weight_copy_address[1];
+  } else if (c.weight_copy_address[0] != 0) {
+    f.w = c.weight_copy_address[0];  // every row, as the weight: the GEMM reads rows n_off ..
   } else {
     l.shared_scratch_bytes = row_bytes * a.n_tile;
     if (c.shared_scratch_address == 0) return;
@@ -253,9 +261,57 @@ bool plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bo
   return true;
 }
 
+/// The RMSNORM of an RMSNORM_GEMV over many rows (prefill's q, k and v), in one pass ahead of the GEMM
+/// instead of in its x staging: the `before` launch norm_f16 (shaders/norm.comp; `f16`, for the kernels
+/// reading x as f16 rows, X16) or norm (f32 rows, for the others) writes rows row0 .. row0 + rows of
+/// RMSNORM(x) into the shared scratch, and the GEMM reads them as a plain GEMM_TILE's x. The tasks of a
+/// wavefront that normalize the same rows of one x with one weight (Q, K and V) share the part and the
+/// launch (shared_scratch_key). The same values as the unfused RMSNORM, then rows_f16_f32 where `f16`.
+/// The norm in the staging took each GEMM 24-54% longer on the H200 than the plain one, more than the
+/// RMSNORM pass it saved (benchmarks/results/2026-11-28-h200-prefill-fusion, call2), so from
+/// kNormAheadRows rows this form replaces it. OCTO_GEMM_NORM_AHEAD=0 keeps the norm in the staging, =1
+/// takes this form at any row count. `a` becomes the arguments the launch now has. True where it did.
+bool plan_norm_x(const task_context& c, gemm_args& a, bool f16, kernel_launch& l) {
+  constexpr std::uint32_t kNormAheadRows = 256;
+  const std::uint32_t knob = number_knob(c, "OCTO_GEMM_NORM_AHEAD", {0, 1}, 2);
+  if (a.norm_w == 0 || knob == 0 || (knob != 1 && a.rows < kNormAheadRows)) return false;
+  if (l.shared_scratch_bytes != 0 || !l.before.empty() || a.K % 2 != 0) return false;
+  const std::uint64_t elem = f16 ? 2 : 4, row_bytes = std::uint64_t{a.K} * elem;
+  l.shared_scratch_bytes = row_bytes * a.rows;
+  const auto what = push_builder{}.addr(a.x).addr(a.norm_w).u32(a.row0).u32(a.rows).u32(a.K).u32(a.norm_dtype).f32(a.eps).take();
+  l.shared_scratch_key.assign(f16 ? "norm_f16 " : "norm ");
+  l.shared_scratch_key.append(reinterpret_cast<const char*>(what.bytes.data()), what.bytes.size());
+  if (c.shared_scratch_address == 0) return false;
+  kernel_launch n;
+  n.shader = f16 ? "norm_f16" : "norm";
+  n.spec_constants = {workgroup_size(c.device, std::clamp<std::uint32_t>(a.K / 2, 64, 1024))};
+  n.groups = grid(a.rows);
+  n.push_constants = push_builder{}
+                         .addr(a.x + std::uint64_t{a.row0} * a.K * 4).addr(a.norm_w).addr(0).addr(c.shared_scratch_address)
+                         .u32(a.K).u32(a.rows).u32(0).u32(0).u32(a.norm_dtype).u32(0).f32(a.eps)
+                         .take();
+  l.before.push_back(std::move(n));
+  // The scratch holds rows row0 .. row0 + rows; the kernel addresses x row row0 + m.
+  a.x = c.shared_scratch_address - std::uint64_t{a.row0} * row_bytes;
+  a.norm_w = 0;
+  a.norm_dtype = 0;
+  a.eps = 0.0f;
+  l.push_constants = matmul_push(c, a);
+  l.spec_constants[5] = a.up != 0 ? 3 : 0;  // the epilogue without the norm
+  if (f16) {
+    l.spec_constants.resize(7, 0);
+    l.spec_constants[6] = 1;  // X16
+  }
+  return true;
+}
+
 }  // namespace
 
-bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l) {
+bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_launch& l) {
+  // The SWIGLU (task_args.up): gate and up rows interleaved, two kernel columns an output.
+  const bool swiglu = task_args.up != 0;
+  gemm_args a = task_args;
+  if (swiglu) a.n_tile *= 2;
   const gemm_module* mod = nullptr;
   for (const auto& m : gemm_modules)
     if (m.dtype == a.w_dtype) mod = &m;
@@ -280,14 +336,14 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   const bool reg_first = a.rows >= 256 && a.K >= 1024 && big_groups >= 200;
 
   std::string_view kind;
-  if (force == "old" && can_old) kind = "old";
+  if (force == "old" && can_old && !swiglu) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
   else if (force == "coopf" && coop_cfg) kind = "coopf";
   else if (force == "coop" && split_cfg) kind = "coop";
   // The default where the VM's precision is `fast` and the device has tensor cores (docs/precision.md).
   else if (force.empty() && c.fast_precision && coop_cfg) kind = "coopf";
-  else if (can_reg && (reg_first || !can_old)) kind = "reg";
-  else if (can_old) kind = "old";
+  else if (can_reg && (reg_first || !can_old || swiglu)) kind = "reg";  // gemm.comp has no SWIGLU
+  else if (can_old && !swiglu) kind = "old";
   else return false;
 
   tile t{64, 64};
@@ -298,8 +354,9 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
   static constexpr std::array<tile, 3> other{{{128, 64}, {64, 128}, {64, 64}}};
   const std::span<const tile> tiles = std::uint64_t{a.n_tile} >= 4ull * a.K ? std::span<const tile>(wide)
                                                                             : std::span<const tile>(other);
-  // The fused epilogue, gemm*.comp's spec constant 5 (the others' ids 0-4 left at their defaults).
-  const std::uint32_t epi = a.norm_w ? 1 : (a.residual ? 2 : 0);
+  // The fused epilogue, gemm*.comp's spec constant 5 (the others' ids 0-4 left at their defaults): 1 the
+  // norm, 2 the residual, 3 SiLU.mul, 4 the norm and SiLU.mul.
+  const std::uint32_t epi = swiglu ? (a.norm_w ? 4 : 3) : a.norm_w ? 1 : (a.residual ? 2 : 0);
   if (kind == "old") {
     l.shader = mod->old;
     l.spec_constants = {256, 0, 0, 0, 0, epi};
@@ -330,8 +387,14 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l
     plan_weights_f16(c, now, *mod, "gemm_reg_f16", l);
   // With x as f16 tiles, gemm_coop's three-stage K loop (spec constant 7; the registers x's f32 tiles
   // took now hold a second step's loads) and the K step it wants. OCTO_GEMM_DEEP=0 keeps two stages.
-  if ((kind == "coopf" || kind == "reg") && plan_x_f16(c, now, epi, kind == "reg", l) && kind == "coopf" &&
-      env("OCTO_GEMM_DEEP") != "0") {
+  // The norm ahead: as f16 rows where the kernel takes x16 (coopf; gemm_reg only with OCTO_GEMM_X16=1,
+  // the tests' way of running the X16 mode on lavapipe), else as f32 rows.
+  const std::string x16_knob = env("OCTO_GEMM_X16");
+  const bool x16_kernel = x16_knob != "0" && (kind == "coopf" || (kind == "reg" && x16_knob == "1"));
+  bool x16 = false;
+  if (epi == 1 || epi == 4) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
+  else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, epi, kind == "reg", l);
+  if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
     // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:
     // benchmarks/results/2026-11-30-h200-x16, calls 6 and 7.)

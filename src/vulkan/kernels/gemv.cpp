@@ -181,7 +181,7 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
       .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
 push_block matmul_push(const task_context& c, const gemm_args& a) {
-  return matmul_fields(c, a).addr(a.residual).addr(a.norm_w).u32(a.norm_dtype).f32(a.eps).take();
+  return matmul_fields(c, a).addr(a.up != 0 ? a.up : a.residual).addr(a.norm_w).u32(a.norm_dtype).f32(a.eps).take();
 }
 
 namespace {
@@ -402,17 +402,18 @@ kernel_launch plan_gemv(const task_context& c) {
 
   kernel_launch l;
   // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp), GEMV_ADD with its residual in their
-  // epilogue, RMSNORM_GEMV with the norm in their x staging and epilogue; the other fused ops have no
-  // GEMM form.
+  // epilogue, RMSNORM_GEMV and RMSNORM_SWIGLU with the norm ahead of them or in their x staging (the
+  // SWIGLU's SiLU.mul in their epilogue); the other fused ops have no GEMM form.
   gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
                u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, u32(c, n_w, "weight rows"), has_bias, vec};
   if (ops.fuse == 2) ga.residual = aux_addr;
-  if (ops.fuse == 1) {
+  if (ops.fuse == 3) ga.up = aux_addr;
+  if (ops.fuse == 1 || ops.fuse == 3) {
     ga.norm_w = nw_addr;
     ga.norm_dtype = nw_dtype;
     ga.eps = eps;
   }
-  if ((!fused || ops.fuse <= 2) && plan_gemm_tiled(c, ga, l)) return l;
+  if ((!fused || ops.fuse <= 3) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.

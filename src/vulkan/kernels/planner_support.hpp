@@ -135,10 +135,15 @@ struct gemm_args {
   std::uint64_t norm_w = 0;
   std::uint32_t norm_dtype = 0;
   float eps = 0.0f;
+  // RMSNORM_SWIGLU's up weight (0: none; w is the gate's, of the same dtype and shape): the GEMM kernels
+  // multiply gate and up rows interleaved, 2 n_tile columns, and write silu(gate) * up (their EPI 3, 4;
+  // it rides in the push block's residual field).
+  std::uint64_t up = 0;
 };
 /// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
 push_builder matmul_fields(const task_context& c, const gemm_args& a);
-/// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual and the norm.
+/// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual (or the SWIGLU's up
+/// weight) and the norm.
 push_block matmul_push(const task_context& c, const gemm_args& a);
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
