@@ -83,12 +83,14 @@ case "$mode" in
     # One driver shader cache for both builds' GPU tests (tests/gpu/CMakeLists.txt): lavapipe compiles
     # each pipeline once, not once per run.
     shader_cache="$PWD/build/test-shader-cache"
-    build build/release -DCMAKE_BUILD_TYPE=Release -DOCTO_TEST_SHADER_CACHE="$shader_cache"
+    # The release suite runs on a shared core and the sanitizer suite on a static one, so each build's
+    # package_consumer test installs one of the two routes a user may take (BUILD_SHARED_LIBS).
+    build build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DOCTO_TEST_SHADER_CACHE="$shader_cache"
     (cd build/release && ctest --output-on-failure -j "$jobs")
     echo "octo: the suite again under AddressSanitizer + UBSan" >&2
     # Line tables only (-g1): enough for the sanitizers' file:line stacks; the instrumented build takes
     # 4.3 GB instead of 5.4 at -g (a CI disk ran full while linking it).
-    build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF \
+    build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DBUILD_SHARED_LIBS=OFF -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF \
       -DOCTO_TEST_SHADER_CACHE="$shader_cache"
     (cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs")
     ;;
