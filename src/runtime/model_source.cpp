@@ -213,15 +213,23 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   o.argmax = argmax;
   o.part = part;
   o.kv_dtype = kv_dtype_;
-  // OCTO_PREFILL_FUSION (to measure the schedules against each other without a rebuild): unset or 1, the
-  // default models::prefill_schedule() (docs/ir.md §5.1); residual, only the residual adds folded
-  // (prefill_schedule(false)); 0, the plain ops.
-  const ir::schedule_config residual_only = models::prefill_schedule(false), plain{};
+  // The norms and the SwiGLU fold into the GEMMs (models::prefill_schedule()) for passes of at least
+  // models::kFoldNormsRows tokens, where the Vulkan VM runs each norm once ahead of its GEMMs (7-25%
+  // faster at 512 rows on the H100, benchmarks/results/2026-12-06-h100-prefill-epi); shorter passes keep
+  // them as tasks of their own (prefill_schedule(false)): there the fused forms run the norm inside every
+  // GEMM, or under 16 rows inside the decode GEMV kernels, which gained nothing measurable at 128 rows
+  // and moved stories260K's decode logits after the prefill 1-2e-4 (relative L2) off the reference VM's,
+  // not explained yet. OCTO_PREFILL_FUSION (to measure the schedules against each other without a
+  // rebuild): 1, prefill_schedule() at any length; residual, prefill_schedule(false) at any length; 0,
+  // the plain ops.
+  const ir::schedule_config folded = models::prefill_schedule(), residual_only = models::prefill_schedule(false), plain{};
+  o.schedule = tokens >= models::kFoldNormsRows ? &folded : &residual_only;
   if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && *f) {
     const std::string_view v(f);
-    if (v == "residual") o.schedule = &residual_only;
+    if (v == "1") o.schedule = &folded;
+    else if (v == "residual") o.schedule = &residual_only;
     else if (v == "0") o.schedule = &plain;
-    else if (v != "1") throw octo::error("octo: OCTO_PREFILL_FUSION='" + std::string(v) + "' is not 0, 1 or residual");
+    else throw octo::error("octo: OCTO_PREFILL_FUSION='" + std::string(v) + "' is not 0, 1 or residual");
   }
   return bind(models::prefill(config(), tokens, o));
 }

@@ -49,6 +49,12 @@ constexpr ir::schedule_config fused_decode_schedule(bool head_norm_projections =
   return s;
 }
 
+/// The prompt length from which the runtime lowers a prefill with prefill_schedule() (the norms folded);
+/// shorter passes take prefill_schedule(false). The same row count from which the Vulkan VM runs such a
+/// norm once ahead of its GEMMs (src/vulkan/kernels/gemm.cpp, plan_norm_x), the form that was measured
+/// faster (src/runtime/model_source.cpp).
+inline constexpr std::int64_t kFoldNormsRows = 256;
+
 /// The schedule a prefill gets by default: the residual ADD of a GEMM (the o and down projections)
 /// becomes GEMV_ADD over every row, r added in the tiled GEMM kernels' epilogue (on the H200 the fused
 /// GEMM took what the GEMM alone took: 1.5B Q4_K_M, tasks serialized, 1,838 against 1,787 + 247 us;

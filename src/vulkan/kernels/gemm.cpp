@@ -272,6 +272,7 @@ bool plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bo
 /// kNormAheadRows rows this form replaces it. OCTO_GEMM_NORM_AHEAD=0 keeps the norm in the staging, =1
 /// takes this form at any row count. `a` becomes the arguments the launch now has. True where it did.
 bool plan_norm_x(const task_context& c, gemm_args& a, bool f16, kernel_launch& l) {
+  // The runtime folds a prefill's norms into its GEMMs from as many rows (models::kFoldNormsRows).
   constexpr std::uint32_t kNormAheadRows = 256;
   const std::uint32_t knob = number_knob(c, "OCTO_GEMM_NORM_AHEAD", {0, 1}, 2);
   if (a.norm_w == 0 || knob == 0 || (knob != 1 && a.rows < kNormAheadRows)) return false;
