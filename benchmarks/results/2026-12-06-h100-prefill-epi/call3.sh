@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 3 (the binaries of call 1, cb149b6's tree): the whole of gpu_conformance,
+# Device call 3 (the binaries of call 1, 2eb651a's tree): the whole of gpu_conformance,
 # gpu_conformance_fused, gpu_conformance_gemv and gpu_gemm_tiles on the card (every kernel the H100 runs,
 # the tensor-core GEMMs with the f16 weight copies that the SWIGLU now asks two of), and tiny-qwen's 50
 # reference sums through the engine (the default prefill: norms ahead, RMSNORM_SWIGLU) against PyTorch's.
