@@ -182,9 +182,10 @@ TEST_CASE("the default prefill (GEMV_ADD, RMSNORM_GEMV, RMSNORM_SWIGLU over ever
   // models::prefill_schedule() folds the o and down projections' residual adds into GEMV_ADD, the layer
   // norms into RMSNORM_GEMV (q, k, v) and RMSNORM_SWIGLU (gate and up with their SILU_MUL), which the
   // Vulkan VM runs on its tiled GEMM kernels (src/vulkan/kernels/gemv.cpp). At 40 rows the norm is in
-  // the kernels' staging (x times the norm weight, the 1 / RMS after the sums; at 300 rows, and with
-  // OCTO_GEMM_NORM_AHEAD=1, a pass ahead of them), so the logits match the plain prefill's and the
-  // reference VM's to float32 rounding (the `fast` bound: f16 factors), not bit for bit.
+  // the kernels' staging (x times the norm weight, the 1 / RMS after the sums); with
+  // OCTO_GEMM_NORM_AHEAD=1 (the planner's form from 256 rows, the runtime's default there) a pass ahead
+  // of them writes the normalized rows the GEMMs read. Either way the logits match the plain prefill's
+  // and the reference VM's to float32 rounding (the `fast` bound: f16 factors), not bit for bit.
   const auto sc = models::prefill_schedule();
   const auto residual_sc = models::prefill_schedule(false);
   const ir::schedule_config plain_sc;
@@ -196,7 +197,7 @@ TEST_CASE("the default prefill (GEMV_ADD, RMSNORM_GEMV, RMSNORM_SWIGLU over ever
       const std::int64_t T = 40;
       const auto plain = models::prefill(c, T, {.schedule = &plain_sc});
       const auto fused = models::prefill(c, T, {.schedule = &sc});
-      const auto by_default = models::prefill(c, T, {.schedule = &residual_sc});  // the residual adds only
+      const auto residual_only = models::prefill(c, T, {.schedule = &residual_sc});
       REQUIRE(ir::validate(fused).ok);
       std::size_t gemv_add = 0, norm_gemv = 0, swiglu = 0;
       for (const auto& t : fused.tasks) {
@@ -213,11 +214,19 @@ TEST_CASE("the default prefill (GEMV_ADD, RMSNORM_GEMV, RMSNORM_SWIGLU over ever
       const auto got = run_vulkan(vm, fused, 11, T, c.vocab);
       CHECK(octo::test::rel_l2(got, want) < (fast ? 5e-3 : 1e-5));
       CHECK(argmax(got) == argmax(want));
+      {
+        ::setenv("OCTO_GEMM_NORM_AHEAD", "1", 1);
+        octo::vm::vulkan_vm vm_ahead(opts(precision));
+        const auto ahead = run_vulkan(vm_ahead, fused, 11, T, c.vocab);
+        ::unsetenv("OCTO_GEMM_NORM_AHEAD");
+        CHECK(octo::test::rel_l2(ahead, want) < (fast ? 5e-3 : 1e-5));
+        CHECK(argmax(ahead) == argmax(want));
+      }
       // The residual added in the GEMM's epilogue is the ADD's own sum: the same logits bit for bit.
-      std::size_t default_adds = 0;
-      for (const auto& t : by_default.tasks) default_adds += t.op == ir::opcode::gemv_add;
-      CHECK(default_adds == 4);
-      CHECK(run_vulkan(vm, by_default, 11, T, c.vocab) == want);
+      std::size_t residual_adds = 0;
+      for (const auto& t : residual_only.tasks) residual_adds += t.op == ir::opcode::gemv_add;
+      CHECK(residual_adds == 4);
+      CHECK(run_vulkan(vm, residual_only, 11, T, c.vocab) == want);
       octo::vm::reference_vm ref(fused);
       for (const auto& [name, bytes] : random_weights(fused, 11)) ref.write_bytes(name, bytes);
       ref.write_i32("tokens", prompt_ids(T, c.vocab));
