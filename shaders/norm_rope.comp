@@ -1,7 +1,7 @@
 #version 450
 // RMSNORM_ROPE / RMSNORM_ROPE_KV (Qwen3's q and k after their projections): per head, the RMSNORM over
 // head_dim, then RoPE, written to y or (KV) into the cache row kv_pos + globals.pos + t in the cache's
-// dtype. One workgroup per (row t, head); an invocation owns whole pairs (rotate-half: j and j + n_rot/2,
+// dtype (a 16-bit row written a word at a time from shared memory). One workgroup per (row t, head); an invocation owns whole pairs (rotate-half: j and j + n_rot/2,
 // interleaved: 2i and 2i+1; dims >= n_rot pass through in pairs).
 #include "common/octo.glsl"
 layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
@@ -14,17 +14,10 @@ layout(push_constant) uniform params {
   float eps, log2_theta;
 } pc;
 
-void store(uint e, float v) {
-  if (pc.y_dtype == DT_F32) {
-    f32_buf(pc.y).d[e] = v;
-    return;
-  }
-  // A 16-bit cache: the word's other half may be another invocation's; replace only this half.
-  uint sh = (e & 1u) * 16u;
-  u32_buf w = u32_buf(pc.y);
-  atomicAnd(w.d[e >> 1], ~(0xffffu << sh));
-  atomicOr(w.d[e >> 1], encode_elem(v, pc.y_dtype) << sh);
-}
+// A 16-bit cache row goes through shared memory so that each invocation writes whole words (two
+// halves) instead of the per-element atomics a word shared by two invocations would need.
+const uint MAX_HD = 512u;  // plan_norm_rope refuses larger heads
+shared float row_out[MAX_HD];
 
 void main() {
   uint th = octo_group_linear();  // t * heads + head
@@ -50,7 +43,17 @@ void main() {
       va = ra;
       vb = rb;
     }
-    store(out_base + a, va);
-    store(out_base + b, vb);
+    if (pc.y_dtype == DT_F32) {
+      f32_buf(pc.y).d[out_base + a] = va;
+      f32_buf(pc.y).d[out_base + b] = vb;
+    } else {
+      row_out[a] = va;
+      row_out[b] = vb;
+    }
   }
+  if (pc.y_dtype == DT_F32) return;  // uniform: no barrier is skipped by part of the workgroup
+  barrier();
+  u32_buf w = u32_buf(pc.y);
+  for (uint i = gl_LocalInvocationID.x; i < hd / 2u; i += gl_WorkGroupSize.x)
+    w.d[(out_base >> 1) + i] = encode_elem(row_out[2u * i], pc.y_dtype) | (encode_elem(row_out[2u * i + 1u], pc.y_dtype) << 16);
 }

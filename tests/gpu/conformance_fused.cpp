@@ -327,14 +327,14 @@ TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, 
   };
   for (shape s : {shape{3, 128, 128, 0}, shape{5, 64, 32, 1}, shape{1, 16, 16, 0}, shape{7, 32, 16, 0}}) {
     for (dtype cache_dt : {dtype::f32, dtype::f16, dtype::bf16}) {
-      for (std::int64_t T : {1, 3}) {
+      for (std::int64_t T : {1, 3, 37}) {  // 37: a prefill's rows (the fold of prefill_schedule())
         CAPTURE(s.heads);
         CAPTURE(s.head_dim);
         CAPTURE(s.n_rot);
         CAPTURE(s.style);
         CAPTURE(octo::ir::name(cache_dt));
         CAPTURE(T);
-        const std::int64_t N = s.heads * s.head_dim, S = 8;
+        const std::int64_t N = s.heads * s.head_dim, S = T + 5;
         case_builder c;
         auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, N});
         auto nw = c.buf("norm_w", buffer_kind::weight, cache_dt, {s.head_dim});  // F32 / F16 / BF16 norm weights
@@ -342,14 +342,19 @@ TEST_CASE("conformance: RMSNORM_ROPE and RMSNORM_ROPE_KV (per-head norm + RoPE, 
         auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, N});
         auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
         c.range[nw] = {0.5f, 1.5f};
-        c.ints(pos, T == 1 ? std::vector<std::int32_t>{41} : std::vector<std::int32_t>{3, 4, 5});
+        std::vector<std::int32_t> positions{41};
+        if (T > 1) {
+          positions.resize(static_cast<std::size_t>(T));
+          for (std::int64_t t = 0; t < T; ++t) positions[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(3 + t);
+        }
+        c.ints(pos, positions);
         auto p = params({{param_key::hidden, double(s.head_dim)}, {param_key::eps, 1e-6},
                          {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
                          {param_key::theta, 10000.0}, {param_key::rope_style, double(s.style)}});
         c.task(opcode::rmsnorm_rope, {x, nw, pos}, {y}, p);
         p.set(param_key::pos, 2);
         c.task(opcode::rmsnorm_rope_kv, {x, nw, kc, pos}, {kc}, p);
-        // globals.pos = 1: rows go to cache slots 3.. (T = 3: 3, 4, 5)
+        // globals.pos = 1: rows go to cache slots 3 .. T + 2
         run_case(c, {1e-4, cache_dt == dtype::f32 ? 1e-4 : 1e-2}, 1);
       }
     }

@@ -29,10 +29,10 @@ namespace models = octo::models;
 namespace {
 
 models::model_config small_qwen2(ir::dtype wd, std::int64_t hidden, std::int64_t ffn, std::int64_t layers,
-                                 std::int64_t vocab) {
+                                 std::int64_t vocab, models::arch a = models::arch::qwen2) {
   models::model_config c;
   c.name = "prefill-head-test";
-  c.architecture = models::arch::qwen2;
+  c.architecture = a;
   c.vocab = vocab;
   c.hidden = hidden;
   c.layers = layers;
@@ -42,7 +42,8 @@ models::model_config small_qwen2(ir::dtype wd, std::int64_t hidden, std::int64_t
   c.ffn = ffn;
   c.rope_theta = 1e6;
   c.rms_eps = 1e-6;
-  c.qkv_bias = true;
+  c.qkv_bias = a == models::arch::qwen2;
+  c.qk_norm = a == models::arch::qwen3;  // Qwen3's per-head q / k norms
   c.max_ctx = 128;
   c.weight_dtype = wd;
   return c;
@@ -185,26 +186,34 @@ TEST_CASE("the default prefill (GEMV_ADD, RMSNORM_GEMV, RMSNORM_SWIGLU over ever
   // the kernels' staging (x times the norm weight, the 1 / RMS after the sums); with
   // OCTO_GEMM_NORM_AHEAD=1 (the planner's form from 256 rows, the runtime's default there) a pass ahead
   // of them writes the normalized rows the GEMMs read. Either way the logits match the plain prefill's
-  // and the reference VM's to float32 rounding (the `fast` bound: f16 factors), not bit for bit.
+  // and the reference VM's to float32 rounding (the `fast` bound: f16 factors), not bit for bit. A Qwen3
+  // shape (F16) also folds its per-head q / k norms into their RoPE (RMSNORM_ROPE, RMSNORM_ROPE_KV).
   const auto sc = models::prefill_schedule();
   const auto residual_sc = models::prefill_schedule(false);
   const ir::schedule_config plain_sc;
-  for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q4_k}) {
+  const std::pair<ir::dtype, models::arch> forms[] = {
+      {ir::dtype::f16, models::arch::qwen2}, {ir::dtype::q4_k, models::arch::qwen2}, {ir::dtype::f16, models::arch::qwen3}};
+  for (const auto& [wd, a] : forms) {
     for (auto precision : {octo::vm::matmul_precision::accurate, octo::vm::matmul_precision::fast}) {
       CAPTURE(ir::name(wd));
+      CAPTURE(a == models::arch::qwen3);
       CAPTURE(precision == octo::vm::matmul_precision::fast);
-      const auto c = small_qwen2(wd, 256, 512, 2, 1000);
+      const auto c = small_qwen2(wd, 256, 512, 2, 1000, a);
       const std::int64_t T = 40;
       const auto plain = models::prefill(c, T, {.schedule = &plain_sc});
       const auto fused = models::prefill(c, T, {.schedule = &sc});
       const auto residual_only = models::prefill(c, T, {.schedule = &residual_sc});
       REQUIRE(ir::validate(fused).ok);
-      std::size_t gemv_add = 0, norm_gemv = 0, swiglu = 0;
+      std::size_t gemv_add = 0, norm_gemv = 0, swiglu = 0, norm_rope = 0, norm_rope_kv = 0;
       for (const auto& t : fused.tasks) {
         gemv_add += t.op == ir::opcode::gemv_add;
         norm_gemv += t.op == ir::opcode::rmsnorm_gemv;
         swiglu += t.op == ir::opcode::rmsnorm_swiglu;
+        norm_rope += t.op == ir::opcode::rmsnorm_rope;
+        norm_rope_kv += t.op == ir::opcode::rmsnorm_rope_kv;
       }
+      CHECK(norm_rope == (c.qk_norm ? 2u : 0u));  // q of 2 layers
+      CHECK(norm_rope_kv == (c.qk_norm ? 2u : 0u));  // k
       CHECK(gemv_add == 4);
       CHECK(norm_gemv == 6);  // q, k, v of 2 layers (the last-row head stays RMSNORM + GEMV_TILE)
       CHECK(swiglu == 2);

@@ -423,7 +423,12 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU
     CHECK(f[opcode::gemm_tile] == 0);
     CHECK(pl[opcode::gemm_tile] == 7 * L + 1);
     CHECK(f[opcode::add] == pl[opcode::add] - 2 * L);
-    CHECK(f[opcode::rmsnorm] == pl[opcode::rmsnorm] - (2 * L + 1));  // Qwen3's per-head q/k norms stay
+    // Qwen3's per-head q / k norms fold into their RoPE (and k's cache write): RMSNORM_ROPE(_KV).
+    const int head_norms = c->qk_norm ? 2 * L : 0;
+    CHECK(f[opcode::rmsnorm] == pl[opcode::rmsnorm] - (2 * L + 1) - head_norms);
+    CHECK(f[opcode::rmsnorm_rope] == head_norms / 2);
+    CHECK(f[opcode::rmsnorm_rope_kv] == head_norms / 2);
+    CHECK(f[opcode::rope] == pl[opcode::rope] - head_norms);
     for (const auto& t : fused_p.tasks)
       if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv || t.op == opcode::rmsnorm_swiglu)
         CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);

@@ -166,11 +166,13 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     return 4 * (rows_block * (hd_max + 4) + kt * (hd_max + 4) + kt * hd_max + rows_block * kt + rows_wg + 2 * rows_block);
   };
   // Prefill on tensor cores (shaders/attention_coop.comp) at the `fast` precision (docs/precision.md),
-  // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, 4 subgroups a
-  // workgroup where shared memory holds them, else 2 (OCTO_ATTENTION_ROWS=32|64 asks), key tiles of 64
-  // where it holds them, else 32. On the H100 at 512 rows (benchmarks/results/2026-11-27-h100-gemm-coop,
-  // call7) a layer took 42 us against attention_rows' 76 (0.5B, head_dim 64; 53 us with 2 subgroups)
-  // and 85 against 154 (1.5B, head_dim 128). OCTO_ATTENTION_PREFILL=rows keeps attention_rows.
+  // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, rg row groups of 16
+  // a workgroup and ks subgroups splitting each group's keys (merged in the workgroup), key tiles of 64
+  // where shared memory holds them, else 32. On the H100 at 512 rows (benchmarks/results/2026-11-27-h100-gemm-coop,
+  // call7), without key splits, a layer took 42 us against attention_rows' 76 (0.5B, head_dim 64; 53 us
+  // with 2 row groups) and 85 against 154 (1.5B, head_dim 128). OCTO_ATTENTION_ROWS=16|32|64 (rows a
+  // workgroup) and OCTO_ATTENTION_SPLIT=1|2|4 (subgroups a row group) ask for a form;
+  // OCTO_ATTENTION_PREFILL=rows keeps attention_rows.
   const std::string_view prefill_env = [] {
     const char* e = std::getenv("OCTO_ATTENTION_PREFILL");
     return std::string_view(e ? e : "");
@@ -182,25 +184,26 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
                        is16(k.dtype()) && is16(v.dtype()) && hd % 16 == 0 && hd <= 128 &&
                        q.address % 16 == 0 && k.address % 16 == 0 && v.address % 16 == 0;
   if (coop_ok) {
-    // attention_coop's shared memory: the query rows or the K and V tiles (f16, rows padded by 16
+    // attention_coop's shared memory: the query rows or a round's K and V tiles (f16, rows padded by 16
     // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
-    const auto coop_shared = [&](std::uint64_t nw, std::uint64_t kt) {
-      const std::uint64_t sh = hd / 8 + 1;
-      return 16 * (std::max<std::uint64_t>(16 * nw, 2 * kt) * sh + 16 * nw * (kt / 8 + 1)) +
-             4 * 16 * nw * (std::max<std::uint64_t>(kt, hd) + 4);
+    const auto coop_shared = [&](std::uint64_t rg, std::uint64_t ks, std::uint64_t kt) {
+      const std::uint64_t sh = hd / 8 + 1, nsg = rg * ks;
+      return 16 * (std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh + 16 * nsg * (kt / 8 + 1)) +
+             4 * 16 * nsg * (std::max<std::uint64_t>(kt, hd) + 4);
     };
-    std::uint32_t nw = 4;
-    if (const char* e = std::getenv("OCTO_ATTENTION_ROWS"); e && std::string_view(e) == "32") nw = 2;
-    if (coop_shared(nw, 32) > c.device.max_shared_memory) nw = 2;
-    const std::uint32_t kt = coop_shared(nw, 64) <= c.device.max_shared_memory ? 64 : 32;
-    if (coop_shared(nw, kt) <= c.device.max_shared_memory && c.device.max_workgroup_size_x >= 32 * nw) {
-      const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * nw - 1) / (16 * nw);
+    std::uint32_t rg = number_knob(c, "OCTO_ATTENTION_ROWS", {16, 32, 64}, 64) / 16;
+    const std::uint32_t ks = number_knob(c, "OCTO_ATTENTION_SPLIT", {1, 2, 4}, 1);
+    while (rg > 1 && (coop_shared(rg, ks, 32) > c.device.max_shared_memory || 32 * rg * ks > c.device.max_workgroup_size_x))
+      rg /= 2;
+    const std::uint32_t kt = coop_shared(rg, ks, 64) <= c.device.max_shared_memory ? 64 : 32;
+    if (coop_shared(rg, ks, kt) <= c.device.max_shared_memory && c.device.max_workgroup_size_x >= 32 * rg * ks) {
+      const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * rg - 1) / (16 * rg);
       kernel_launch l;
       l.shader = "attention_coop";
       // OCTO_ATTENTION_PREFETCH=1: the next key tile loaded during this one's products (spec constant 5).
       const std::uint32_t prefetch = number_knob(c, "OCTO_ATTENTION_PREFETCH", {0, 1}, 0);
-      l.spec_constants = {32 * nw, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u,
-                          prefetch};
+      l.spec_constants = {32 * rg * ks, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u,
+                          prefetch, ks};
       l.groups = grid(blocks * nh);
       l.push_constants = push();
       return l;

@@ -161,6 +161,7 @@ kernel_launch plan_norm_rope(const task_context& c) {
   const std::uint32_t hd = param_u32(c, ir::param_key::head_dim, 2);
   const std::uint32_t n_rot = param_u32(c, ir::param_key::n_rot, 2);
   require(c, hd % 2 == 0 && n_rot % 2 == 0 && n_rot <= hd, "head_dim and n_rot must be even, n_rot at most head_dim");
+  require(c, hd <= 512, "head_dim above 512 (norm_rope stages a cache row of at most 512 in shared memory)");
   require(c, param_i(c, ir::param_key::hidden) == hd && nw.numel() == hd, "the norm runs over one head (hidden = head_dim)");
   const std::uint32_t style = opt_u32(c, ir::param_key::rope_style, 0);
   require(c, style <= 1, "rope_style must be 0 (NeoX) or 1 (interleaved)");
