@@ -25,6 +25,8 @@ layout(push_constant) uniform params {
   uvec2 norm_w;
   uint norm_dtype;
   float eps;
+  uint rope, style, kv_pos;  // the RoPE / KV epilogue's (gemm_coop.comp, gemm_reg.comp; not this kernel's)
+  float log2_theta;
 } pc;
 
 const uint BM = 64u, BN = 64u, BK = 32u, PAD = 4u;

@@ -36,7 +36,9 @@ layout(constant_id = 2) const uint FN = 4u;
 layout(constant_id = 3) const uint BK = 32u;  // K per step: 32, or 64 (K % 64 == 0)
 layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32 / WM along N
 // The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
-// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul.
+// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul,
+// 5 RMSNORM_GEMV_ROPE's / RMSNORM_GEMV_KV's RoPE and cache write (the norm ahead), 6 the norm and those
+// (common/gemm_rope_kv.glsl).
 // A constant, not a test of the push fields, so the plain GEMM compiles without the norm's registers
 // and code: as a run-time test it cost every GEMM 7-10% on the H200
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
@@ -45,7 +47,7 @@ layout(constant_id = 4) const uint WM = 2u;   // subgroups along M; WN = WG / 32
 // output; each lane holds 4 consecutive columns in the epilogue, two outputs' pairs, and writes
 // y[.., n_off + o] = silu(gate) * up.
 layout(constant_id = 5) const uint EPI = 0u;
-const bool NORM = EPI == 1u || EPI == 4u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
+const bool NORM = EPI == 1u || EPI == 4u || EPI == 6u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
 // X16 (spec constant 6): x arrives as f16 rows of K halves (pc.x, rows row0 ..), rounded as this kernel
 // rounds f32 x (pack_sat), and is copied to shared memory as loaded: half the bytes and registers of
 // an f32 row, no conversion. Not with the norm (it needs x's f32 squares) or the split factors.
@@ -58,14 +60,17 @@ const bool DEEP = DEEP_ASKED && X16 && !NORM;
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4)
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4); positions (5, 6)
   // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
   uvec2 norm_w;
   uint norm_dtype;
   float eps;
+  uint rope, style, kv_pos;  // EPI 5, 6: common/gemm_rope_kv.glsl
+  float log2_theta;
 } pc;
+#include "common/gemm_rope_kv.glsl"
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / 32u, WN = NSG / WM;
@@ -105,9 +110,10 @@ float norm_at(uint i) { return uintBitsToFloat(as_[i >> 2][i & 3u]); }
 #define W16 w16_q8_0
 #endif
 
-// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved).
+// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved; ROPE_KV: rotation
+// pairs in a lane's columns).
 uvec2 w_of(uint n) { return SWIGLU && (n & 1u) != 0u ? pc.residual : pc.w; }
-uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : n)) * pc.w_row_bytes; }
+uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : ROPE_KV ? rope_kv_col(n) : n)) * pc.w_row_bytes; }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -313,6 +319,13 @@ void main() {
               u *= norm_at(WG + m - m0);
             }
             yb.d[yrow + (nb >> 1) + q] = g / (1.0 + exp(-g)) * u;
+          }
+        } else if (ROPE_KV) {  // columns nb .. nb + 3: two rotation pairs (n_tile % 4 == 0)
+          if (nb < pc.n_tile) {
+            vec4 v = vec4(cs[sg * 128u + fr * 8u + fc], cs[sg * 128u + fr * 8u + fc + 1u], cs[sg * 128u + fr * 8u + fc + 2u],
+                          cs[sg * 128u + fr * 8u + fc + 3u]);
+            if (NORM) v *= norm_at(WG + m - m0);
+            rope_kv_store(pc.row0 + m, nb, v);
           }
         } else
           [[unroll]] for (uint c = 0u; c < 4u; ++c) {

@@ -13,7 +13,9 @@ layout(local_size_x = 256) in;
 layout(constant_id = 1) const uint TM = 8u;
 layout(constant_id = 2) const uint TN = 8u;
 // The fused epilogue (spec constant 5; src/vulkan/kernels/gemm.cpp): 0 plain, 1 RMSNORM_GEMV's norm,
-// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul.
+// 2 GEMV_ADD's residual, 3 RMSNORM_SWIGLU's SiLU.mul (its norm ahead, in x), 4 the norm and SiLU.mul,
+// 5 RMSNORM_GEMV_ROPE's / RMSNORM_GEMV_KV's RoPE and cache write (the norm ahead), 6 the norm and those
+// (common/gemm_rope_kv.glsl).
 // A constant, not a test of the push fields, so the plain GEMM compiles without the norm's registers
 // and code: as a run-time test it cost every GEMM 7-10% on the H200
 // (benchmarks/results/2026-11-28-h200-prefill-fusion, call3).
@@ -21,7 +23,7 @@ layout(constant_id = 2) const uint TN = 8u;
 // row n_off + o of the gate weight, s = 0, or of the up weight in pc.residual, s = 1); an invocation's
 // 4 consecutive columns are two outputs' pairs.
 layout(constant_id = 5) const uint EPI = 0u;
-const bool NORM = EPI == 1u || EPI == 4u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
+const bool NORM = EPI == 1u || EPI == 4u || EPI == 6u, RESID = EPI == 2u, SWIGLU = EPI == 3u || EPI == 4u;
 // X16 (spec constant 6; tests only: OCTO_GEMM_X16=1, src/vulkan/kernels/gemm.cpp): x arrives as f16 rows
 // of K halves (rounded once by rows_f16_f32, as gemm_coop's X16 reads them), widened to f32 as loaded.
 layout(constant_id = 6) const bool X16 = false;
@@ -30,14 +32,17 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer x16_buf { uv
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
-  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4)
+  uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4); positions (5, 6)
   // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
   // epilogue (before the bias), as gemv.comp's norm does.
   uvec2 norm_w;
   uint norm_dtype;
   float eps;
+  uint rope, style, kv_pos;  // EPI 5, 6: common/gemm_rope_kv.glsl
+  float log2_theta;
 } pc;
+#include "common/gemm_rope_kv.glsl"
 
 const uint BK = 16u;
 const uint BM = 16u * TM, BN = 16u * TN;
@@ -55,9 +60,10 @@ const uint XSW = 4u * (BM / 4u + 1u);  // floats per row of xs
 void put_norm(uint i, float v) { xs[i / XSW][(i % XSW) >> 2][i & 3u] = v; }
 float norm_at(uint i) { return xs[i / XSW][(i % XSW) >> 2][i & 3u]; }
 
-// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved).
+// Tile column n's weight and its row's first byte (SWIGLU: gate and up rows interleaved; ROPE_KV: rotation
+// pairs in a thread's columns).
 uvec2 w_of(uint n) { return SWIGLU && (n & 1u) != 0u ? pc.residual : pc.w; }
-uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : n)) * pc.w_row_bytes; }
+uint w_row_byte(uint n) { return (pc.n_off + (SWIGLU ? n >> 1 : ROPE_KV ? rope_kv_col(n) : n)) * pc.w_row_bytes; }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -169,6 +175,16 @@ void main() {
             }
             yb.d[yrow + (n >> 1)] = gt / (1.0 + exp(-gt)) * up;
           }
+        continue;
+      }
+      if (ROPE_KV) {  // columns 4 (tx + 16 g) .. + 3: two rotation pairs (n_tile % 4 == 0)
+        [[unroll]] for (uint g = 0u; g < TN / 4u; ++g) {
+          uint nb = n0 + 4u * (tx + 16u * g);
+          if (nb >= pc.n_tile) continue;
+          vec4 v = acc[(4u * h + i) * (TN / 4u) + g];
+          if (NORM) v *= norm_at(4u * BM + 4u * (ty + 16u * h) + i);
+          rope_kv_store(pc.row0 + m, nb, v);
+        }
         continue;
       }
       [[unroll]] for (uint g = 0u; g < TN / 4u; ++g)

@@ -210,6 +210,95 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
   ::unsetenv("OCTO_GEMM_X16");
 }
 
+TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (prefill): the GEMM kernels' RoPE / KV epilogue") {
+  // From 16 rows a prefill's q, k and v run as tiled GEMMs whose epilogue adds the bias, rotates and
+  // writes y or the cache rows (shaders/common/gemm_rope_kv.glsl: the tile's columns permuted so that a
+  // lane's 4 columns are two rotation pairs; a 16-bit cache written a word at a time). Every GEMM kernel
+  // with that epilogue this device has: the register-blocked one with the norm in its staging, with it
+  // ahead (f16 rows, X16), after the weight dequantized to f16, and with cooperative matrices the
+  // tensor-core ones. Heads of 64 rotating all (NeoX), of 32 rotating 16 (interleaved, with a bias), of
+  // 16 rotating 8 (NeoX: dims past n_rot pass through); F32 and F16 caches; the v form (n_rot = 0). Every
+  // format on the first shape (sampled off the register-blocked kernel), F16 weights on the others.
+  // The cache's other slots must stay as they were (run_case poisons and compares every slot).
+  struct shape {
+    std::int64_t heads, head_dim, n_rot;
+    int style;
+    bool bias;
+  };
+  const bool coop = gpu_fast().device().cooperative_matrix_nv;
+  struct mode {
+    std::string kernel, dequant;
+    bool ahead;
+  };
+  std::vector<mode> kernels{{"reg", "", false}, {"reg", "", true}, {"reg", "1", false}};
+  if (coop) kernels.insert(kernels.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
+  for (const auto& [kernel, dequant, ahead] : kernels) {
+    ::setenv("OCTO_GEMM_KERNEL", kernel.c_str(), 1);
+    ::setenv("OCTO_GEMM_DEQUANT", dequant.c_str(), 1);
+    ::setenv("OCTO_GEMM_NORM_AHEAD", ahead ? "1" : "0", 1);
+    ::setenv("OCTO_GEMM_X16", ahead && kernel == "reg" ? "1" : "", 1);
+    const bool f16_factors = kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg");
+    for (dtype wd : weight_dtypes) {
+      if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
+      if ((kernel != "reg" || ahead || dequant == "1") && !reduction_sample(wd)) continue;
+      for (shape s : {shape{3, 64, 64, 0, false}, shape{2, 32, 16, 1, true}, shape{4, 16, 8, 0, true}}) {
+        if (s.head_dim != 64 && wd != dtype::f16) continue;
+        for (dtype cache_dt : {dtype::f32, dtype::f16}) {
+          CAPTURE(kernel);
+          CAPTURE(dequant);
+          CAPTURE(ahead);
+          CAPTURE(octo::ir::name(wd));
+          CAPTURE(s.head_dim);
+          CAPTURE(s.n_rot);
+          CAPTURE(s.style);
+          CAPTURE(octo::ir::name(cache_dt));
+          const std::int64_t R = 37, K = 256, N = s.heads * s.head_dim, S = R + 5;
+          case_builder c;
+          auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+          auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+          auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+          auto wv = c.buf("w_v", buffer_kind::weight, wd, {N, K});
+          auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+          auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+          auto q = c.buf("q", buffer_kind::io_output, dtype::f32, {R, N});
+          auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+          auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+          c.range[nw] = {0.5f, 1.5f};
+          c.range[x] = {-3.0f, 3.0f};
+          std::vector<std::int32_t> positions(static_cast<std::size_t>(R));
+          for (std::int64_t t = 0; t < R; ++t) positions[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(5 + 3 * t);
+          c.ints(pos, positions);
+          const auto rope_params = [&] {
+            return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5},
+                           {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                           {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
+          };
+          std::vector<std::int32_t> qin{x, nw, w, pos}, kin{x, nw, w, kc, pos}, vin{x, nw, wv, vc};
+          if (s.bias) {
+            qin.push_back(b);
+            kin.push_back(b);
+            vin.push_back(b);
+          }
+          c.task(opcode::rmsnorm_gemv_rope, qin, {q}, rope_params());
+          auto kp = rope_params();
+          kp.set(param_key::pos, 1);
+          c.task(opcode::rmsnorm_gemv_kv, kin, {kc}, kp);
+          auto vp = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5},
+                            {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
+          c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
+          // globals.pos = 1: rows go to cache slots 2 .. R + 1.
+          const double rtol = cache_dt == dtype::f16 ? 2e-3 : f16_factors ? 2e-3 : 2e-4;
+          run_case(c, f16_factors ? tolerance{2e-2, rtol} : tolerance{2e-4, rtol}, 1);
+        }
+      }
+    }
+  }
+  ::unsetenv("OCTO_GEMM_KERNEL");
+  ::unsetenv("OCTO_GEMM_DEQUANT");
+  ::unsetenv("OCTO_GEMM_NORM_AHEAD");
+  ::unsetenv("OCTO_GEMM_X16");
+}
+
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {
   // The RoPE pairs of one rotation are summed in one workgroup; the KV form writes the rotated (n_rot = 0:
   // plain) rows into an F32 or F16 cache at pos + globals.pos, leaving every other slot as it was.

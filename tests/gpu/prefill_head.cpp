@@ -204,18 +204,25 @@ TEST_CASE("the default prefill (GEMV_ADD, RMSNORM_GEMV, RMSNORM_SWIGLU over ever
       const auto fused = models::prefill(c, T, {.schedule = &sc});
       const auto residual_only = models::prefill(c, T, {.schedule = &residual_sc});
       REQUIRE(ir::validate(fused).ok);
-      std::size_t gemv_add = 0, norm_gemv = 0, swiglu = 0, norm_rope = 0, norm_rope_kv = 0;
+      std::size_t gemv_add = 0, norm_gemv = 0, swiglu = 0, norm_rope = 0, norm_rope_kv = 0, gemv_rope = 0, gemv_kv = 0;
       for (const auto& t : fused.tasks) {
         gemv_add += t.op == ir::opcode::gemv_add;
         norm_gemv += t.op == ir::opcode::rmsnorm_gemv;
         swiglu += t.op == ir::opcode::rmsnorm_swiglu;
         norm_rope += t.op == ir::opcode::rmsnorm_rope;
         norm_rope_kv += t.op == ir::opcode::rmsnorm_rope_kv;
+        gemv_rope += t.op == ir::opcode::rmsnorm_gemv_rope;
+        gemv_kv += t.op == ir::opcode::rmsnorm_gemv_kv;
       }
-      CHECK(norm_rope == (c.qk_norm ? 2u : 0u));  // q of 2 layers
-      CHECK(norm_rope_kv == (c.qk_norm ? 2u : 0u));  // k
+      // 2 layers. Qwen2: q RMSNORM_GEMV_ROPE, k and v RMSNORM_GEMV_KV (RoPE and the cache write in the
+      // GEMM kernels' epilogue). Qwen3: q and k RMSNORM_GEMV, then RMSNORM_ROPE and RMSNORM_ROPE_KV (the
+      // per-head norm between); v RMSNORM_GEMV_KV. The last-row head stays RMSNORM + GEMV_TILE.
+      CHECK(norm_rope == (c.qk_norm ? 2u : 0u));
+      CHECK(norm_rope_kv == (c.qk_norm ? 2u : 0u));
+      CHECK(gemv_rope == (c.qk_norm ? 0u : 2u));
+      CHECK(gemv_kv == (c.qk_norm ? 2u : 4u));
       CHECK(gemv_add == 4);
-      CHECK(norm_gemv == 6);  // q, k, v of 2 layers (the last-row head stays RMSNORM + GEMV_TILE)
+      CHECK(norm_gemv == (c.qk_norm ? 4u : 0u));
       CHECK(swiglu == 2);
       const bool fast = precision == octo::vm::matmul_precision::fast;
       octo::vm::vulkan_vm vm(opts(precision));

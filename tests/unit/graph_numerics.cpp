@@ -392,7 +392,7 @@ TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row b
   check_prefill(tiny_qwen3, 8);
 }
 
-TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU_MUL) -> RMSNORM_GEMV, RMSNORM_SWIGLU): the adds and norms fold into the GEMMs, the same logits") {
+TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU_MUL) -> RMSNORM_GEMV, RMSNORM_SWIGLU; RoPE and KV_APPEND -> RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV): the adds, norms, rotations and cache writes fold into the GEMMs, the same logits") {
   const auto residual_sc = octo::models::prefill_schedule(false);
   const octo::ir::schedule_config plain_sc;
   const std::vector<std::int32_t> tokens{5, 2, 11, 30, 7, 1, 9};
@@ -417,7 +417,13 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU
     CHECK(d[opcode::add] == pl[opcode::add] - 2 * L);
     CHECK(d[opcode::rmsnorm] == pl[opcode::rmsnorm]);
     CHECK(f[opcode::gemv_add] == 2 * L);          // o and down, each with its residual
-    CHECK(f[opcode::rmsnorm_gemv] == 3 * L + 1);  // q, k, v with their layer's norm; the head
+    // q, k and v with their layer's norm: RMSNORM_GEMV_ROPE (q), RMSNORM_GEMV_KV (k with its RoPE, v),
+    // but Qwen3's q and k, whose per-head norm comes between the projection and the RoPE, stay
+    // RMSNORM_GEMV (then RMSNORM_ROPE(_KV)); the head RMSNORM_GEMV.
+    CHECK(f[opcode::rmsnorm_gemv] == (c->qk_norm ? 2 * L : 0) + 1);
+    CHECK(f[opcode::rmsnorm_gemv_rope] == (c->qk_norm ? 0 : L));
+    CHECK(f[opcode::rmsnorm_gemv_kv] == (c->qk_norm ? 1 : 2) * L);
+    CHECK(f[opcode::kv_append] == 0);
     CHECK(f[opcode::rmsnorm_swiglu] == L);        // gate and up with the FFN norm and their SILU_MUL
     CHECK(f[opcode::silu_mul] == 0);
     CHECK(f[opcode::gemm_tile] == 0);
@@ -428,9 +434,10 @@ TEST_CASE("fused prefill (GEMM_TILE, ADD -> GEMV_ADD; RMSNORM, GEMM_TILE (, SILU
     CHECK(f[opcode::rmsnorm] == pl[opcode::rmsnorm] - (2 * L + 1) - head_norms);
     CHECK(f[opcode::rmsnorm_rope] == head_norms / 2);
     CHECK(f[opcode::rmsnorm_rope_kv] == head_norms / 2);
-    CHECK(f[opcode::rope] == pl[opcode::rope] - head_norms);
+    CHECK(f[opcode::rope] == 0);
+    CHECK(pl[opcode::rope] == 2 * L);
     for (const auto& t : fused_p.tasks)
-      if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv || t.op == opcode::rmsnorm_swiglu)
+      if (t.op == opcode::gemv_add || t.op == opcode::rmsnorm_gemv || t.op == opcode::rmsnorm_swiglu || t.op == opcode::rmsnorm_gemv_rope)
         CHECK(fused_p.buffers[static_cast<std::size_t>(t.outputs[0])].shape[0] == T);
     // A fused op is the composition of the ops it replaces (include/octo/semantics/fused.hpp): the
     // reference VM's logits are the plain prefill's bit for bit, and the float64 pass's within float32

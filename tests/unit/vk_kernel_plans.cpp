@@ -737,8 +737,9 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
     std::memcpy(&ndst, normed.before[0].push_constants.bytes.data() + 24, 8);
     CHECK(nsrc == 0x10000);  // x, the program's first buffer
     CHECK(ndst == 0x900000);
-    std::memcpy(&nnorm, normed.push_constants.bytes.data() + normed.push_constants.bytes.size() - 24, 8);
-    CHECK(nnorm == 0);  // the GEMM's own norm fields empty (matmul_push: ..., residual, norm_w, dtype, eps)
+    std::memcpy(&nnorm, normed.push_constants.bytes.data() + normed.push_constants.bytes.size() - 40, 8);
+    // the GEMM's own norm fields empty (matmul_push: ..., residual, norm_w, dtype, eps, then the RoPE's 4 words)
+    CHECK(nnorm == 0);
     const auto ask_n = plan(norm_program(512), 0);
     CHECK(ask_n.before.empty());
     CHECK(ask_n.shared_scratch_key != plan(program(512, 0), 0).shared_scratch_key);  // not x's plain rounding
@@ -768,6 +769,35 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   REQUIRE(reg.spec_constants.size() == 7);  // gemm_reg has no three-stage loop
   CHECK(reg.spec_constants[6] == 1u);
   ::unsetenv("OCTO_GEMM_X16");
+}
+
+TEST_CASE("prefill q, k, v: RMSNORM_GEMV_ROPE / RMSNORM_GEMV_KV over many rows take the GEMM kernels' RoPE / KV epilogue") {
+  clear_kernel_environment();
+  // [x, norm_w, W, cache, pos] -> cache: 64 rows of 2 heads of 64, the norm ahead from 256 rows.
+  const auto kv_program = [](std::int64_t rows, std::int64_t head_dim, std::int64_t n_rot) {
+    ir::param_list p;
+    p.set(param_key::K, 256).set(param_key::hidden, 256).set(param_key::head_dim, head_dim).set(param_key::n_rot, n_rot);
+    p.set(param_key::pos, 0).set(param_key::rope_style, 0);
+    p.set_real(param_key::eps, 1e-6).set_real(param_key::theta, 10000.0);
+    ir::program prog = single_task(opcode::rmsnorm_gemv_kv,
+                                   {{"x", {rows, 256}}, {"norm_w", {256}}, {"w", {128, 256}, dtype::f16, ir::buffer_kind::weight},
+                                    {"cache", {1024, 128}, dtype::f16, ir::buffer_kind::kv_cache}, {"pos", {rows}, dtype::i32}},
+                                   {"unused", {1}}, p);
+    prog.tasks[0].outputs[0] = prog.tasks[0].inputs[3];  // writes the cache it reads
+    return prog;
+  };
+  for (std::int64_t rows : {64, 512}) {
+    CAPTURE(rows);
+    const auto l = plan_on_subgroup_device(kv_program(rows, 64, 64), false, 0x900000);
+    CHECK(l.shader.rfind("gemm_reg_", 0) == 0);  // never gemm.comp (no such epilogue)
+    REQUIRE(l.spec_constants.size() >= 6);
+    CHECK(l.spec_constants[5] == (rows >= 256 ? 5u : 6u));  // the norm ahead (5) or in the staging (6)
+  }
+  // head_dim or n_rot not a multiple of 4 (a lane's two pairs), or OCTO_GEMM_ROPE_KV=0: the GEMV kernel.
+  CHECK(plan_on_subgroup_device(kv_program(64, 64, 62), false, 0x900000).shader.rfind("gemm", 0) != 0);
+  ::setenv("OCTO_GEMM_ROPE_KV", "0", 1);
+  CHECK(plan_on_subgroup_device(kv_program(64, 64, 64), false, 0x900000).shader.rfind("gemm_", 0) != 0);
+  ::unsetenv("OCTO_GEMM_ROPE_KV");
 }
 
 TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a wave, else 64 x 64; K steps of 64 under a wave") {

@@ -82,7 +82,7 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 13> fusion_chains{{
+inline constexpr std::array<fusion_chain, 16> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -99,6 +99,10 @@ inline constexpr std::array<fusion_chain, 13> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"}, 5, ir::opcode::rmsnorm_gemv_norm_kv},
     // prefill: gate and up in one GEMM kernel (their rows interleaved in its tiles), SiLU.mul in its epilogue
     {{"RMSNORM", "GEMM_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
+    // prefill: q, k and v over every row, RoPE and the cache write in the GEMM kernels' epilogue
+    {{"RMSNORM", "GEMM_TILE", "ROPE"}, 3, ir::opcode::rmsnorm_gemv_rope},
+    {{"RMSNORM", "GEMM_TILE", "ROPE", "KV_APPEND"}, 4, ir::opcode::rmsnorm_gemv_kv},
+    {{"RMSNORM", "GEMM_TILE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_gemv_kv},
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -306,14 +310,15 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
             break;
           }
         }
+        // Chains 4 and 5 over a GEMV_TILE (decode), 14 and 15 over a GEMM_TILE (prefill: every row).
         std::int32_t rope = -1, g = src;
-        if (chain_on(4) && is(src, ir::opcode::rope) && sole(src)) {
+        if (is(src, ir::opcode::rope) && sole(src) && (chain_on(4) || chain_on(14))) {
           rope = src;
           g = nodes[static_cast<std::size_t>(src)].in[0];
-        } else if (!chain_on(5)) {
-          break;
         }
-        if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
+        const bool over_gemv = is(g, ir::opcode::gemv_tile) && chain_on(rope >= 0 ? 4 : 5);
+        const bool over_gemm = is(g, ir::opcode::gemm_tile) && chain_on(rope >= 0 ? 14 : 15);
+        if ((!over_gemv && !over_gemm) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
         const node& gn = nodes[static_cast<std::size_t>(g)];
         const std::int64_t K = gn.params.get(ir::param_key::K), pos = t.params.get(ir::param_key::pos);
         const std::int32_t w = gn.in[1], bias = gn.n_in > 2 ? gn.in[2] : -1;
@@ -357,9 +362,9 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
           absorb(norm);
           break;
         }
-        if (!chain_on(3)) break;
         const std::int32_t g = t.in[0], pos = t.in[1];
-        if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
+        const bool over_gemv = chain_on(3) && is(g, ir::opcode::gemv_tile), over_gemm = chain_on(13) && is(g, ir::opcode::gemm_tile);
+        if ((!over_gemv && !over_gemm) || !sole(g) || !norm_of(nodes[static_cast<std::size_t>(g)].in[0])) break;
         const node& gn = nodes[static_cast<std::size_t>(g)];
         const std::int64_t K = gn.params.get(ir::param_key::K);
         const std::int32_t w = gn.in[1], bias = gn.n_in > 2 ? gn.in[2] : -1;

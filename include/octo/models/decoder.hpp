@@ -62,7 +62,8 @@ inline constexpr std::int64_t kFoldNormsRows = 256;
 /// RMSNORM_GEMV in each (q, k, v), and the gate and up GEMMs of one norm with their SILU_MUL one
 /// RMSNORM_SWIGLU, whose kernel multiplies gate and up rows interleaved and writes silu(gate) * up. On
 /// tensor cores the norm runs once ahead of a wavefront's GEMMs, into the f16 rows they read
-/// (src/vulkan/kernels/gemm.cpp, plan_norm_x); Qwen3's per-head q / k norms fold into their RoPE
+/// (src/vulkan/kernels/gemm.cpp, plan_norm_x); q, k and v take their RoPE and cache writes into the
+/// GEMMs' epilogue (RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV); Qwen3's per-head q / k norms fold into their RoPE
 /// (RMSNORM_ROPE, RMSNORM_ROPE_KV). docs/ir.md §5.1. `fold_norms` = false keeps the norms
 /// and the SILU_MUL as their own tasks (the runtime's OCTO_PREFILL_FUSION=residual), for measuring one
 /// form against the other.
@@ -72,6 +73,11 @@ constexpr ir::schedule_config prefill_schedule(bool fold_norms = true) {
   if (fold_norms) {
     s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE", "SILU_MUL"});
     s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE"});
+    // q, k and v with their RoPE and cache writes in the GEMM kernels' epilogue (RMSNORM_GEMV_ROPE,
+    // RMSNORM_GEMV_KV over every row; common/gemm_rope_kv.glsl).
+    s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE", "ROPE", "KV_APPEND"});
+    s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE", "ROPE"});
+    s.fusion_grouping.push_back({"RMSNORM", "GEMM_TILE", "KV_APPEND"});
     // Qwen3's per-head q / k norms with their RoPE (and k's cache write): one pass over the rows instead
     // of two or three (shaders/norm_rope.comp).
     s.fusion_grouping.push_back({"RMSNORM", "ROPE", "KV_APPEND"});

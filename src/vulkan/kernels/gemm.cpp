@@ -241,7 +241,7 @@ bool plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bo
   constexpr std::uint32_t kX16Rows = 256;
   const std::string knob = env("OCTO_GEMM_X16");
   if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return false;
-  if (epi == 1 || l.shared_scratch_bytes != 0 || !l.before.empty()) return false;
+  if (epi == 1 || epi == 4 || epi == 6 || l.shared_scratch_bytes != 0 || !l.before.empty()) return false;
   // rows_f16_f32 addresses an x row's bytes in 32 bits.
   if ((std::uint64_t{a.row0} + a.rows) * a.K * 4 > 0xffffffffull) return false;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
@@ -298,7 +298,7 @@ bool plan_norm_x(const task_context& c, gemm_args& a, bool f16, kernel_launch& l
   a.norm_dtype = 0;
   a.eps = 0.0f;
   l.push_constants = matmul_push(c, a);
-  l.spec_constants[5] = a.up != 0 ? 3 : 0;  // the epilogue without the norm
+  l.spec_constants[5] = a.up != 0 ? 3 : a.rope_kv ? 5 : 0;  // the epilogue without the norm
   if (f16) {
     l.spec_constants.resize(7, 0);
     l.spec_constants[6] = 1;  // X16
@@ -337,14 +337,14 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const bool reg_first = a.rows >= 256 && a.K >= 1024 && big_groups >= 200;
 
   std::string_view kind;
-  if (force == "old" && can_old && !swiglu) kind = "old";
+  if (force == "old" && can_old && !swiglu && !a.rope_kv) kind = "old";
   else if (force == "reg" && can_reg) kind = "reg";
   else if (force == "coopf" && coop_cfg) kind = "coopf";
   else if (force == "coop" && split_cfg) kind = "coop";
   // The default where the VM's precision is `fast` and the device has tensor cores (docs/precision.md).
   else if (force.empty() && c.fast_precision && coop_cfg) kind = "coopf";
-  else if (can_reg && (reg_first || !can_old || swiglu)) kind = "reg";  // gemm.comp has no SWIGLU
-  else if (can_old && !swiglu) kind = "old";
+  else if (can_reg && (reg_first || !can_old || swiglu || a.rope_kv)) kind = "reg";  // gemm.comp has neither epilogue
+  else if (can_old && !swiglu && !a.rope_kv) kind = "old";
   else return false;
 
   tile t{64, 64};
@@ -356,8 +356,10 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const std::span<const tile> tiles = std::uint64_t{a.n_tile} >= 4ull * a.K ? std::span<const tile>(wide)
                                                                             : std::span<const tile>(other);
   // The fused epilogue, gemm*.comp's spec constant 5 (the others' ids 0-4 left at their defaults): 1 the
-  // norm, 2 the residual, 3 SiLU.mul, 4 the norm and SiLU.mul.
-  const std::uint32_t epi = swiglu ? (a.norm_w ? 4 : 3) : a.norm_w ? 1 : (a.residual ? 2 : 0);
+  // norm, 2 the residual, 3 SiLU.mul, 4 the norm and SiLU.mul, 5 RoPE / the cache write
+  // (common/gemm_rope_kv.glsl), 6 the norm and those.
+  const std::uint32_t epi = swiglu ? (a.norm_w ? 4 : 3) : a.rope_kv ? (a.norm_w ? 6 : 5) : a.norm_w ? 1 : (a.residual ? 2 : 0);
+  const bool norm_epi = epi == 1 || epi == 4 || epi == 6;
   if (kind == "old") {
     l.shader = mod->old;
     l.spec_constants = {256, 0, 0, 0, 0, epi};
@@ -393,7 +395,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const std::string x16_knob = env("OCTO_GEMM_X16");
   const bool x16_kernel = x16_knob != "0" && (kind == "coopf" || (kind == "reg" && x16_knob == "1"));
   bool x16 = false;
-  if (epi == 1 || epi == 4) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
+  if (norm_epi) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
   else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, epi, kind == "reg", l);
   if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of

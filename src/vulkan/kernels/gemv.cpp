@@ -181,7 +181,11 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
       .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
 push_block matmul_push(const task_context& c, const gemm_args& a) {
-  return matmul_fields(c, a).addr(a.up != 0 ? a.up : a.residual).addr(a.norm_w).u32(a.norm_dtype).f32(a.eps).take();
+  return matmul_fields(c, a)
+      .addr(a.up != 0 ? a.up : a.rope_kv ? a.rope_pos : a.residual)
+      .addr(a.norm_w).u32(a.norm_dtype).f32(a.eps)
+      .u32(a.rope).u32(a.style).u32(a.kv_pos).f32(a.log2_theta)
+      .take();
 }
 
 namespace {
@@ -266,6 +270,15 @@ std::uint64_t rounded_by_writer(const task_context& c) {
 }
 
 }  // namespace
+
+/// Whether RMSNORM_GEMV_ROPE / RMSNORM_GEMV_KV may take the GEMM kernels' RoPE / KV epilogue: heads of
+/// a multiple of 4 dimensions, n_rot too (a NeoX lane's two pairs (i, i + n_rot / 2) and (i + 1, ..)
+/// must lie in the rotated half, and i even: 16-bit outputs written a word at a time).
+/// OCTO_GEMM_ROPE_KV=0 keeps the GEMV kernel (row blocks) for them, for measuring one against the other.
+static bool gemm_rope_kv_fits(const task_context& c, std::uint32_t rope) {
+  const std::uint32_t hd = rope & 0xffffu, n_rot = rope >> 16;
+  return number_knob(c, "OCTO_GEMM_ROPE_KV", {0, 1}, 1) == 1 && hd % 4 == 0 && n_rot % 4 == 0;
+}
 
 kernel_launch plan_gemv(const task_context& c) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
@@ -413,7 +426,20 @@ kernel_launch plan_gemv(const task_context& c) {
     ga.norm_dtype = nw_dtype;
     ga.eps = eps;
   }
-  if ((!fused || ops.fuse <= 3) && plan_gemm_tiled(c, ga, l)) return l;
+  // RoPE and the cache write (q, k, v of a prefill) in the GEMM kernels' epilogue: whole heads of 4k
+  // dimensions (a lane's 4 consecutive columns are two pairs, shaders/gemm_epilogue.glsl).
+  if ((ops.fuse == 4 || ops.fuse == 5) && gemm_rope_kv_fits(c, rope)) {
+    ga.rope_kv = true;
+    ga.rope_pos = aux_addr;
+    ga.rope = rope;
+    ga.style = style | (ops.kv() ? 1u << 16 : 0u);
+    ga.kv_pos = kv_pos;
+    ga.log2_theta = log2_theta;
+    ga.norm_w = nw_addr;
+    ga.norm_dtype = nw_dtype;
+    ga.eps = eps;
+  }
+  if ((!fused || ops.fuse <= 3 || ga.rope_kv) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
   const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.

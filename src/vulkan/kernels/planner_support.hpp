@@ -139,11 +139,19 @@ struct gemm_args {
   // multiply gate and up rows interleaved, 2 n_tile columns, and write silu(gate) * up (their EPI 3, 4;
   // it rides in the push block's residual field).
   std::uint64_t up = 0;
+  // RMSNORM_GEMV_ROPE / RMSNORM_GEMV_KV over many rows (prefill's q, k, v; the GEMM kernels' EPI 5, 6):
+  // RoPE over the outputs' heads and, for KV, the rows written into the cache (y, ldy its row width) at
+  // kv_pos + globals.pos + row in its dtype. rope_pos (the positions, riding in the residual field) is 0
+  // without a rotation; rope = head_dim | n_rot << 16, style = rope_style | y dtype << 8 | kv << 16.
+  bool rope_kv = false;
+  std::uint64_t rope_pos = 0;
+  std::uint32_t rope = 0, style = 0, kv_pos = 0;
+  float log2_theta = 0.0f;
 };
 /// The push-constant block every GEMV / GEMM module declares alike (shaders/gemv.comp, gemm*.comp).
 push_builder matmul_fields(const task_context& c, const gemm_args& a);
 /// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual (or the SWIGLU's up
-/// weight) and the norm.
+/// weight, or the RoPE's positions), the norm and the RoPE / KV fields.
 push_block matmul_push(const task_context& c, const gemm_args& a);
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
