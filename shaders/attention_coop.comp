@@ -22,7 +22,7 @@
 #include "common/octo.glsl"
 layout(local_size_x_id = 0) in;                // 32 RG KS
 layout(constant_id = 1) const uint HD = 64;    // head_dim: a multiple of 16, at most 128
-layout(constant_id = 2) const uint KT = 32;    // keys per tile: 32 or 64
+layout(constant_id = 2) const uint KT = 32;    // keys per tile: 16, 32 or 64
 layout(constant_id = 3) const uint K_BF16 = 0; // the caches' dtype: 0 F16, 1 BF16
 layout(constant_id = 4) const uint V_BF16 = 0;
 // PREFETCH (spec constant 5): the next tile's K and V are loaded into registers while this tile's

@@ -167,8 +167,8 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   };
   // Prefill on tensor cores (shaders/attention_coop.comp) at the `fast` precision (docs/precision.md),
   // 16-bit caches, head_dim a multiple of 16 up to 128: 16 query rows a subgroup, rg row groups of 16
-  // a workgroup and ks subgroups splitting each group's keys (merged in the workgroup), key tiles of 64
-  // where shared memory holds them, else 32. On the H100 at 512 rows (benchmarks/results/2026-11-27-h100-gemm-coop,
+  // a workgroup and ks subgroups splitting each group's keys (merged in the workgroup), key tiles of 64,
+  // 32 or 16 (below). On the H100 at 512 rows (benchmarks/results/2026-11-27-h100-gemm-coop,
   // call7), without key splits, a layer took 42 us against attention_rows' 76 (0.5B, head_dim 64; 53 us
   // with 2 row groups) and 85 against 154 (1.5B, head_dim 128). OCTO_ATTENTION_ROWS=16|32|64 (rows a
   // workgroup) and OCTO_ATTENTION_SPLIT=1|2|4 (subgroups a row group) ask for a form;
@@ -191,11 +191,21 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
       return 16 * (std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh + 16 * nsg * (kt / 8 + 1)) +
              4 * 16 * nsg * (std::max<std::uint64_t>(kt, hd) + 4);
     };
-    std::uint32_t rg = number_knob(c, "OCTO_ATTENTION_ROWS", {16, 32, 64}, 64) / 16;
-    const std::uint32_t ks = number_knob(c, "OCTO_ATTENTION_SPLIT", {1, 2, 4}, 1);
-    while (rg > 1 && (coop_shared(rg, ks, 32) > c.device.max_shared_memory || 32 * rg * ks > c.device.max_workgroup_size_x))
+    // The default: 64 rows a workgroup, one subgroup each 16; head_dim 64 and under, 32 rows with their
+    // keys split over 2 subgroups (H100, 512 rows: 0.5B's layer 31 us against 38;
+    // benchmarks/results/2026-12-06-h100-attn-split, call1).
+    const bool small_heads = hd <= 64;
+    std::uint32_t rg = number_knob(c, "OCTO_ATTENTION_ROWS", {16, 32, 64}, small_heads ? 32 : 64) / 16;
+    const std::uint32_t ks = number_knob(c, "OCTO_ATTENTION_SPLIT", {1, 2, 4}, small_heads ? 2 : 1);
+    while (rg > 1 && (coop_shared(rg, ks, 16) > c.device.max_shared_memory || 32 * rg * ks > c.device.max_workgroup_size_x))
       rg /= 2;
-    const std::uint32_t kt = coop_shared(rg, ks, 64) <= c.device.max_shared_memory ? 64 : 32;
+    // Key tiles of 64, 32 or 16: the largest whose round an invocation loads in at most 8 16-byte units of
+    // K and 8 of V (kt * hd / 8 / (32 rg) each; it holds them all before storing any), within shared
+    // memory. More spilled: with 32 rows and 2 key splits, tiles of 64 at head_dim 128 ran the 1.5B's
+    // layer in 150 us against 57 without splits (call1).
+    std::uint32_t kt = 64;
+    while (kt > 16 && (std::uint64_t{kt} * hd / 8 > 8ull * 32 * rg || coop_shared(rg, ks, kt) > c.device.max_shared_memory))
+      kt /= 2;
     if (coop_shared(rg, ks, kt) <= c.device.max_shared_memory && c.device.max_workgroup_size_x >= 32 * rg * ks) {
       const std::uint64_t blocks = (static_cast<std::uint64_t>(T) + 16 * rg - 1) / (16 * rg);
       kernel_launch l;
