@@ -134,6 +134,36 @@ TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up)
   }
 }
 
+/// One form of the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp's knobs): the kernel, the weight
+/// dequantized to f16 ahead (OCTO_GEMM_DEQUANT), the norm ahead (OCTO_GEMM_NORM_AHEAD; into gemm_reg as
+/// f16 rows, its X16 mode). `old`: the 64 x 64 kernel's forms too. The tensor-core ones where the device has them.
+struct gemm_form {
+  std::string kernel, dequant;
+  bool ahead;
+  bool f16_factors() const { return kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg"); }
+};
+std::vector<gemm_form> gemm_forms(bool old) {
+  std::vector<gemm_form> forms{{"reg", "", false}, {"reg", "1", false}, {"reg", "", true}};
+  if (old) forms.insert(forms.begin(), {{"old", "", false}, {"old", "", true}});
+  if (gpu_fast().device().cooperative_matrix_nv)
+    forms.insert(forms.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
+  return forms;
+}
+/// The environment of one form while it lives.
+struct gemm_form_env {
+  explicit gemm_form_env(const gemm_form& f) {
+    ::setenv("OCTO_GEMM_KERNEL", f.kernel.c_str(), 1);
+    ::setenv("OCTO_GEMM_DEQUANT", f.dequant.c_str(), 1);
+    ::setenv("OCTO_GEMM_NORM_AHEAD", f.ahead ? "1" : "0", 1);
+    ::setenv("OCTO_GEMM_X16", f.ahead && f.kernel == "reg" ? "1" : "", 1);
+  }
+  ~gemm_form_env() {
+    for (const char* k : {"OCTO_GEMM_KERNEL", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_X16"}) ::unsetenv(k);
+  }
+  gemm_form_env(const gemm_form_env&) = delete;
+  gemm_form_env& operator=(const gemm_form_env&) = delete;
+};
+
 TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows (prefill): the tiled GEMM kernels' fused forms") {
   // From 16 rows these run as a tiled GEMM (src/vulkan/kernels/gemv.cpp): GEMV_ADD with r added in the
   // epilogue; RMSNORM_GEMV with x multiplied by the norm weight as it is staged, each row's sum of squares
@@ -147,19 +177,10 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
   // rows interleaved in one GEMM's tiles, silu(gate) * up in its epilogue; the 64 x 64 kernel has no such
   // epilogue, so "old" plans the register-blocked one) with its norm in the staging and ahead. Two column
   // tiles leave the columns between them poisoned.
-  const bool coop = gpu_fast().device().cooperative_matrix_nv;
-  struct mode {
-    std::string kernel, dequant;
-    bool ahead;
-  };
-  std::vector<mode> kernels{{"old", "", false}, {"reg", "", false}, {"reg", "1", false}, {"old", "", true}, {"reg", "", true}};
-  if (coop) kernels.insert(kernels.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
-  for (const auto& [kernel, dequant, ahead] : kernels) {
-    ::setenv("OCTO_GEMM_KERNEL", kernel.c_str(), 1);
-    ::setenv("OCTO_GEMM_DEQUANT", dequant.c_str(), 1);
-    ::setenv("OCTO_GEMM_NORM_AHEAD", ahead ? "1" : "0", 1);
-    ::setenv("OCTO_GEMM_X16", ahead && kernel == "reg" ? "1" : "", 1);
-    const bool f16_factors = kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg");
+  for (const gemm_form& f : gemm_forms(true)) {
+    const gemm_form_env env(f);
+    const auto& [kernel, dequant, ahead] = f;
+    const bool f16_factors = f.f16_factors();
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
       if ((kernel != "reg" || ahead) && !reduction_sample(wd)) continue;
@@ -204,10 +225,6 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
       }
     }
   }
-  ::unsetenv("OCTO_GEMM_KERNEL");
-  ::unsetenv("OCTO_GEMM_DEQUANT");
-  ::unsetenv("OCTO_GEMM_NORM_AHEAD");
-  ::unsetenv("OCTO_GEMM_X16");
 }
 
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (prefill): the GEMM kernels' RoPE / KV epilogue") {
@@ -225,19 +242,10 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
     int style;
     bool bias;
   };
-  const bool coop = gpu_fast().device().cooperative_matrix_nv;
-  struct mode {
-    std::string kernel, dequant;
-    bool ahead;
-  };
-  std::vector<mode> kernels{{"reg", "", false}, {"reg", "", true}, {"reg", "1", false}};
-  if (coop) kernels.insert(kernels.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
-  for (const auto& [kernel, dequant, ahead] : kernels) {
-    ::setenv("OCTO_GEMM_KERNEL", kernel.c_str(), 1);
-    ::setenv("OCTO_GEMM_DEQUANT", dequant.c_str(), 1);
-    ::setenv("OCTO_GEMM_NORM_AHEAD", ahead ? "1" : "0", 1);
-    ::setenv("OCTO_GEMM_X16", ahead && kernel == "reg" ? "1" : "", 1);
-    const bool f16_factors = kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg");
+  for (const gemm_form& f : gemm_forms(true)) {
+    const gemm_form_env env(f);
+    const auto& [kernel, dequant, ahead] = f;
+    const bool f16_factors = f.f16_factors();
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
       if ((kernel != "reg" || ahead || dequant == "1") && !reduction_sample(wd)) continue;
@@ -293,10 +301,6 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
       }
     }
   }
-  ::unsetenv("OCTO_GEMM_KERNEL");
-  ::unsetenv("OCTO_GEMM_DEQUANT");
-  ::unsetenv("OCTO_GEMM_NORM_AHEAD");
-  ::unsetenv("OCTO_GEMM_X16");
 }
 
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {
