@@ -224,17 +224,20 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   // norms, prefill_schedule() without its RoPE / KV_APPEND chains (the norms, SwiGLU and residual adds
   // folded; RoPE, Qwen3's head norms and the cache writes as tasks of their own); 0, the plain ops.
   const ir::schedule_config folded = models::prefill_schedule(), residual_only = models::prefill_schedule(false), plain{};
-  ir::schedule_config norms_only = folded;
-  std::erase_if(norms_only.fusion_grouping, [](const auto& chain) {
-    return std::find(chain.begin(), chain.end(), "ROPE") != chain.end() ||
-           std::find(chain.begin(), chain.end(), "KV_APPEND") != chain.end();
-  });
+  ir::schedule_config norms_only;
   o.schedule = tokens >= models::kFoldNormsRows ? &folded : &residual_only;
   if (const char* f = std::getenv("OCTO_PREFILL_FUSION"); f && *f) {
     const std::string_view v(f);
     if (v == "1") o.schedule = &folded;
     else if (v == "residual") o.schedule = &residual_only;
-    else if (v == "norms") o.schedule = &norms_only;
+    else if (v == "norms") {
+      norms_only = folded;
+      std::erase_if(norms_only.fusion_grouping, [](const auto& chain) {
+        return std::find(chain.begin(), chain.end(), "ROPE") != chain.end() ||
+               std::find(chain.begin(), chain.end(), "KV_APPEND") != chain.end();
+      });
+      o.schedule = &norms_only;
+    }
     else if (v == "0") o.schedule = &plain;
     else throw octo::error("octo: OCTO_PREFILL_FUSION='" + std::string(v) + "' is not 0, 1, norms or residual");
   }

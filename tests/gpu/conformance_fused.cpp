@@ -227,6 +227,52 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
   }
 }
 
+/// Heads of a RoPE'd projection: heads x head_dim, n_rot of them rotated in rope_style, with a bias or not.
+struct rope_shape {
+  std::int64_t heads, head_dim, n_rot;
+  int style;
+  bool bias;
+};
+/// q, k and v of R rows of x [R, K] in one case: RMSNORM_GEMV_ROPE into q, RMSNORM_GEMV_KV into the k cache
+/// (rotated) and the v cache (n_rot = 0), both of S slots at pos 1 (+ globals.pos), at `positions`.
+/// `wide_x`: x in [-3, 3], an RMS far from 1, so the norm must matter.
+case_builder qkv_rope_case(dtype wd, dtype cache_dt, const rope_shape& s, std::int64_t R, std::int64_t K,
+                           std::int64_t S, const std::vector<std::int32_t>& positions, bool wide_x) {
+  const std::int64_t N = s.heads * s.head_dim;
+  case_builder c;
+  auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+  auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
+  auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+  auto wv = c.buf("w_v", buffer_kind::weight, wd, {N, K});
+  auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+  auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
+  auto q = c.buf("q", buffer_kind::io_output, dtype::f32, {R, N});
+  auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+  auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
+  c.range[nw] = {0.5f, 1.5f};
+  if (wide_x) c.range[x] = {-3.0f, 3.0f};
+  c.ints(pos, positions);
+  const auto rope_params = [&] {
+    return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
+                   {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
+                   {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
+  };
+  std::vector<std::int32_t> qin{x, nw, w, pos}, kin{x, nw, w, kc, pos}, vin{x, nw, wv, vc};
+  if (s.bias) {
+    qin.push_back(b);
+    kin.push_back(b);
+    vin.push_back(b);
+  }
+  c.task(opcode::rmsnorm_gemv_rope, qin, {q}, rope_params());
+  auto kp = rope_params();
+  kp.set(param_key::pos, 1);
+  c.task(opcode::rmsnorm_gemv_kv, kin, {kc}, kp);
+  auto vp = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
+                    {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
+  c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
+  return c;
+}
+
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (prefill): the GEMM kernels' RoPE / KV epilogue") {
   // From 16 rows a prefill's q, k and v run as tiled GEMMs whose epilogue adds the bias, rotates and
   // writes y or the cache rows (shaders/common/gemm_rope_kv.glsl: the tile's columns permuted so that a
@@ -237,12 +283,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
   // 16 rotating 8 (NeoX: dims past n_rot pass through); F32 and F16 caches; the v form (n_rot = 0). One
   // format of each weight loop family and Q8_0 on the first shape, F16 weights on the others.
   // The cache's other slots must stay as they were (run_case poisons and compares every slot).
-  struct shape {
-    std::int64_t heads, head_dim, n_rot;
-    int style;
-    bool bias;
-  };
-  for (const gemm_form& f : gemm_forms(true)) {
+  for (const gemm_form& f : gemm_forms(false)) {
     const gemm_form_env env(f);
     const auto& [kernel, dequant, ahead] = f;
     const bool f16_factors = f.f16_factors();
@@ -253,7 +294,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
       // cold pipeline on lavapipe (every format: 29.6 s of this case cold, against 18.5); and Q8_0, whose
       // tensor-core kernel has its own f16 path (W16_Q8_0).
       if (!reduction_sample(wd) && wd != dtype::q8_0) continue;
-      for (shape s : {shape{3, 64, 64, 0, false}, shape{2, 32, 16, 1, true}, shape{4, 16, 8, 0, true}}) {
+      for (rope_shape s : {rope_shape{3, 64, 64, 0, false}, rope_shape{2, 32, 16, 1, true}, rope_shape{4, 16, 8, 0, true}}) {
         if (s.head_dim != 64 && wd != dtype::f16) continue;
         for (dtype cache_dt : {dtype::f32, dtype::f16}) {
           CAPTURE(kernel);
@@ -264,40 +305,10 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
           CAPTURE(s.n_rot);
           CAPTURE(s.style);
           CAPTURE(octo::ir::name(cache_dt));
-          const std::int64_t R = 37, K = 256, N = s.heads * s.head_dim, S = R + 5;
-          case_builder c;
-          auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
-          auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
-          auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
-          auto wv = c.buf("w_v", buffer_kind::weight, wd, {N, K});
-          auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
-          auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
-          auto q = c.buf("q", buffer_kind::io_output, dtype::f32, {R, N});
-          auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
-          auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
-          c.range[nw] = {0.5f, 1.5f};
-          c.range[x] = {-3.0f, 3.0f};
+          const std::int64_t R = 37;
           std::vector<std::int32_t> positions(static_cast<std::size_t>(R));
           for (std::int64_t t = 0; t < R; ++t) positions[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(5 + 3 * t);
-          c.ints(pos, positions);
-          const auto rope_params = [&] {
-            return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5},
-                           {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
-                           {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
-          };
-          std::vector<std::int32_t> qin{x, nw, w, pos}, kin{x, nw, w, kc, pos}, vin{x, nw, wv, vc};
-          if (s.bias) {
-            qin.push_back(b);
-            kin.push_back(b);
-            vin.push_back(b);
-          }
-          c.task(opcode::rmsnorm_gemv_rope, qin, {q}, rope_params());
-          auto kp = rope_params();
-          kp.set(param_key::pos, 1);
-          c.task(opcode::rmsnorm_gemv_kv, kin, {kc}, kp);
-          auto vp = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-5},
-                            {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
-          c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
+          case_builder c = qkv_rope_case(wd, cache_dt, s, R, 256, R + 5, positions, true);
           // globals.pos = 1: rows go to cache slots 2 .. R + 1.
           const double rtol = cache_dt == dtype::f16 ? 2e-3 : f16_factors ? 2e-3 : 2e-4;
           run_case(c, f16_factors ? tolerance{2e-2, rtol} : tolerance{2e-4, rtol}, 1);
@@ -310,11 +321,6 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
 TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtype, both RoPE styles, caches") {
   // The RoPE pairs of one rotation are summed in one workgroup; the KV form writes the rotated (n_rot = 0:
   // plain) rows into an F32 or F16 cache at pos + globals.pos, leaving every other slot as it was.
-  struct shape {
-    std::int64_t heads, head_dim, n_rot;
-    int style;
-    bool bias;
-  };
   // The fallback (shared-memory reduction) also takes 4 weight rows (2 RoPE pairs) a workgroup
   // (OCTO_GEMV_NR=4: the planner's choice for wide projections; these narrow ones take 2).
   for (bool fallback : {false, true}) {
@@ -327,8 +333,8 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
       if (fallback && !reduction_sample(wd)) continue;
       const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
       // 3 heads of 64 (rotate-half), 1 head of 32 rotating 16 dims (interleaved), 5 heads of 16 with bias
-      for (shape s : {shape{3, 64, 64, 0, false}, shape{1, 32, 16, 1, true}, shape{5, 16, 16, 0, true},
-                      shape{2, 16, 8, 0, false}}) {
+      for (rope_shape s : {rope_shape{3, 64, 64, 0, false}, rope_shape{1, 32, 16, 1, true}, rope_shape{5, 16, 16, 0, true},
+                           rope_shape{2, 16, 8, 0, false}}) {
         for (dtype cache_dt : {dtype::f32, dtype::f16}) {
           for (std::int64_t R : {1, 2}) {
             if (R != 1 && !reduction_sample(wd)) continue;  // as above: decode runs one row
@@ -340,37 +346,8 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV, every weight dtyp
             CAPTURE(s.bias);
             CAPTURE(octo::ir::name(cache_dt));
             CAPTURE(R);
-            const std::int64_t N = s.heads * s.head_dim, S = 6;
-            case_builder c;
-            auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
-            auto nw = c.buf("norm_w", buffer_kind::weight, dtype::f32, {K});
-            auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
-            auto wv = c.buf("w_v", buffer_kind::weight, wd, {N, K});
-            auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
-            auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {R});
-            auto q = c.buf("q", buffer_kind::io_output, dtype::f32, {R, N});
-            auto kc = c.buf("k_cache", buffer_kind::kv_cache, cache_dt, {S, N});
-            auto vc = c.buf("v_cache", buffer_kind::kv_cache, cache_dt, {S, N});
-            c.range[nw] = {0.5f, 1.5f};
-            c.ints(pos, R == 1 ? std::vector<std::int32_t>{57} : std::vector<std::int32_t>{7, 8});
-            const auto rope_params = [&] {
-              return params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
-                             {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
-                             {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}});
-            };
-            std::vector<std::int32_t> qin{x, nw, w, pos}, kin{x, nw, w, kc, pos}, vin{x, nw, wv, vc};
-            if (s.bias) {
-              qin.push_back(b);
-              kin.push_back(b);
-              vin.push_back(b);
-            }
-            c.task(opcode::rmsnorm_gemv_rope, qin, {q}, rope_params());
-            auto kp = rope_params();
-            kp.set(param_key::pos, 1);
-            c.task(opcode::rmsnorm_gemv_kv, kin, {kc}, kp);
-            auto vp = params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
-                              {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, 0}, {param_key::pos, 1}});
-            c.task(opcode::rmsnorm_gemv_kv, vin, {vc}, vp);
+            case_builder c = qkv_rope_case(wd, cache_dt, s, R, K, 6,
+                                           R == 1 ? std::vector<std::int32_t>{57} : std::vector<std::int32_t>{7, 8}, false);
             // globals.pos = 2: rows go to cache slots 3 (and 4).
             run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f16 ? 2e-3 : 2e-4}, R == 1 ? 2 : 1);
           }

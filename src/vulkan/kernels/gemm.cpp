@@ -232,16 +232,16 @@ void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mo
 /// x (benchmarks/results/2026-11-30-h200-x16, call1): 1.5B shapes 69.3 -> 75.2 TFLOP/s, 7B 113.1 ->
 /// 119.1 (K and V: 16.2 -> 19.8, 37.9 -> 48.3). The tasks of a wavefront that read the same rows of one x
 /// (Q, K and V; gate and up) share one part of the scratch and one launch (shared_scratch_key).
-/// From kX16Rows rows (below, the launch and its barrier cost about what the tiles save); not with the
-/// norm (RMSNORM_GEMV squares x in f32) nor where the weight tile already has the scratch.
+/// From kX16Rows rows (below, the launch and its barrier cost about what the tiles save); not with a norm
+/// in the staging (a.norm_w: it squares x in f32) nor where the weight tile already has the scratch.
 /// OCTO_GEMM_X16=0 turns it off; =1 takes it at any row count and, for the tests, before gemm_reg as
 /// well (f32 products of f16-rounded x: lavapipe runs it that way in CI).
 /// True where the launch now reads x as f16 rows.
-bool plan_x_f16(const task_context& c, const gemm_args& a, std::uint32_t epi, bool reg, kernel_launch& l) {
+bool plan_x_f16(const task_context& c, const gemm_args& a, bool reg, kernel_launch& l) {
   constexpr std::uint32_t kX16Rows = 256;
   const std::string knob = env("OCTO_GEMM_X16");
   if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return false;
-  if (epi == 1 || epi == 4 || epi == 6 || l.shared_scratch_bytes != 0 || !l.before.empty()) return false;
+  if (a.norm_w != 0 || l.shared_scratch_bytes != 0 || !l.before.empty()) return false;
   // rows_f16_f32 addresses an x row's bytes in 32 bits.
   if ((std::uint64_t{a.row0} + a.rows) * a.K * 4 > 0xffffffffull) return false;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
@@ -396,7 +396,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const bool x16_kernel = x16_knob != "0" && (kind == "coopf" || (kind == "reg" && x16_knob == "1"));
   bool x16 = false;
   if (norm_epi) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
-  else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, epi, kind == "reg", l);
+  else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, kind == "reg", l);
   if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
     // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:

@@ -416,18 +416,14 @@ kernel_launch plan_gemv(const task_context& c) {
   kernel_launch l;
   // Many rows: the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp), GEMV_ADD with its residual in their
   // epilogue, RMSNORM_GEMV and RMSNORM_SWIGLU with the norm ahead of them or in their x staging (the
-  // SWIGLU's SiLU.mul in their epilogue); the other fused ops have no GEMM form.
+  // SWIGLU's SiLU.mul in their epilogue), RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV with RoPE and the cache
+  // write there too; the head-norm ops have no GEMM form.
   gemm_args ga{w.dtype(), x.address, w.address, bias_addr, y.address, K, rows, row0, n_tile, n_off,
                u32(c, ldy, "output columns"), w_row_bytes, bias_dtype, u32(c, n_w, "weight rows"), has_bias, vec};
   if (ops.fuse == 2) ga.residual = aux_addr;
   if (ops.fuse == 3) ga.up = aux_addr;
-  if (ops.fuse == 1 || ops.fuse == 3) {
-    ga.norm_w = nw_addr;
-    ga.norm_dtype = nw_dtype;
-    ga.eps = eps;
-  }
   // RoPE and the cache write (q, k, v of a prefill) in the GEMM kernels' epilogue: whole heads of 4k
-  // dimensions (a lane's 4 consecutive columns are two pairs, shaders/gemm_epilogue.glsl).
+  // dimensions (a lane's 4 consecutive columns are two pairs, shaders/common/gemm_rope_kv.glsl).
   if ((ops.fuse == 4 || ops.fuse == 5) && gemm_rope_kv_fits(c, rope)) {
     ga.rope_kv = true;
     ga.rope_pos = aux_addr;
@@ -435,6 +431,8 @@ kernel_launch plan_gemv(const task_context& c) {
     ga.style = style | (ops.kv() ? 1u << 16 : 0u);
     ga.kv_pos = kv_pos;
     ga.log2_theta = log2_theta;
+  }
+  if (ops.fuse == 1 || ops.fuse == 3 || ga.rope_kv) {
     ga.norm_w = nw_addr;
     ga.norm_dtype = nw_dtype;
     ga.eps = eps;
