@@ -42,11 +42,11 @@ int main(int argc, char** argv) {
       octo::vm::vulkan_vm vm(o);
       auto f = vm.device();
       std::printf("booted: %s (%s)\n  subgroup %u (arithmetic %d, shuffle %d)\n  fp16 %d, int8 %d, 8-bit storage %d, "
-                  "16-bit storage %d\n  timeline semaphores %d, buffer device address %d, NV cooperative matrix %d\n"
+                  "16-bit storage %d\n  timeline semaphores %d, buffer device address %d, NV cooperative matrix %d (mma layout %d)\n"
                   "  int8 dot products %d (accelerated %d)\n  separate transfer queue %d, push constants %u B, shared memory %u B, largest allocation %llu MiB\n",
                   f.name.c_str(), f.type.c_str(), f.subgroup_size, f.subgroup_arithmetic, f.subgroup_shuffle,
                   f.float16_arithmetic, f.int8_arithmetic, f.storage_8bit, f.storage_16bit, f.timeline_semaphores,
-                  f.buffer_device_address, f.cooperative_matrix_nv, f.int_dot, f.int_dot_accelerated,
+                  f.buffer_device_address, f.cooperative_matrix_nv, f.cooperative_matrix_mma_layout, f.int_dot, f.int_dot_accelerated,
                   f.separate_transfer_queue, f.max_push_constants,
                   f.max_shared_memory, static_cast<unsigned long long>(f.max_allocation_size >> 20));
     }

@@ -29,6 +29,16 @@ layout(constant_id = 4) const uint V_BF16 = 0;
 // products run (stored to shared memory after them), instead of at the top of each tile.
 layout(constant_id = 5) const bool PREFETCH = false;
 layout(constant_id = 6) const uint KS = 1u;    // subgroups splitting the keys of one 16 rows: 1, 2 or 4
+// REGS (spec constant 7; without key splits): the softmax in registers. S stays in its accumulators,
+// each invocation reading and rewriting its own elements: in NVIDIA's mma.m16n8k16 fragments invocation
+// l holds rows l / 4 and l / 4 + 8 of a 16 x 8 result, columns 2 (l % 4) and the next (elements 0, 1 and
+// 2, 3), and a 16 x 16 factor's elements are two such 16 x 8 blocks side by side, so P becomes the
+// factor of P.V in place, the row maximum and sum take two shuffles among the row's four invocations, and
+// O stays in accumulators, each invocation rescaling its own rows. No scores, P or P.V through shared
+// memory. The planner asks for it only where the VM's probe found that layout (device_facts::
+// coop_mma_layout; GL_NV_cooperative_matrix itself leaves the layout to the implementation).
+layout(constant_id = 7) const bool REGS_ASKED = false;
+const bool REGS = REGS_ASKED && KS == 1u;
 
 layout(push_constant) uniform params {
   uvec2 q, k, v, o, globals;
@@ -48,8 +58,8 @@ const uint SP = KU + 1u;         // probabilities' row stride in units
 const uint SA = (KT > HD ? KT : HD) + 4u;  // the score / P.V area's row stride in floats (4 of padding: fewer bank conflicts)
 const uint KV = (ROWS > 2u * RK ? ROWS : 2u * RK) * SH;
 shared uvec4 kv[KV];             // the query rows (f16) at the start, then the round's K rows and V rows
-shared float sa[NW * 16u * SA];  // each subgroup's 16 scores or P.V rows (f32)
-shared uvec4 ps[NW * 16u * SP];  // each subgroup's 16 x KT probabilities (f16)
+shared float sa[REGS ? 1u : NW * 16u * SA];  // each subgroup's 16 scores or P.V rows (f32)
+shared uvec4 ps[REGS ? 1u : NW * 16u * SP];  // each subgroup's 16 x KT probabilities (f16)
 
 uint pack_h(vec2 v) { return packFloat2x16(f16vec2(v)); }
 uvec4 to_f16(uvec4 w, uint is_bf16) {  // 8 halves of the cache as f16
@@ -108,6 +118,16 @@ void main() {
   float m = NEG_INF, l = 0.0;
   float o[OH];
   [[unroll]] for (uint d = 0u; d < OH; ++d) o[d] = 0.0;
+  // REGS: this invocation's rows of the subgroup's 16 (ga, ga + 8), its column pair in every 8, each
+  // row's running maximum and this invocation's share of its sum, and O's 16 x 8 blocks.
+  uint ga = lane / 4u, gc = 2u * (lane % 4u);
+  uint ta = r0 + rg * 16u + ga, tb = ta + 8u;
+  uint end_a = 0u, end_b = 0u;
+  if (ta < pc.T) end_a = pc.causal != 0u ? min(lim, pc.q_pos + gpos + ta + 1u) : lim;
+  if (tb < pc.T) end_b = pc.causal != 0u ? min(lim, pc.q_pos + gpos + tb + 1u) : lim;
+  float ma = NEG_INF, mb = NEG_INF, la = 0.0, lb = 0.0;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> oacc[HD / 8u];
+  [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) oacc[c] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
   uint sbase = sg * 16u * SA;
   uint kbase = ks * KT * SH, vbase = (RK + ks * KT) * SH;  // this subgroup's tile of the round
 
@@ -143,7 +163,68 @@ void main() {
     barrier();
     if (PREFETCH && r0k + RK < blk_end) LOAD_TILE(r0k + RK)
     uint j0 = r0k + ks * KT;  // this subgroup's tile
-    if (j0 < rg_end) {
+    if (REGS && j0 < rg_end) {
+      fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> sc[KT / 8u];
+      [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
+        sc[n] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+        [[unroll]] for (uint c = 0u; c < HD / 16u; ++c) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> kb;
+          coopMatLoadNV(kb, kv, kbase + 8u * n * SH + 2u * c, SH, true);
+          sc[n] = coopMatMulAddNV(qa[c], kb, sc[n]);
+        }
+      }
+      // Scaled scores masked past each row's end, the tile's row maxima over the row's four invocations.
+      float xa = NEG_INF, xb = NEG_INF;
+      [[unroll]] for (uint n = 0u; n < KT / 8u; ++n)
+        [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+          uint j = j0 + 8u * n + gc + e;
+          float va = j < end_a ? sc[n][e] * pc.scale : NEG_INF;
+          float vb = j < end_b ? sc[n][2u + e] * pc.scale : NEG_INF;
+          sc[n][e] = va;
+          sc[n][2u + e] = vb;
+          xa = max(xa, va);
+          xb = max(xb, vb);
+        }
+      xa = max(xa, subgroupShuffleXor(xa, 1u));
+      xa = max(xa, subgroupShuffleXor(xa, 2u));
+      xb = max(xb, subgroupShuffleXor(xb, 1u));
+      xb = max(xb, subgroupShuffleXor(xb, 2u));
+      float na = max(ma, xa), nb = max(mb, xb);
+      float aa = ma == NEG_INF ? 0.0 : exp(ma - na), ab = mb == NEG_INF ? 0.0 : exp(mb - nb);  // nothing yet: 0
+      ma = na;
+      mb = nb;
+      float sa_ = 0.0, sb_ = 0.0;
+      [[unroll]] for (uint n = 0u; n < KT / 8u; ++n)
+        [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+          float pa = sc[n][e] == NEG_INF ? 0.0 : exp(sc[n][e] - na);
+          float pb = sc[n][2u + e] == NEG_INF ? 0.0 : exp(sc[n][2u + e] - nb);
+          sc[n][e] = pa;
+          sc[n][2u + e] = pb;
+          sa_ += pa;
+          sb_ += pb;
+        }
+      la = la * aa + sa_;
+      lb = lb * ab + sb_;
+      [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
+        oacc[c][0] *= aa;
+        oacc[c][1] *= aa;
+        oacc[c][2] *= ab;
+        oacc[c][3] *= ab;
+      }
+      // O += P V: P's 16 x 16 factors are pairs of score blocks, rounded to f16.
+      [[unroll]] for (uint kk = 0u; kk < KT / 16u; ++kk) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pf;
+        [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+          pf[i] = float16_t(sc[2u * kk][i]);
+          pf[4u + i] = float16_t(sc[2u * kk + 1u][i]);
+        }
+        [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> vb;
+          coopMatLoadNV(vb, kv, vbase + 16u * kk * SH + c, SH, false);
+          oacc[c] = coopMatMulAddNV(pf, vb, oacc[c]);
+        }
+      }
+    } else if (!REGS && j0 < rg_end) {
       // S = Q K^T for this subgroup's rows, through shared memory.
       [[unroll]] for (uint n = 0u; n < KT / 8u; ++n) {
         fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
@@ -222,6 +303,19 @@ void main() {
     }
   }
 
+  if (REGS) {
+    la += subgroupShuffleXor(la, 1u);
+    la += subgroupShuffleXor(la, 2u);
+    lb += subgroupShuffleXor(lb, 1u);
+    lb += subgroupShuffleXor(lb, 2u);
+    f32_buf ob = f32_buf(pc.o);
+    [[unroll]] for (uint c = 0u; c < HD / 8u; ++c)
+      [[unroll]] for (uint e = 0u; e < 2u; ++e) {
+        if (ta < pc.T) ob.d[ta * ldq + h * HD + 8u * c + gc + e] = la > 0.0 ? oacc[c][e] / la : 0.0;
+        if (tb < pc.T) ob.d[tb * ldq + h * HD + 8u * c + gc + e] = lb > 0.0 ? oacc[c][2u + e] / lb : 0.0;
+      }
+    return;
+  }
   if (my_t < pc.T) {
     f32_buf ob = f32_buf(pc.o);
     [[unroll]] for (uint d = 0u; d < OH; ++d) ob.d[my_t * ldq + h * HD + lh * OH + d] = l > 0.0 ? o[d] / l : 0.0;

@@ -56,6 +56,12 @@ layout(constant_id = 6) const bool X16 = false;
 // of loads in flight), where x's f16 tiles leave the registers for it.
 layout(constant_id = 7) const bool DEEP_ASKED = false;
 const bool DEEP = DEEP_ASKED && X16 && !NORM;
+// EPI_REGS (spec constant 8; not with the RoPE / KV epilogue, whose lanes take 4 consecutive columns):
+// the epilogue reads each invocation's own elements of the sums, as NVIDIA's mma.m16n8k16 fragments
+// hold them (rows lane / 4 and lane / 4 + 8, columns 2 (lane % 4) and the next), instead of staging
+// every 16 x 8 fragment through shared memory. The planner asks for it only where the VM's probe found
+// that layout (device_facts::coop_mma_layout).
+layout(constant_id = 8) const bool EPI_REGS_ASKED = false;
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -298,9 +304,38 @@ void main() {
       barrier();
     }
   }
+  f32_buf yb = f32_buf(pc.y);
+  if (EPI_REGS_ASKED && !ROPE_KV) {
+    uint fg = lane / 4u, fc2 = 2u * (lane % 4u);
+    [[unroll]] for (uint i = 0u; i < FM; ++i)
+      [[unroll]] for (uint j = 0u; j < FN; ++j)
+        [[unroll]] for (uint hr = 0u; hr < 2u; ++hr) {
+          uint m = m0 + wm * 16u * FM + 16u * i + fg + 8u * hr;
+          uint nb = n0 + wn * 8u * FN + 8u * j + fc2;
+          if (m >= pc.rows || nb >= pc.n_tile) continue;
+          uint yrow = (pc.row0 + m) * pc.ldy + pc.n_off;
+          float v0 = acc[i * FN + j][2u * hr], v1 = acc[i * FN + j][2u * hr + 1u];
+          if (NORM) {
+            v0 *= norm_at(WG + m - m0);
+            v1 *= norm_at(WG + m - m0);
+          }
+          if (SWIGLU) {  // columns nb (gate) and nb + 1 (up) of output nb / 2 (n_tile is even)
+            yb.d[yrow + (nb >> 1)] = v0 / (1.0 + exp(-v0)) * v1;
+            continue;
+          }
+          [[unroll]] for (uint c = 0u; c < 2u; ++c) {
+            uint n = nb + c;
+            if (n >= pc.n_tile) continue;
+            float s = c == 0u ? v0 : v1;
+            if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+            if (RESID) s = f32_buf(pc.residual).d[yrow + n] + s;
+            yb.d[yrow + n] = s;
+          }
+        }
+    return;
+  }
   // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns
   // 4 (l % 2) .. + 3 of it.
-  f32_buf yb = f32_buf(pc.y);
   uint fr = lane / 2u, fc = 4u * (lane % 2u);
   [[unroll]] for (uint i = 0u; i < FM; ++i)
     [[unroll]] for (uint j = 0u; j < FN; ++j) {

@@ -51,6 +51,8 @@ class device {
   /// else): the keep-awake work's (vm_keep_awake.cpp), never the VM's own.
   const vk::raii::Queue* spare_compute_queue() const { return *spare_compute_queue_ ? &spare_compute_queue_ : nullptr; }
   const device_facts& facts() const { return facts_; }
+  /// What the VM measured on the device after opening it (device_facts::coop_mma_layout).
+  void set_coop_mma_layout(bool known) { facts_.coop_mma_layout = known; }
   const vk::PhysicalDeviceProperties& properties() const { return properties_; }
   const vk::PhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
   std::uint64_t max_allocation_size() const { return max_allocation_size_; }

@@ -49,6 +49,10 @@ struct device_facts {
   bool scalar_block_layout = false;   // GL_EXT_scalar_block_layout
   bool timeline_semaphores = false;
   bool buffer_device_address = true;  // required: a device without it is refused at boot
+  // Appended by the VM at boot (vulkan_vm.cpp, probe_coop_layout): the cooperative matrices' elements sit
+  // in each invocation as in NVIDIA's mma.m16n8k16 fragments, so a kernel may read and write them by
+  // element (attention_coop.comp's REGS). False wherever the probe did not run or did not match.
+  bool coop_mma_layout = false;
 };
 
 /// One field a planner packed: what the shader's push-constant block must declare at that offset.

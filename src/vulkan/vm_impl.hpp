@@ -318,6 +318,7 @@ struct vulkan_vm::impl {
   void boot(const vulkan_options& o);
 
   void reset_control();
+  void probe_coop_layout();  // device_facts::coop_mma_layout (vulkan_vm.cpp)
   void write_precision_mode();
   void set_layer_skipped(std::int32_t layer, bool skipped);
   void set_precision(matmul_precision p);

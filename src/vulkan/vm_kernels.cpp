@@ -110,6 +110,31 @@ kernel_launch plan_vm_keep_awake(std::uint64_t sink, std::uint32_t iterations) {
   return l;
 }
 
+kernel_launch plan_vm_coop_layout(std::uint64_t out) {
+  kernel_launch l;
+  l.shader = "vm_coop_layout";
+  l.spec_constants = {32};
+  l.groups = {1, 1, 1};
+  l.push_constants = push_builder().addr(out).take();
+  return l;
+}
+
+bool coop_layout_is_mma(std::span<const float> probe) {
+  if (probe.size() < 386 || probe[384] != 4.0f || probe[385] != 8.0f) return false;
+  for (std::uint32_t lane = 0; lane < 32; ++lane) {
+    const std::uint32_t g = lane / 4, t = lane % 4;
+    for (std::uint32_t i = 0; i < 4; ++i) {  // 16 x 8: (g + 8 (i / 2), 2 t + i % 2)
+      const std::uint32_t r = g + 8 * (i / 2), c = 2 * t + i % 2;
+      if (probe[4 * lane + i] != static_cast<float>(r * 8 + c)) return false;
+    }
+    for (std::uint32_t i = 0; i < 8; ++i) {  // 16 x 16: the same, then 8 columns on
+      const std::uint32_t r = g + 8 * ((i / 2) % 2), c = 2 * t + i % 2 + 8 * (i / 4);
+      if (probe[128 + 8 * lane + i] != static_cast<float>(r * 16 + c)) return false;
+    }
+  }
+  return true;
+}
+
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
          a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&

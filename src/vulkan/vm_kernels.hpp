@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "kernel_registry.hpp"
@@ -60,6 +61,13 @@ kernel_launch plan_vm_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t w
 /// the work the keep-awake queue repeats while a model loads (vm_keep_awake.cpp). `sink`: 128 bytes it
 /// never writes unless its result is NaN.
 kernel_launch plan_vm_keep_awake(std::uint64_t sink, std::uint32_t iterations);
+/// One subgroup writing which elements of a 16 x 8 f32 and a 16 x 16 f16 cooperative matrix each
+/// invocation holds (shaders/vm_coop_layout.comp): 386 floats at `out`. The VM's probe at boot.
+kernel_launch plan_vm_coop_layout(std::uint64_t out);
+/// True where `probe` (what vm_coop_layout wrote) is the layout of NVIDIA's mma.m16n8k16 fragments:
+/// invocation l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and the next (16 x 8: elements 0, 1 and
+/// 2, 3 by row; 16 x 16: the same for columns 0-7, then for columns 8-15).
+bool coop_layout_is_mma(std::span<const float> probe);
 /// The same kernel with the same arguments (the precision switch records a second launch only if not).
 bool same_launch(const kernel_launch& a, const kernel_launch& b);
 

@@ -177,6 +177,36 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
   std::memcpy(globals.mapped, &g, sizeof g);
   one_shot([&](const vk::raii::CommandBuffer& cb) { cb.fillBuffer(registers.buffer, registers.offset, registers.size, 0); },
            "zeroing the registers");
+  probe_coop_layout();
+}
+
+// Kernels that read a cooperative matrix's elements by position (attention_coop.comp's REGS) rely on
+// NVIDIA's mma fragment layout, which GL_NV_cooperative_matrix does not promise: one subgroup writes the
+// layout it has (shaders/vm_coop_layout.comp) and the planners see device_facts::coop_mma_layout only
+// where it matches. A few microseconds and one pipeline, on devices with cooperative matrices only.
+void vulkan_vm::impl::probe_coop_layout() {
+  if (!dev->facts().cooperative_matrix_nv || dev->facts().subgroup_size != 32) return;
+  constexpr std::uint64_t floats = 386;
+  allocation out = memory->allocate("cooperative-matrix layout probe", floats * 4, memory_class::host_visible);
+  bool known = false;
+  try {
+    std::memset(out.mapped, 0, floats * 4);
+    one_shot(
+        [&](const vk::raii::CommandBuffer& cb) {
+          record_launch(cb, plan_vm_coop_layout(out.address));
+          vk::MemoryBarrier mb(vk::AccessFlagBits::eShaderWrite, vk::AccessFlagBits::eHostRead);
+          cb.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eHost, {}, mb, {}, {});
+        },
+        "probing the cooperative matrices' layout");
+    std::vector<float> got(floats);
+    std::memcpy(got.data(), out.mapped, floats * 4);
+    known = coop_layout_is_mma(got);
+  } catch (...) {
+    memory->free(out);
+    throw;
+  }
+  memory->free(out);
+  dev->set_coop_mma_layout(known);
 }
 
 void vulkan_vm::impl::reset_control() {
@@ -489,6 +519,7 @@ vulkan_device_facts vulkan_vm::device() const {
   r.timeline_semaphores = d.timeline_semaphores();
   r.buffer_device_address = f.buffer_device_address;
   r.cooperative_matrix_nv = f.cooperative_matrix_nv;
+  r.cooperative_matrix_mma_layout = f.coop_mma_layout;
   r.int_dot = f.int_dot;
   r.int_dot_accelerated = f.int_dot_accelerated;
   r.separate_transfer_queue = d.transfer_family().has_value();

@@ -493,9 +493,11 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
   // by about 1e-3 from Q's rounding and a probability by 5e-4 relative from P's. Rows per workgroup 16,
   // 32 and 64 (OCTO_ATTENTION_ROWS), keys split over 1, 2 or 4 subgroups of each 16 rows
   // (OCTO_ATTENTION_SPLIT), the next key tile loaded during the products or not (OCTO_ATTENTION_PREFETCH),
-  // partial blocks of rows and of key tiles, GQA 1/2/7, windows from kv_start, positions from globals,
-  // rows that see no key (output 0), non-causal rows. Elsewhere (lavapipe) the same cases run
-  // attention_rows at its f32 precision, once (the knobs are attention_coop's).
+  // the softmax in registers or through shared memory (OCTO_ATTENTION_REGS; registers only where the VM's
+  // probe found NVIDIA's fragment layout, and never with a key split), partial blocks of rows and of key
+  // tiles, GQA 1/2/7, windows from kv_start, positions from globals, rows that see no key (output 0),
+  // non-causal rows. Elsewhere (lavapipe) the same cases run attention_rows at its f32 precision, once
+  // (the knobs are attention_coop's).
   using shape = attention_shape;
   const shape shapes[] = {
       {16, 14, 2, 64, 40, 0, 16, 0, 1, 0},        // one block of rows, from position 0
@@ -507,24 +509,29 @@ TEST_CASE("conformance: prefill ATTENTION_TILE at the default precision (tensor 
       {200, 2, 2, 96, 260, 0, 200, 0, 1, 40},     // head_dim 96, position 40
   };
   const bool coop = gpu_fast().device().cooperative_matrix_nv;
-  for (const char* mode : {"64 0 1", "32 0 1", "32 1 1", "64 1 1", "16 0 4", "32 0 2", "64 1 2", "16 1 2", "32 0 4"}) {
+  for (const char* mode : {"64 0 1 1", "32 0 1 1", "16 0 1 1", "64 1 1 1", "32 1 1 1", "64 0 1 0", "32 1 1 0", "16 0 4 0",
+                           "32 0 2 0", "64 1 2 0", "16 1 2 0", "32 0 4 0"}) {
     std::istringstream in(mode);
-    std::string rows, prefetch, split;
-    in >> rows >> prefetch >> split;
-    if (!coop && std::string_view(mode) != "64 0 1") continue;
+    std::string rows, prefetch, split, regs;
+    in >> rows >> prefetch >> split >> regs;
+    if (!coop && std::string_view(mode) != "64 0 1 1") continue;
     ::setenv("OCTO_ATTENTION_ROWS", rows.c_str(), 1);
     ::setenv("OCTO_ATTENTION_PREFETCH", prefetch.c_str(), 1);
     ::setenv("OCTO_ATTENTION_SPLIT", split.c_str(), 1);
+    ::setenv("OCTO_ATTENTION_REGS", regs.c_str(), 1);
     struct unset_on_exit {
       ~unset_on_exit() {
         ::unsetenv("OCTO_ATTENTION_ROWS");
         ::unsetenv("OCTO_ATTENTION_PREFETCH");
         ::unsetenv("OCTO_ATTENTION_SPLIT");
+        ::unsetenv("OCTO_ATTENTION_REGS");
       }
     } unset_knobs;
     CAPTURE(rows);
     CAPTURE(prefetch);
     CAPTURE(split);
+    CAPTURE(regs);
+    CAPTURE(gpu_fast().device().cooperative_matrix_mma_layout);
     for (const auto& s : shapes)
       for (dtype kd : {dtype::f16, dtype::bf16}) {
         CAPTURE(s.T);

@@ -136,17 +136,21 @@ TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up)
 
 /// One form of the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp's knobs): the kernel, the weight
 /// dequantized to f16 ahead (OCTO_GEMM_DEQUANT), the norm ahead (OCTO_GEMM_NORM_AHEAD; into gemm_reg as
-/// f16 rows, its X16 mode). `old`: the 64 x 64 kernel's forms too. The tensor-core ones where the device has them.
+/// f16 rows, its X16 mode), the tensor-core kernels' epilogue staged through shared memory instead of read
+/// from each invocation's own elements (OCTO_GEMM_EPI_REGS=0; the elements only where the VM's probe found
+/// NVIDIA's fragment layout). `old`: the 64 x 64 kernel's forms too. The tensor-core ones where the device has them.
 struct gemm_form {
   std::string kernel, dequant;
   bool ahead;
+  bool staged = false;
   bool f16_factors() const { return kernel == "coopf" || dequant == "1" || (ahead && kernel == "reg"); }
 };
 std::vector<gemm_form> gemm_forms(bool old) {
   std::vector<gemm_form> forms{{"reg", "", false}, {"reg", "1", false}, {"reg", "", true}};
   if (old) forms.insert(forms.begin(), {{"old", "", false}, {"old", "", true}});
   if (gpu_fast().device().cooperative_matrix_nv)
-    forms.insert(forms.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true}});
+    forms.insert(forms.end(), {{"coop", "", false}, {"coopf", "", false}, {"coopf", "1", false}, {"coopf", "", true},
+                               {"coopf", "", false, true}});
   return forms;
 }
 /// The environment of one form while it lives.
@@ -156,9 +160,11 @@ struct gemm_form_env {
     ::setenv("OCTO_GEMM_DEQUANT", f.dequant.c_str(), 1);
     ::setenv("OCTO_GEMM_NORM_AHEAD", f.ahead ? "1" : "0", 1);
     ::setenv("OCTO_GEMM_X16", f.ahead && f.kernel == "reg" ? "1" : "", 1);
+    ::setenv("OCTO_GEMM_EPI_REGS", f.staged ? "0" : "", 1);
   }
   ~gemm_form_env() {
-    for (const char* k : {"OCTO_GEMM_KERNEL", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_X16"}) ::unsetenv(k);
+    for (const char* k : {"OCTO_GEMM_KERNEL", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_X16", "OCTO_GEMM_EPI_REGS"})
+      ::unsetenv(k);
   }
   gemm_form_env(const gemm_form_env&) = delete;
   gemm_form_env& operator=(const gemm_form_env&) = delete;
@@ -179,7 +185,8 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
   // tiles leave the columns between them poisoned.
   for (const gemm_form& f : gemm_forms(true)) {
     const gemm_form_env env(f);
-    const auto& [kernel, dequant, ahead] = f;
+    const auto& [kernel, dequant, ahead, staged] = f;
+    CAPTURE(staged);
     const bool f16_factors = f.f16_factors();
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored
@@ -284,8 +291,9 @@ TEST_CASE("conformance: RMSNORM_GEMV_ROPE and RMSNORM_GEMV_KV over many rows (pr
   // format of each weight loop family and Q8_0 on the first shape, F16 weights on the others.
   // The cache's other slots must stay as they were (run_case poisons and compares every slot).
   for (const gemm_form& f : gemm_forms(false)) {
+    if (f.staged) continue;  // the RoPE / KV epilogue always stages (4 consecutive columns a lane)
     const gemm_form_env env(f);
-    const auto& [kernel, dequant, ahead] = f;
+    [[maybe_unused]] const auto& [kernel, dequant, ahead, staged] = f;
     const bool f16_factors = f.f16_factors();
     for (dtype wd : weight_dtypes) {
       if (dequant == "1" && (wd == dtype::f32 || wd == dtype::f16)) continue;  // read as stored

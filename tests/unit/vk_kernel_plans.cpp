@@ -158,7 +158,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
 }
 
@@ -356,8 +356,12 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
                        {"y", {512, 64}}, pn),
            device(true), true, 0x900000);
   }
-  // Prefill attention at the `fast` precision on tensor cores (attention_coop).
+  // Prefill attention at the `fast` precision on tensor cores (attention_coop), its softmax in registers
+  // where the VM's probe found NVIDIA's fragment layout.
   p.plan(attention(16, false), device(true), /*fast_precision=*/true);
+  auto mma_device = device(true);
+  mma_device.coop_mma_layout = true;
+  p.plan(attention(16, false), mma_device, /*fast_precision=*/true);
   // Decode GEMVs on integer dot products (gemv_idot_<dt>): the `fast` precision on a device that
   // accelerates them.
   auto idot_device = device(true);
@@ -385,6 +389,7 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
           "vm_observe");
   p.check(vm::vulkan::plan_vm_dispatch_size(0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 3), "vm_dispatch_size");
   p.check(vm::vulkan::plan_vm_copy(0x1000, 0x2000, 896), "vm_copy");
+  p.check(vm::vulkan::plan_vm_coop_layout(0x1000), "vm_coop_layout");
 
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())
@@ -769,6 +774,61 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   REQUIRE(reg.spec_constants.size() == 7);  // gemm_reg has no three-stage loop
   CHECK(reg.spec_constants[6] == 1u);
   ::unsetenv("OCTO_GEMM_X16");
+}
+
+TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments, and nothing else") {
+  // What shaders/vm_coop_layout.comp writes on a device with that layout, built from the PTX ISA's
+  // fragment tables (invocation l: rows l / 4 and l / 4 + 8, columns 2 (l % 4) and the next).
+  std::vector<float> probe(386);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    const int c_rc[4][2] = {{g, 2 * t}, {g, 2 * t + 1}, {g + 8, 2 * t}, {g + 8, 2 * t + 1}};
+    for (int i = 0; i < 4; ++i) probe[static_cast<std::size_t>(4 * lane + i)] = static_cast<float>(c_rc[i][0] * 8 + c_rc[i][1]);
+    const int a_rc[8][2] = {{g, 2 * t}, {g, 2 * t + 1}, {g + 8, 2 * t}, {g + 8, 2 * t + 1},
+                            {g, 2 * t + 8}, {g, 2 * t + 9}, {g + 8, 2 * t + 8}, {g + 8, 2 * t + 9}};
+    for (int i = 0; i < 8; ++i)
+      probe[static_cast<std::size_t>(128 + 8 * lane + i)] = static_cast<float>(a_rc[i][0] * 16 + a_rc[i][1]);
+  }
+  probe[384] = 4;
+  probe[385] = 8;
+  CHECK(vm::vulkan::coop_layout_is_mma(probe));
+  auto swapped = probe;  // two elements of one invocation in the other order
+  std::swap(swapped[4 * 5 + 0], swapped[4 * 5 + 1]);
+  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(swapped));
+  auto moved = probe;  // the 16 x 16 factor's halves the other way round
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < 4; ++i)
+      std::swap(moved[static_cast<std::size_t>(128 + 8 * lane + i)], moved[static_cast<std::size_t>(128 + 8 * lane + 4 + i)]);
+  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(moved));
+  auto longer = probe;  // another fragment size
+  longer[385] = 16;
+  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(longer));
+  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(std::vector<float>(386, 0.0f)));  // the probe never ran
+  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(std::span<const float>(probe.data(), 385)));
+}
+
+TEST_CASE("prefill attention on tensor cores: the softmax in registers only with NVIDIA's fragment layout and no key split") {
+  clear_kernel_environment();
+  const auto prog = attention(32, false);
+  std::vector<std::uint64_t> addresses(prog.buffers.size());
+  for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+  const auto regs_of = [&](bool layout_known) {
+    auto d = device(true);
+    d.coop_mma_layout = layout_known;
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
+    const auto l = vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
+    REQUIRE(l.shader == "attention_coop");
+    REQUIRE(l.spec_constants.size() == 8);
+    return std::pair{l.spec_constants[7], l.spec_constants[6]};  // REGS, the key splits
+  };
+  CHECK(regs_of(true) == std::pair{1u, 1u});   // the default where the layout is known: unsplit, in registers
+  CHECK(regs_of(false) == std::pair{0u, 2u});  // elsewhere the shared-memory form (head_dim 32: 2 key splits)
+  ::setenv("OCTO_ATTENTION_REGS", "0", 1);
+  CHECK(regs_of(true) == std::pair{0u, 2u});
+  ::unsetenv("OCTO_ATTENTION_REGS");
+  ::setenv("OCTO_ATTENTION_SPLIT", "2", 1);  // a key split asked for: the shared-memory form
+  CHECK(regs_of(true) == std::pair{0u, 2u});
+  ::unsetenv("OCTO_ATTENTION_SPLIT");
 }
 
 TEST_CASE("prefill q, k, v: RMSNORM_GEMV_ROPE / RMSNORM_GEMV_KV over many rows take the GEMM kernels' RoPE / KV epilogue") {

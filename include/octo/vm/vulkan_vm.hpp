@@ -87,6 +87,7 @@ struct vulkan_device_facts {
   bool float16_arithmetic = false, int8_arithmetic = false;
   bool storage_8bit = false, storage_16bit = false;
   bool timeline_semaphores = false, buffer_device_address = false, cooperative_matrix_nv = false;
+  bool cooperative_matrix_mma_layout = false;  // its elements held as NVIDIA's mma fragments (probed at boot)
   bool int_dot = false, int_dot_accelerated = false;  // packed int8 dot products; the hardware runs them
   bool separate_transfer_queue = false;
   bool spare_compute_queue = false;  // a second compute queue: keep_awake's work can run

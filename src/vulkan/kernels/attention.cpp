@@ -186,17 +186,23 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
   if (coop_ok) {
     // attention_coop's shared memory: the query rows or a round's K and V tiles (f16, rows padded by 16
     // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
+    // The softmax in registers (spec constant 7, REGS: no scores, probabilities or P.V through shared
+    // memory) where the VM's probe found NVIDIA's fragment layout (device_facts::coop_mma_layout), without
+    // key splits. OCTO_ATTENTION_REGS=0 keeps the shared-memory form.
+    const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 1) == 1 && c.device.coop_mma_layout;
     const auto coop_shared = [&](std::uint64_t rg, std::uint64_t ks, std::uint64_t kt) {
       const std::uint64_t sh = hd / 8 + 1, nsg = rg * ks;
-      return 16 * (std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh + 16 * nsg * (kt / 8 + 1)) +
-             4 * 16 * nsg * (std::max<std::uint64_t>(kt, hd) + 4);
+      const std::uint64_t kv_area = 16 * std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh;
+      if (regs_asked && ks == 1) return kv_area + 16 + 4;
+      return kv_area + 16 * 16 * nsg * (kt / 8 + 1) + 4 * 16 * nsg * (std::max<std::uint64_t>(kt, hd) + 4);
     };
     // The default: 64 rows a workgroup, one subgroup each 16; head_dim 64 and under, 32 rows with their
     // keys split over 2 subgroups (H100, 512 rows: 0.5B's layer 31 us against 38;
-    // benchmarks/results/2026-12-06-h100-attn-split, call1).
-    const bool small_heads = hd <= 64;
+    // benchmarks/results/2026-12-06-h100-attn-split, call1); with the softmax in registers, unsplit.
+    const bool small_heads = hd <= 64 && !regs_asked;
     std::uint32_t rg = number_knob(c, "OCTO_ATTENTION_ROWS", {16, 32, 64}, small_heads ? 32 : 64) / 16;
     const std::uint32_t ks = number_knob(c, "OCTO_ATTENTION_SPLIT", {1, 2, 4}, small_heads ? 2 : 1);
+    const bool regs = regs_asked && ks == 1;
     while (rg > 1 && (coop_shared(rg, ks, 16) > c.device.max_shared_memory || 32 * rg * ks > c.device.max_workgroup_size_x))
       rg /= 2;
     // Key tiles of 64, 32 or 16: the largest whose round an invocation loads in at most 8 16-byte units of
@@ -213,7 +219,7 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
       // OCTO_ATTENTION_PREFETCH=1: the next key tile loaded during this one's products (spec constant 5).
       const std::uint32_t prefetch = number_knob(c, "OCTO_ATTENTION_PREFETCH", {0, 1}, 0);
       l.spec_constants = {32 * rg * ks, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u,
-                          prefetch, ks};
+                          prefetch, ks, regs ? 1u : 0u};
       l.groups = grid(blocks * nh);
       l.push_constants = push();
       return l;

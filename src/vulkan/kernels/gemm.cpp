@@ -397,6 +397,11 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   bool x16 = false;
   if (norm_epi) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
   else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, kind == "reg", l);
+  // The epilogue from each invocation's own elements (spec constant 8) where the VM's probe found
+  // NVIDIA's fragment layout; not with the RoPE / KV epilogue. OCTO_GEMM_EPI_REGS=0 stages every
+  // fragment through shared memory as elsewhere.
+  const bool epi_regs = (kind == "coopf" || kind == "coop") && c.device.coop_mma_layout && !a.rope_kv &&
+                        number_knob(c, "OCTO_GEMM_EPI_REGS", {0, 1}, 1) == 1;
   if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
     // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:
@@ -404,8 +409,13 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
     const std::optional<coop_choice> deep = pick_coop(a.rows, a.n_tile, a.K, false, d, true);
     if (deep && deep->cfg.bm == t.bm && deep->cfg.bn == t.bn) {
       l.spec_constants[3] = deep->bk;
-      l.spec_constants.push_back(1);
+      l.spec_constants.resize(8, 0);
+      l.spec_constants[7] = 1;
     }
+  }
+  if (epi_regs) {
+    l.spec_constants.resize(9, 0);
+    l.spec_constants[8] = 1;
   }
   return true;
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Device call 1 (the thirty-fourth session's prefill attention with its softmax in registers,
+# attention_coop's REGS, and the tensor-core GEMMs' epilogue from registers, gemm_coop's EPI_REGS,
+# uncommitted): the VM's probe of the cooperative matrices' layout (octo_devices --boot), conformance on
+# the card (every prefill attention form, REGS on and off; the GEMMs' fused forms with the epilogue read
+# from registers and staged; gpu_gemm_tiles; the whole-model fused prefill) against the reference VM, then
+# per attention form the prefill ATTENTION_TILE time (bench_decode --profile, tasks serialized), then
+# pp512 / tg128 of the default against OCTO_GEMM_EPI_REGS=0 and against both off (the previous default),
+# alternating, two rounds, a 2048-token prompt, and bench_gemm with the epilogue either way.
+# Run: bash benchmarks/results/2026-12-06-h100-attn-regs/call1.sh   (carry .carry-s34, .gl)
+set -u
+T0=$(date +%s)
+for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_CACHE_HOME=/tmp/octo-cache
+C=$PWD/.carry-s34
+rm -rf /tmp/new; mkdir -p /tmp/new; tar -xJf $C/new1.tar.xz -C /tmp/new
+N=/tmp/new/bin; T=/tmp/new/qwen2-tokenizer; S=/tmp/models
+say() { echo "[$(date +%T) +$(( $(date +%s) - T0 ))s] $*" | tee -a $OUT/log.txt; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> $OUT/log.txt 2>&1
+$N/octo_devices --boot >> $OUT/log.txt 2>&1
+mk() { bash tools/make_bench_models.sh --tokenizer $T --shapes $1 --types $2 --scratch $S --bin $N --keep --no-bench; }
+( mk qwen3-0.6b q8_0; mk 0.5b q8_0; mk 1.5b q8_0 ) > $OUT/models-log.txt 2>&1 &
+models=$!
+conf() {  # binary [doctest filter]
+  local t=$1; shift
+  echo "=== $t $*" >> $OUT/conf.txt
+  timeout 240 $N/$t "$@" >> $OUT/conf.txt 2>&1; say "$t $* exit $? $(grep -o 'test cases:.*' $OUT/conf.txt | tail -1)"
+}
+conf gpu_conformance -tc="*prefill ATTENTION_TILE*"; conf gpu_prefill_head
+wait $models; say "models made"; ls -la $S/*.gguf >> $OUT/log.txt
+for m in qwen3-0.6b-q8_0 qwen2.5-0.5b-q8_0 qwen2.5-1.5b-q8_0; do
+  for f in 64:1:1 32:1:1 16:1:1 64:1:0 32:2:0; do
+    IFS=: read rows split regs <<< "$f"
+    OCTO_ATTENTION_ROWS=$rows OCTO_ATTENTION_SPLIT=$split OCTO_ATTENTION_REGS=$regs timeout 60 $N/bench_decode --model $S/$m.gguf --prompt-tokens 512 --decode-tokens 8 --profile > /tmp/prof.txt 2>&1
+    a=$(grep '"profile_opcode","phase":"prefill","opcode":"ATTENTION_TILE"' /tmp/prof.txt | grep -o '"us":[0-9.]*')
+    g=$(grep '"profile","phase":"prefill"' /tmp/prof.txt | grep -o '"gpu_us":[0-9.]*')
+    echo "$m rows:split:regs=$f attention $a prefill $g" >> $OUT/attn-sweep.txt
+  done
+  say "$m swept: $(grep $m $OUT/attn-sweep.txt | sed 's/.*regs=//' | tr '\n' ';')"
+done
+run() {  # label model tokens env...
+  local l=$1 m=$2 n=$3; shift 3
+  [ -f $S/$m.gguf ] || { say "no $m"; return; }
+  env "$@" timeout 90 $N/bench_decode --model $S/$m.gguf --prompt-tokens $n --decode-tokens 128 --repeat 2 --bandwidth-gbs 3071 2>>$OUT/log.txt | sed "s/^{/{\"v\":\"$l\",/" >> $OUT/decode.jsonl
+  say "$m $n $l: $(tail -1 $OUT/decode.jsonl | grep -o '"prefill_tok_s":[0-9.]*\|"decode_tok_s":[0-9.]*' | tr '\n' ' ')"
+}
+for m in qwen3-0.6b-q8_0 qwen2.5-0.5b-q8_0 qwen2.5-1.5b-q8_0; do
+  for r in 1 2; do run def $m 512; run staged $m 512 OCTO_GEMM_EPI_REGS=0; run old $m 512 OCTO_ATTENTION_REGS=0 OCTO_GEMM_EPI_REGS=0; done
+done
+run def qwen3-0.6b-q8_0 2048; run old qwen3-0.6b-q8_0 2048 OCTO_ATTENTION_REGS=0 OCTO_GEMM_EPI_REGS=0
+conf gpu_gemm_tiles; conf gpu_conformance_fused -tc="*over many rows*"
+for e in 1 0; do
+  OCTO_GEMM_EPI_REGS=$e timeout 100 $N/bench_gemm --models 0.5b,1.5b,7b --tokens 512 --dtypes q8_0 --kernels auto --passes 10 2>>$OUT/log.txt | sed "s/^{/{\"epi_regs\":$e,/" >> $OUT/gemm.jsonl
+  say "bench_gemm epi_regs=$e: $(grep gemm_model $OUT/gemm.jsonl | tail -3 | grep -o '"model":"[^"]*"\|"tflop_s":[0-9.]*' | tr '\n' ' ')"
+done
+say done
