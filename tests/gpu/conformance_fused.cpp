@@ -136,8 +136,8 @@ TEST_CASE("conformance: 16-bit decode GEMVs over wide outputs (LM head, gate|up)
 
 /// One form of the tiled GEMM kernels (src/vulkan/kernels/gemm.cpp's knobs): the kernel, the weight
 /// dequantized to f16 ahead (OCTO_GEMM_DEQUANT), the norm ahead (OCTO_GEMM_NORM_AHEAD; into gemm_reg as
-/// f16 rows, its X16 mode), the tensor-core kernels' epilogue staged through shared memory instead of read
-/// from each invocation's own elements (OCTO_GEMM_EPI_REGS=0; the elements only where the VM's probe found
+/// f16 rows, its X16 mode), the tensor-core kernels' epilogue staged through shared memory or read from
+/// each invocation's own elements (OCTO_GEMM_EPI_REGS=0 / 1; the elements only where the VM's probe found
 /// NVIDIA's fragment layout). `old`: the 64 x 64 kernel's forms too. The tensor-core ones where the device has them.
 struct gemm_form {
   std::string kernel, dequant;
@@ -160,7 +160,7 @@ struct gemm_form_env {
     ::setenv("OCTO_GEMM_DEQUANT", f.dequant.c_str(), 1);
     ::setenv("OCTO_GEMM_NORM_AHEAD", f.ahead ? "1" : "0", 1);
     ::setenv("OCTO_GEMM_X16", f.ahead && f.kernel == "reg" ? "1" : "", 1);
-    ::setenv("OCTO_GEMM_EPI_REGS", f.staged ? "0" : "", 1);
+    ::setenv("OCTO_GEMM_EPI_REGS", f.staged ? "0" : "1", 1);
   }
   ~gemm_form_env() {
     for (const char* k : {"OCTO_GEMM_KERNEL", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_X16", "OCTO_GEMM_EPI_REGS"})

@@ -361,7 +361,9 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   p.plan(attention(16, false), device(true), /*fast_precision=*/true);
   auto mma_device = device(true);
   mma_device.coop_mma_layout = true;
+  ::setenv("OCTO_ATTENTION_REGS", "1", 1);
   p.plan(attention(16, false), mma_device, /*fast_precision=*/true);
+  ::unsetenv("OCTO_ATTENTION_REGS");
   // Decode GEMVs on integer dot products (gemv_idot_<dt>): the `fast` precision on a device that
   // accelerates them.
   auto idot_device = device(true);
@@ -807,7 +809,7 @@ TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments,
   CHECK_FALSE(vm::vulkan::coop_layout_is_mma(std::span<const float>(probe.data(), 385)));
 }
 
-TEST_CASE("prefill attention on tensor cores: the softmax in registers only with NVIDIA's fragment layout and no key split") {
+TEST_CASE("prefill attention on tensor cores: the softmax in registers on request, only with NVIDIA's fragment layout and no key split") {
   clear_kernel_environment();
   const auto prog = attention(32, false);
   std::vector<std::uint64_t> addresses(prog.buffers.size());
@@ -821,14 +823,16 @@ TEST_CASE("prefill attention on tensor cores: the softmax in registers only with
     REQUIRE(l.spec_constants.size() == 8);
     return std::pair{l.spec_constants[7], l.spec_constants[6]};  // REGS, the key splits
   };
-  CHECK(regs_of(true) == std::pair{1u, 1u});   // the default where the layout is known: unsplit, in registers
-  CHECK(regs_of(false) == std::pair{0u, 2u});  // elsewhere the shared-memory form (head_dim 32: 2 key splits)
-  ::setenv("OCTO_ATTENTION_REGS", "0", 1);
+  // Off by default (not yet seen on a card): the shared-memory form (head_dim 32: 2 key splits).
   CHECK(regs_of(true) == std::pair{0u, 2u});
-  ::unsetenv("OCTO_ATTENTION_REGS");
-  ::setenv("OCTO_ATTENTION_SPLIT", "2", 1);  // a key split asked for: the shared-memory form
+  CHECK(regs_of(false) == std::pair{0u, 2u});
+  ::setenv("OCTO_ATTENTION_REGS", "1", 1);
+  CHECK(regs_of(true) == std::pair{1u, 1u});   // asked for, the layout known: unsplit, in registers
+  CHECK(regs_of(false) == std::pair{0u, 2u});  // asked for on another layout: the shared-memory form
+  ::setenv("OCTO_ATTENTION_SPLIT", "2", 1);    // with a key split asked for too: the shared-memory form
   CHECK(regs_of(true) == std::pair{0u, 2u});
   ::unsetenv("OCTO_ATTENTION_SPLIT");
+  ::unsetenv("OCTO_ATTENTION_REGS");
 }
 
 TEST_CASE("prefill q, k, v: RMSNORM_GEMV_ROPE / RMSNORM_GEMV_KV over many rows take the GEMM kernels' RoPE / KV epilogue") {

@@ -187,9 +187,10 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     // attention_coop's shared memory: the query rows or a round's K and V tiles (f16, rows padded by 16
     // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
     // The softmax in registers (spec constant 7, REGS: no scores, probabilities or P.V through shared
-    // memory) where the VM's probe found NVIDIA's fragment layout (device_facts::coop_mma_layout), without
-    // key splits. OCTO_ATTENTION_REGS=0 keeps the shared-memory form.
-    const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 1) == 1 && c.device.coop_mma_layout;
+    // memory) on request (OCTO_ATTENTION_REGS=1), where the VM's probe found NVIDIA's fragment layout
+    // (device_facts::coop_mma_layout), without key splits. Off by default: no card was lent the session
+    // that built it, so neither its conformance on a card nor its speed has been seen.
+    const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 0) == 1 && c.device.coop_mma_layout;
     const auto coop_shared = [&](std::uint64_t rg, std::uint64_t ks, std::uint64_t kt) {
       const std::uint64_t sh = hd / 8 + 1, nsg = rg * ks;
       const std::uint64_t kv_area = 16 * std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh;

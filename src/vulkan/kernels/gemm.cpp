@@ -397,11 +397,12 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   bool x16 = false;
   if (norm_epi) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
   else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, kind == "reg", l);
-  // The epilogue from each invocation's own elements (spec constant 8) where the VM's probe found
-  // NVIDIA's fragment layout; not with the RoPE / KV epilogue. OCTO_GEMM_EPI_REGS=0 stages every
-  // fragment through shared memory as elsewhere.
+  // The epilogue from each invocation's own elements (spec constant 8) on request (OCTO_GEMM_EPI_REGS=1),
+  // where the VM's probe found NVIDIA's fragment layout; not with the RoPE / KV epilogue. Off by default
+  // (every fragment staged through shared memory): no card was lent the session that built it, so its
+  // conformance on a card and its speed are unseen.
   const bool epi_regs = (kind == "coopf" || kind == "coop") && c.device.coop_mma_layout && !a.rope_kv &&
-                        number_knob(c, "OCTO_GEMM_EPI_REGS", {0, 1}, 1) == 1;
+                        number_knob(c, "OCTO_GEMM_EPI_REGS", {0, 1}, 0) == 1;
   if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
     // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:
