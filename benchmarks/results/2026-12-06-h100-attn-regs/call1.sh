@@ -5,7 +5,7 @@
 # the card (every prefill attention form, REGS on and off; the GEMMs' fused forms with the epilogue read
 # from registers and staged; gpu_gemm_tiles; the whole-model fused prefill) against the reference VM, then
 # per attention form the prefill ATTENTION_TILE time (bench_decode --profile, tasks serialized), then
-# pp512 / tg128 of the default against OCTO_GEMM_EPI_REGS=0 and against both off (the previous default),
+# pp512 / tg128 with both (regs), the attention alone (attn) and neither (old, the default),
 # alternating, two rounds, and bench_gemm with the epilogue either way. No peer
 # in this call (device starts failed for most of the session; its time was short).
 # Run: bash benchmarks/results/2026-12-06-h100-attn-regs/call1.sh   (carry .carry-s34 with new1.tar.xz, .gl)
@@ -46,7 +46,7 @@ run() {  # label model tokens env...
   say "$m $n $l: $(tail -1 $OUT/decode.jsonl | grep -o '"prefill_tok_s":[0-9.]*\|"decode_tok_s":[0-9.]*' | tr '\n' ' ')"
 }
 for m in qwen3-0.6b-q8_0 qwen2.5-0.5b-q8_0 qwen2.5-1.5b-q8_0; do
-  for r in 1 2; do run def $m 512; run staged $m 512 OCTO_GEMM_EPI_REGS=0; run old $m 512 OCTO_ATTENTION_REGS=0 OCTO_GEMM_EPI_REGS=0; done
+  for r in 1 2; do run regs $m 512 OCTO_ATTENTION_REGS=1 OCTO_GEMM_EPI_REGS=1; run attn $m 512 OCTO_ATTENTION_REGS=1 OCTO_GEMM_EPI_REGS=0; run old $m 512 OCTO_ATTENTION_REGS=0 OCTO_GEMM_EPI_REGS=0; done
 done
 conf gpu_gemm_tiles
 for e in 1 0; do
