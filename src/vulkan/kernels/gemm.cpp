@@ -18,8 +18,8 @@
 // old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
 // tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
 // are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_NORM_AHEAD
-// at plan_norm_x, OCTO_GEMM_DEEP
-// at plan_gemm_tiled's end; OCTO_GEMM_ROPE_KV (the RoPE / KV epilogue) at gemv.cpp's gemm_rope_kv_fits.
+// at plan_norm_x, OCTO_GEMM_DEEP and OCTO_GEMM_EPI_REGS (the tensor-core epilogue from registers) at
+// plan_gemm_tiled's end; OCTO_GEMM_ROPE_KV (the RoPE / KV epilogue) at gemv.cpp's gemm_rope_kv_fits.
 #include <algorithm>
 #include <array>
 #include <cstdio>
