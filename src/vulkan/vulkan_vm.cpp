@@ -187,9 +187,10 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
 void vulkan_vm::impl::probe_coop_layout() {
   if (!dev->facts().cooperative_matrix_nv || dev->facts().subgroup_size != 32) return;
   constexpr std::uint64_t floats = 386;
-  allocation out = memory->allocate("cooperative-matrix layout probe", floats * 4, memory_class::host_visible);
+  allocation out;
   bool known = false;
   try {
+    out = memory->allocate("cooperative-matrix layout probe", floats * 4, memory_class::host_visible);
     std::memset(out.mapped, 0, floats * 4);
     one_shot(
         [&](const vk::raii::CommandBuffer& cb) {
@@ -202,11 +203,10 @@ void vulkan_vm::impl::probe_coop_layout() {
     std::memcpy(got.data(), out.mapped, floats * 4);
     known = coop_layout_is_mma(got);
   } catch (const std::exception&) {
-    // The probe is optional: a device that cannot run it keeps the staged kernel forms. A lost device
-    // is reported by the VM's next submit (one_shot marked it).
-    known = false;
+    // The probe is optional: a device that cannot run it (or find it memory) keeps the staged kernel
+    // forms. A lost device is reported by the VM's next submit (one_shot marked it).
   }
-  memory->free(out);
+  if (out) memory->free(out);
   dev->set_coop_mma_layout(known);
 }
 
