@@ -40,6 +40,8 @@ expect_error "truncated.gguf" --model "$tmp/truncated.gguf" --vm reference
 expect_error "garbage.gguf" --model "$tmp/garbage.gguf" --vm reference
 expect_error "empty.gguf" --model "$tmp/empty.gguf" --vm reference
 expect_error "unknown option '--bogus'" --model "$model" --bogus
+expect_error "unknown option '--prompt-file'" --model "$model" --prompt-file "$tmp/p.txt"
+expect_error "unexpected argument 'stray'" --model "$model" stray
 expect_error "needs a value" --model "$model" --prompt
 expect_error "not an integer" --model "$model" -n abc
 expect_error "out of range" --model "$model" -n -3

@@ -1,6 +1,7 @@
 // qwen_generate: streams the continuation of a prompt (or a ChatML chat turn) from a GGUF model or a
 // decomposed directory, on the best Vulkan device or on the CPU reference VM, all layers resident or
 // streamed under a VRAM budget. Every bad option or file gives one line and exit 1.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <memory>
@@ -234,13 +235,13 @@ options parse(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     std::exit(app.exit(e));
-  } catch (const CLI::ExtrasError& e) {
-    // "The following argument was not expected: --bogus": name the first one as before
-    std::string what = e.what();
-    const auto colon = what.find(": ");
-    std::string first = colon == std::string::npos ? what : what.substr(colon + 2);
-    first = first.substr(0, first.find(' '));
-    bad("unknown option '" + first + "' (see --help)");
+  } catch (const CLI::ExtrasError&) {
+    // CLI11's message lists the leftover words last first ("--prompt-file p.txt" reads "p.txt
+    // --prompt-file"); remaining() has them as given: name the first option among them, else the first word.
+    const std::vector<std::string> extras = app.remaining();
+    const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.size() > 1 && a[0] == '-'; });
+    if (option != extras.end()) bad("unknown option '" + *option + "' (see --help)");
+    bad("unexpected argument '" + (extras.empty() ? std::string() : extras.front()) + "' (see --help)");
   } catch (const CLI::ArgumentMismatch& e) {
     std::string what = e.what();  // "--prompt: 1 required TEXT missing"
     bad(what.substr(0, what.find(':')) + " needs a value");
