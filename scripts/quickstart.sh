@@ -89,9 +89,10 @@ case "$mode" in
     (cd build/release && ctest --output-on-failure -j "$jobs")
     echo "octo: the suite again under AddressSanitizer + UBSan" >&2
     # Line tables only (-g1): enough for the sanitizers' file:line stacks; the instrumented build takes
-    # 4.3 GB instead of 5.4 at -g (a CI disk ran full while linking it).
+    # 4.3 GB instead of 5.4 at -g (a CI disk ran full while linking it). The shaders are the release
+    # tree's, just built from the same sources (OCTO_SPIRV_FROM, src/vulkan/CMakeLists.txt).
     build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DBUILD_SHARED_LIBS=OFF -DOCTO_SANITIZE=ON -DOCTO_BUILD_EXAMPLES=OFF -DOCTO_BUILD_BENCHMARKS=OFF \
-      -DOCTO_TEST_SHADER_CACHE="$shader_cache"
+      -DOCTO_TEST_SHADER_CACHE="$shader_cache" -DOCTO_SPIRV_FROM="$PWD/build/release/src/vulkan/spirv"
     (cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j "$jobs")
     ;;
   *) usage ;;
