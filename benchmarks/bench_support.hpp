@@ -75,6 +75,9 @@ inline void parse_command_line(CLI::App& app, int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     std::exit(app.exit(e));
+  } catch (const CLI::ExtrasError&) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), octo::leftover_arguments_text(app.remaining()).c_str());
+    std::exit(1);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
     std::exit(1);

@@ -236,12 +236,7 @@ options parse(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     std::exit(app.exit(e));
   } catch (const CLI::ExtrasError&) {
-    // CLI11's message lists the leftover words last first ("--prompt-file p.txt" reads "p.txt
-    // --prompt-file"); remaining() has them as given: name the first option among them, else the first word.
-    const std::vector<std::string> extras = app.remaining();
-    const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& a) { return a.size() > 1 && a[0] == '-'; });
-    if (option != extras.end()) bad("unknown option '" + *option + "' (see --help)");
-    bad("unexpected argument '" + (extras.empty() ? std::string() : extras.front()) + "' (see --help)");
+    bad(octo::leftover_arguments_text(app.remaining()) + " (see --help)");
   } catch (const CLI::ArgumentMismatch& e) {
     std::string what = e.what();  // "--prompt: 1 required TEXT missing"
     bad(what.substr(0, what.find(':')) + " needs a value");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace octo {
 
@@ -42,6 +43,16 @@ inline std::string library_text(std::string_view what, std::size_t max = 200) {
   }
   const std::string q = quoted(what, max);
   return q.substr(1, q.size() - 2);
+}
+
+/// The one line about the words a command line left over (unknown options, stray arguments), from
+/// `words` as given (CLI11's CLI::App::remaining(); its ExtrasError message lists them last first, so
+/// "--prompt-file p.txt" would name 'p.txt'): the first option among them (a word starting with '-'),
+/// else the first word, quoted.
+inline std::string leftover_arguments_text(const std::vector<std::string>& words) {
+  for (const auto& w : words)
+    if (w.size() > 1 && w[0] == '-') return "unknown option " + octo::quoted(w);
+  return "unexpected argument " + octo::quoted(words.empty() ? std::string_view() : std::string_view(words.front()));
 }
 
 }  // namespace octo

@@ -349,3 +349,11 @@ TEST_CASE("names from files are quoted printable in messages; library errors are
   CHECK(e.find('\x1b') == std::string::npos);
   CHECK(e.find('\n') == std::string::npos);
 }
+
+TEST_CASE("a command line's leftover words: the first option among them as given, else the first word, quoted") {
+  CHECK(octo::leftover_arguments_text({"--prompt-fil", "p.txt"}) == "unknown option '--prompt-fil'");
+  CHECK(octo::leftover_arguments_text({"p.txt", "-x", "--y"}) == "unknown option '-x'");
+  CHECK(octo::leftover_arguments_text({"stray", "-"}) == "unexpected argument 'stray'");  // "-" alone is a word
+  CHECK(octo::leftover_arguments_text({"--\x1b[2J"}).find('\x1b') == std::string::npos);
+  CHECK(octo::leftover_arguments_text({}) == "unexpected argument ''");
+}

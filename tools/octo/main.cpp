@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);  // help on stdout, exit 0
+  } catch (const CLI::ExtrasError&) {
+    const std::string who = command().empty() ? "octo" : "octo " + command();
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", who.c_str(),
+                 octo::leftover_arguments_text(app.remaining(true)).c_str(), who.c_str());  // true: the command's too
+    return 2;
   } catch (const CLI::ParseError& e) {
     const std::string who = command().empty() ? "octo" : "octo " + command();
     std::fprintf(stderr, "%s: %s (see %s --help)\n", who.c_str(), e.what(), who.c_str());
