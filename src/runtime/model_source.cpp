@@ -218,12 +218,12 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
   // faster at 512 rows on the H100, benchmarks/results/2026-12-06-h100-prefill-epi); shorter passes keep
   // them as tasks of their own (prefill_schedule(false)): there the fused forms run the norm inside every
   // GEMM, or under 16 rows inside the decode GEMV kernels, which gained nothing measurable at 128 rows.
-  // (The 1-2e-4 (relative L2) that stories260K's decode logits after such a prefill moved is the F16
+  // The 1-2e-4 (relative L2) that stories260K's decode logits moved after such a fused prefill is the F16
   // cache's rounding, not the fusion: with an F32 cache both schedules stay within 7e-7 of the reference
-  // VM and of token-by-token decode; with the F16 cache the plain schedule's sit as far (up to 2.3e-4)
-  // from token-by-token decode as the fused one's from the reference VM: K/V that differ in their last
-  // bits round to different halves. gpu_runtime_engine's chunked prefill case, lavapipe, 2026-12-07.) OCTO_PREFILL_FUSION (to measure the schedules against each other without a
-  // rebuild): 1, prefill_schedule() at any length; residual, prefill_schedule(false) at any length;
+  // VM and of token-by-token decode; with the F16 cache the plain schedule's logits sit as far (up to
+  // 2.3e-4) from token-by-token decode as the fused one's from the reference VM, since K/V that differ in
+  // their last bits round to different halves (gpu_runtime_engine's chunked prefill case, lavapipe,
+  // 2026-12-07). OCTO_PREFILL_FUSION (to measure the schedules against each other without a rebuild): 1, prefill_schedule() at any length; residual, prefill_schedule(false) at any length;
   // norms, prefill_schedule() without its RoPE / KV_APPEND chains (the norms, SwiGLU and residual adds
   // folded; RoPE, Qwen3's head norms and the cache writes as tasks of their own); 0, the plain ops.
   const ir::schedule_config folded = models::prefill_schedule(), residual_only = models::prefill_schedule(false), plain{};
