@@ -162,6 +162,61 @@ void store_kv(uint row, uint n, float s) {
   }
 }
 
+// Finishes slot = c * RB + r of the lane (invocation `slot`'s partial sums in red): row r's column c
+// (with PAIRS, the partner slot's sum too).
+void finish_slot(uint slot, uint grp, uint rb, uint nrows, uint parts, uint part0) {
+  const uint GC = PAIRS ? NR / 2u : NR;
+  const uint WG = gl_WorkGroupSize.x;
+  uint c = slot / RB, r = slot % RB;
+  if (r >= nrows) return;
+  uint row = pc.row0 + rb + r;
+  float s = 0.0, t = 0.0;
+  uint mate = FUSE == FUSE_SWIGLU ? c + GC : c ^ 1u;  // SWIGLU: the up row; ROPE/KV: the pair's other half
+  for (uint p = 0u; p < parts; ++p) s += red[slot * WG + part0 + p];
+  if (PAIRS && mate < NR)
+    for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + part0 + p];
+  if (NORM) {
+    float ss = 0.0;
+    for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
+    float inv_rms = 1.0 / sqrt(ss / float(pc.K) + pc.eps);
+    s *= inv_rms;
+    t *= inv_rms;
+  }
+  if (FUSE == FUSE_SWIGLU) {
+    uint n = grp * GC + c;
+    if (c >= GC || n >= pc.n_tile) return;
+    f32_buf(pc.y).d[row * pc.ldy + pc.n_off + n] = s / (1.0 + exp(-s)) * t;
+    return;
+  }
+  if (FUSE >= FUSE_ROPE) {
+    uint pair = grp * GC + c / 2u;
+    if (pair >= total_cols()) return;
+    uint n = rope_col(pair, c & 1u), m = rope_col(pair, (c & 1u) ^ 1u);
+    if (pc.has_bias != 0u) {
+      s += load_elem(pc.bias, n, pc.bias_dtype);
+      t += load_elem(pc.bias, m, pc.bias_dtype);
+    }
+    uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16;
+    uint i = pair % (hd / 2u);
+    if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
+      vec2 cs = rope_cos_sin(float(i32_buf(pc.aux).d[row]), i, n_rot, pc.log2_theta);
+      s = (c & 1u) == 0u ? s * cs.x - t * cs.y : t * cs.y + s * cs.x;
+    }
+    if (!KV_OUT) {
+      f32_buf(pc.y).d[row * pc.ldy + n] = s;
+      return;
+    }
+    store_kv(row, n, s);
+    return;
+  }
+  uint n = grp * NR + c;
+  if (n >= pc.n_tile) return;
+  if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
+  uint e = row * pc.ldy + pc.n_off + n;
+  if (FUSE == FUSE_ADD) s += f32_buf(pc.aux).d[e];
+  f32_buf(pc.y).d[e] = s;
+}
+
 shared uint head_last[RB];  // HEAD_NORM: whether this workgroup arrived last at a row's head
 
 void main() {
@@ -311,11 +366,11 @@ void main() {
     head_u32 cnt = head_u32(pc.runs);
     head_f32 raw = head_f32(pc.runs);
     uint raw0 = (pc.rows * heads + 3u) & ~3u;  // the rows' sums after the counters, [rows][n_tile]
-    if (ltid < NR * RB) {
-      uint c = ltid / RB, r = ltid % RB;
+    for (uint slot = ltid; slot < NR * RB; slot += LW) {  // (NR x RB may exceed the lane's width)
+      uint c = slot / RB, r = slot % RB;
       if (r < nrows) {
         float s = 0.0, ss = 0.0;
-        for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
+        for (uint p = 0u; p < parts; ++p) s += red[slot * WG + part0 + p];
         for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
         s *= 1.0 / sqrt(ss / float(pc.K) + pc.eps);
         raw.d[raw0 + (rb + r) * pc.n_tile + rope_col(grp * GC + c / 2u, c & 1u)] = s;
@@ -378,55 +433,7 @@ void main() {
     }
     return;
   }
-  // Epilogue: invocation ltid of a lane finishes slot c = ltid / RB of row r = ltid % RB (and, with
-  // PAIRS, reads the partner slot's sum too).
-  if (ltid >= NR * RB) return;
-  uint c = ltid / RB, r = ltid % RB;
-  if (r >= nrows) return;
-  uint row = pc.row0 + rb + r;
-  float s = 0.0, t = 0.0;
-  uint mate = FUSE == FUSE_SWIGLU ? c + GC : c ^ 1u;  // SWIGLU: the up row; ROPE/KV: the pair's other half
-  for (uint p = 0u; p < parts; ++p) s += red[ltid * WG + part0 + p];
-  if (PAIRS && mate < NR)
-    for (uint p = 0u; p < parts; ++p) t += red[(mate * RB + r) * WG + part0 + p];
-  if (NORM) {
-    float ss = 0.0;
-    for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
-    float inv_rms = 1.0 / sqrt(ss / float(pc.K) + pc.eps);
-    s *= inv_rms;
-    t *= inv_rms;
-  }
-  if (FUSE == FUSE_SWIGLU) {
-    uint n = grp * GC + c;
-    if (c >= GC || n >= pc.n_tile) return;
-    f32_buf(pc.y).d[row * pc.ldy + pc.n_off + n] = s / (1.0 + exp(-s)) * t;
-    return;
-  }
-  if (FUSE >= FUSE_ROPE) {
-    uint pair = grp * GC + c / 2u;
-    if (pair >= total_cols()) return;
-    uint n = rope_col(pair, c & 1u), m = rope_col(pair, (c & 1u) ^ 1u);
-    if (pc.has_bias != 0u) {
-      s += load_elem(pc.bias, n, pc.bias_dtype);
-      t += load_elem(pc.bias, m, pc.bias_dtype);
-    }
-    uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16;
-    uint i = pair % (hd / 2u);
-    if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
-      vec2 cs = rope_cos_sin(float(i32_buf(pc.aux).d[row]), i, n_rot, pc.log2_theta);
-      s = (c & 1u) == 0u ? s * cs.x - t * cs.y : t * cs.y + s * cs.x;
-    }
-    if (!KV_OUT) {
-      f32_buf(pc.y).d[row * pc.ldy + n] = s;
-      return;
-    }
-    store_kv(row, n, s);
-    return;
-  }
-  uint n = grp * NR + c;
-  if (n >= pc.n_tile) return;
-  if (pc.has_bias != 0u) s += load_elem(pc.bias, pc.n_off + n, pc.bias_dtype);
-  uint e = row * pc.ldy + pc.n_off + n;
-  if (FUSE == FUSE_ADD) s += f32_buf(pc.aux).d[e];
-  f32_buf(pc.y).d[e] = s;
+  // Epilogue: each slot (c, r) of the lane's NR x RB, as many an invocation as NR x RB exceeds the
+  // lane's width (the planner's shapes fit one; OCTO_GEMV_NR / OCTO_GEMV_WG may not).
+  for (uint slot = ltid; slot < NR * RB; slot += LW) finish_slot(slot, grp, rb, nrows, parts, part0);
 }

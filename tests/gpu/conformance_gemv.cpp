@@ -109,6 +109,32 @@ TEST_CASE("conformance: GEMV_TILE decode shapes: K from one block to thousands, 
   }
 }
 
+TEST_CASE("conformance: GEMV_TILE with more weight rows x x rows than invocations (OCTO_GEMV_NR=16, OCTO_GEMV_WG=32)") {
+  // The planner's shapes give each invocation at most one output slot (NR x RB <= the workgroup); the
+  // knobs may ask for more (16 rows x 4 x rows over 32 invocations): the epilogue then finishes several
+  // slots an invocation. Before it did, the slots past the width were never written (wrong logits, no
+  // error). Every weight format, 1, 3 and 4 x rows, an odd tile.
+  ::setenv("OCTO_GEMV_NR", "16", 1);
+  ::setenv("OCTO_GEMV_WG", "32", 1);
+  for (dtype wd : weight_dtypes) {
+    for (std::int64_t R : {1, 3, 4}) {
+      CAPTURE(octo::ir::name(wd));
+      CAPTURE(R);
+      const std::int64_t K = 512, N = 45;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+      auto b = c.buf("b", buffer_kind::weight, dtype::f32, {N});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+      // Columns 0 and 44 stay poisoned.
+      c.task(opcode::gemv_tile, {x, w, b}, {y}, params({{param_key::K, K}, {param_key::N_tile, 43}, {param_key::n_off, 1}}));
+      run_case(c, {1e-4 * double(K) / 256.0, 1e-4});
+    }
+  }
+  ::unsetenv("OCTO_GEMV_NR");
+  ::unsetenv("OCTO_GEMV_WG");
+}
+
 namespace {
 // The contract of the `fast` precision's integer-dot decode GEMVs (docs/precision.md "Decode GEMVs on
 // integer dot products"), computed here from its definition: v (x times the norm weight, in f32) rounded

@@ -188,8 +188,8 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
     // The softmax in registers (spec constant 7, REGS: no scores, probabilities or P.V through shared
     // memory) on request (OCTO_ATTENTION_REGS=1), where the VM's probe found NVIDIA's fragment layout
-    // (device_facts::coop_mma_layout), without key splits. Off by default: no card was lent the session
-    // that built it, so neither its conformance on a card nor its speed has been seen.
+    // (device_facts::coop_mma_layout), without key splits. Off by default: on the H100 (driver 580) the
+    // probe finds another layout, so it has not run on a card (docs/vulkan.md).
     const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 0) == 1 && c.device.coop_mma_layout;
     const auto coop_shared = [&](std::uint64_t rg, std::uint64_t ks, std::uint64_t kt) {
       const std::uint64_t sh = hd / 8 + 1, nsg = rg * ks;
