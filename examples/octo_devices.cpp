@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
                   f.buffer_device_address, f.cooperative_matrix_nv, f.cooperative_matrix_mma_layout, f.int_dot, f.int_dot_accelerated,
                   f.separate_transfer_queue, f.max_push_constants,
                   f.max_shared_memory, static_cast<unsigned long long>(f.max_allocation_size >> 20));
+      // What the layout probe found where it is not NVIDIA's mma fragment order (element = row * columns +
+      // column, per invocation), so the register kernel forms can be adapted to the device.
+      if (!f.cooperative_matrix_layout.empty())
+        std::printf("  cooperative matrix elements: %s\n", f.cooperative_matrix_layout.c_str());
     }
   } catch (const octo::error& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -38,6 +38,10 @@ layout(constant_id = 6) const uint KS = 1u;    // subgroups splitting the keys o
 // memory. The planner asks for it only where the VM's probe found that layout (device_facts::
 // coop_mma_layout; GL_NV_cooperative_matrix itself leaves the layout to the implementation).
 layout(constant_id = 7) const bool REGS_ASKED = false;
+// REGS: the order of a 16 x 16 f16 factor's element pairs (device_facts::coop_factor_order, probed at
+// boot): 0 the PTX ISA's, (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8); 1 columns first, (g, 2t),
+// (g, 2t + 8), (g + 8, 2t), (g + 8, 2t + 8), as NVIDIA's Vulkan driver holds them.
+layout(constant_id = 8) const uint FACTOR_ORDER = 0u;
 const bool REGS = REGS_ASKED && KS == 1u;
 
 layout(push_constant) uniform params {
@@ -211,12 +215,15 @@ void main() {
         oacc[c][2] *= ab;
         oacc[c][3] *= ab;
       }
-      // O += P V: P's 16 x 16 factors are pairs of score blocks, rounded to f16.
+      // O += P V: P's 16 x 16 factors are pairs of score blocks, rounded to f16. Pair p of the factor is
+      // the row half (element pair 0 or 1 of a block) and column half (the first block or the second)
+      // FACTOR_ORDER gives it.
       [[unroll]] for (uint kk = 0u; kk < KT / 16u; ++kk) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pf;
-        [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-          pf[i] = float16_t(sc[2u * kk][i]);
-          pf[4u + i] = float16_t(sc[2u * kk + 1u][i]);
+        [[unroll]] for (uint p = 0u; p < 4u; ++p) {
+          uint row_half = FACTOR_ORDER == 0u ? p % 2u : p / 2u, col_half = FACTOR_ORDER == 0u ? p / 2u : p % 2u;
+          [[unroll]] for (uint e = 0u; e < 2u; ++e)
+            pf[2u * p + e] = float16_t(sc[2u * kk + col_half][2u * row_half + e]);
         }
         [[unroll]] for (uint c = 0u; c < HD / 8u; ++c) {
           fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> vb;

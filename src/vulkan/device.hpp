@@ -52,7 +52,13 @@ class device {
   const vk::raii::Queue* spare_compute_queue() const { return *spare_compute_queue_ ? &spare_compute_queue_ : nullptr; }
   const device_facts& facts() const { return facts_; }
   /// What the VM measured on the device after opening it (device_facts::coop_mma_layout).
-  void set_coop_mma_layout(bool known) { facts_.coop_mma_layout = known; }
+  void set_coop_mma_layout(bool known, std::uint32_t factor_order) {
+    facts_.coop_mma_layout = known;
+    facts_.coop_factor_order = factor_order;
+  }
+  /// The probe's elements where they are not the mma order (vulkan_device_facts::cooperative_matrix_layout).
+  void set_coop_layout_found(std::string text) { coop_layout_found_ = std::move(text); }
+  const std::string& coop_layout_found() const { return coop_layout_found_; }
   const vk::PhysicalDeviceProperties& properties() const { return properties_; }
   const vk::PhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
   std::uint64_t max_allocation_size() const { return max_allocation_size_; }
@@ -64,6 +70,7 @@ class device {
   std::uint64_t validation_messages() const { return validation_messages_->load(); }
 
  private:
+  std::string coop_layout_found_;
   std::unique_ptr<vk::raii::Context> context_;  // first: everything below is destroyed before it
   vk::raii::Instance instance_{nullptr};
   vk::raii::DebugUtilsMessengerEXT messenger_{nullptr};

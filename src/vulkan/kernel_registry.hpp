@@ -53,6 +53,12 @@ struct device_facts {
   // in each invocation as in NVIDIA's mma.m16n8k16 fragments, so a kernel may read and write them by
   // element (attention_coop.comp's REGS). False wherever the probe did not run or did not match.
   bool coop_mma_layout = false;
+  // Where coop_mma_layout holds: the order of a 16 x 16 f16 factor's four element pairs in an invocation
+  // (rows g, g + 8 and columns 2t, 2t + 8 of its mma fragment): 0 as the PTX ISA lists them, (g, 2t),
+  // (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8); 1 columns first, (g, 2t), (g, 2t + 8), (g + 8, 2t),
+  // (g + 8, 2t + 8), as NVIDIA's Vulkan driver holds them (580 on the H100). The 16 x 8 f32 accumulators
+  // are in the PTX order on both.
+  std::uint32_t coop_factor_order = 0;
 };
 
 /// One field a planner packed: what the shader's push-constant block must declare at that offset.

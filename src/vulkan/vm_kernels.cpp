@@ -119,20 +119,47 @@ kernel_launch plan_vm_coop_layout(std::uint64_t out) {
   return l;
 }
 
-bool coop_layout_is_mma(std::span<const float> probe) {
-  if (probe.size() < 386 || probe[384] != 4.0f || probe[385] != 8.0f) return false;
+std::optional<std::uint32_t> coop_mma_factor_order(std::span<const float> probe) {
+  if (probe.size() < 386 || probe[384] != 4.0f || probe[385] != 8.0f) return std::nullopt;
+  const auto factor_matches = [&](std::uint32_t order) {
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      const std::uint32_t g = lane / 4, t = lane % 4;
+      for (std::uint32_t i = 0; i < 8; ++i) {  // pair p = i / 2: its row half and column half
+        const std::uint32_t p = i / 2, row_half = order == 0 ? p % 2 : p / 2, col_half = order == 0 ? p / 2 : p % 2;
+        const std::uint32_t r = g + 8 * row_half, c = 2 * t + i % 2 + 8 * col_half;
+        if (probe[128 + 8 * lane + i] != static_cast<float>(r * 16 + c)) return false;
+      }
+    }
+    return true;
+  };
   for (std::uint32_t lane = 0; lane < 32; ++lane) {
     const std::uint32_t g = lane / 4, t = lane % 4;
     for (std::uint32_t i = 0; i < 4; ++i) {  // 16 x 8: (g + 8 (i / 2), 2 t + i % 2)
       const std::uint32_t r = g + 8 * (i / 2), c = 2 * t + i % 2;
-      if (probe[4 * lane + i] != static_cast<float>(r * 8 + c)) return false;
-    }
-    for (std::uint32_t i = 0; i < 8; ++i) {  // 16 x 16: the same, then 8 columns on
-      const std::uint32_t r = g + 8 * ((i / 2) % 2), c = 2 * t + i % 2 + 8 * (i / 4);
-      if (probe[128 + 8 * lane + i] != static_cast<float>(r * 16 + c)) return false;
+      if (probe[4 * lane + i] != static_cast<float>(r * 8 + c)) return std::nullopt;
     }
   }
-  return true;
+  for (std::uint32_t order : {0u, 1u})
+    if (factor_matches(order)) return order;
+  return std::nullopt;
+}
+
+std::string describe_coop_layout(std::span<const float> probe) {
+  if (probe.size() < 386) return {};
+  std::string s;
+  const auto part = [&](const std::string& name, std::size_t base, std::size_t per, float len) {
+    s += name;
+    for (std::size_t lane = 0; lane < 32; ++lane) {
+      s += " l" + std::to_string(lane) + " [";
+      for (std::size_t i = 0; i < per && i < static_cast<std::size_t>(len); ++i)
+        s += (i ? " " : "") + std::to_string(static_cast<long long>(probe[base + per * lane + i]));
+      s += "]";
+    }
+  };
+  part("16x8 (length " + std::to_string(static_cast<int>(probe[384])) + "):", 0, 4, probe[384]);
+  s += "; ";
+  part("16x16 (length " + std::to_string(static_cast<int>(probe[385])) + "):", 128, 8, probe[385]);
+  return s;
 }
 
 bool same_launch(const kernel_launch& a, const kernel_launch& b) {

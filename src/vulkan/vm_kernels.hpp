@@ -64,10 +64,13 @@ kernel_launch plan_vm_keep_awake(std::uint64_t sink, std::uint32_t iterations);
 /// One subgroup writing which elements of a 16 x 8 f32 and a 16 x 16 f16 cooperative matrix each
 /// invocation holds (shaders/vm_coop_layout.comp): 386 floats at `out`. The VM's probe at boot.
 kernel_launch plan_vm_coop_layout(std::uint64_t out);
-/// True where `probe` (what vm_coop_layout wrote) is the layout of NVIDIA's mma.m16n8k16 fragments:
+/// Where `probe` (what vm_coop_layout wrote) holds the elements of NVIDIA's mma.m16n8k16 fragments:
 /// invocation l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and the next (16 x 8: elements 0, 1 and
-/// 2, 3 by row; 16 x 16: the same for columns 0-7, then for columns 8-15).
-bool coop_layout_is_mma(std::span<const float> probe);
+/// 2, 3 by row), and of a 16 x 16 factor the same for columns 0-7 and 8-15, its four pairs in one of the
+/// two orders of device_facts::coop_factor_order, which it returns; nullopt for any other layout.
+std::optional<std::uint32_t> coop_mma_factor_order(std::span<const float> probe);
+/// The probe's elements per invocation as text (vulkan_device_facts::cooperative_matrix_layout).
+std::string describe_coop_layout(std::span<const float> probe);
 /// The same kernel with the same arguments (the precision switch records a second launch only if not).
 bool same_launch(const kernel_launch& a, const kernel_launch& b);
 

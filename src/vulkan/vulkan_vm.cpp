@@ -188,7 +188,7 @@ void vulkan_vm::impl::probe_coop_layout() {
   if (!dev->facts().cooperative_matrix_nv || dev->facts().subgroup_size != 32) return;
   constexpr std::uint64_t floats = 386;
   allocation out;
-  bool known = false;
+  std::optional<std::uint32_t> order;
   try {
     out = memory->allocate("cooperative-matrix layout probe", floats * 4, memory_class::host_visible);
     std::memset(out.mapped, 0, floats * 4);
@@ -201,13 +201,14 @@ void vulkan_vm::impl::probe_coop_layout() {
         "probing the cooperative matrices' layout");
     std::vector<float> got(floats);
     std::memcpy(got.data(), out.mapped, floats * 4);
-    known = coop_layout_is_mma(got);
+    order = coop_mma_factor_order(got);
+    if (!order) dev->set_coop_layout_found(describe_coop_layout(got));
   } catch (const std::exception&) {
     // The probe is optional: a device that cannot run it (or find it memory) keeps the staged kernel
     // forms. A lost device is reported by the VM's next submit (one_shot marked it).
   }
   if (out) memory->free(out);
-  dev->set_coop_mma_layout(known);
+  dev->set_coop_mma_layout(order.has_value(), order.value_or(0));
 }
 
 void vulkan_vm::impl::reset_control() {
@@ -521,6 +522,7 @@ vulkan_device_facts vulkan_vm::device() const {
   r.buffer_device_address = f.buffer_device_address;
   r.cooperative_matrix_nv = f.cooperative_matrix_nv;
   r.cooperative_matrix_mma_layout = f.coop_mma_layout;
+  r.cooperative_matrix_layout = d.coop_layout_found();
   r.int_dot = f.int_dot;
   r.int_dot_accelerated = f.int_dot_accelerated;
   r.separate_transfer_queue = d.transfer_family().has_value();

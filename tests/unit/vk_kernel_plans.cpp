@@ -778,7 +778,7 @@ TEST_CASE("prefill GEMM on tensor cores: x's rows rounded once to f16 into the s
   ::unsetenv("OCTO_GEMM_X16");
 }
 
-TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments, and nothing else") {
+TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments in either factor order, and nothing else") {
   // What shaders/vm_coop_layout.comp writes on a device with that layout, built from the PTX ISA's
   // fragment tables (invocation l: rows l / 4 and l / 4 + 8, columns 2 (l % 4) and the next).
   std::vector<float> probe(386);
@@ -793,23 +793,40 @@ TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments,
   }
   probe[384] = 4;
   probe[385] = 8;
-  CHECK(vm::vulkan::coop_layout_is_mma(probe));
+  CHECK(vm::vulkan::coop_mma_factor_order(probe) == 0u);
+  // What the H100's driver (580.159.04) holds, as octo_devices --boot printed it
+  // (benchmarks/results/2026-12-07-h100-attn-regs/octo_devices_boot.txt): the accumulators as above, a
+  // 16 x 16 factor's pairs columns first, (g, 2t), (g, 2t + 8), (g + 8, 2t), (g + 8, 2t + 8).
+  auto columns_first = probe;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int e = 0; e < 2; ++e)
+      std::swap(columns_first[static_cast<std::size_t>(128 + 8 * lane + 2 + e)],
+                columns_first[static_cast<std::size_t>(128 + 8 * lane + 4 + e)]);
+  CHECK(columns_first[128 + 8 * 0 + 2] == 8.0f);    // lane 0: 0 1 8 9 128 129 136 137
+  CHECK(columns_first[128 + 8 * 5 + 4] == 146.0f);  // lane 5: 18 19 26 27 146 147 154 155
+  CHECK(vm::vulkan::coop_mma_factor_order(columns_first) == 1u);
   auto swapped = probe;  // two elements of one invocation in the other order
   std::swap(swapped[4 * 5 + 0], swapped[4 * 5 + 1]);
-  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(swapped));
+  CHECK_FALSE(vm::vulkan::coop_mma_factor_order(swapped));
   auto moved = probe;  // the 16 x 16 factor's halves the other way round
   for (int lane = 0; lane < 32; ++lane)
     for (int i = 0; i < 4; ++i)
       std::swap(moved[static_cast<std::size_t>(128 + 8 * lane + i)], moved[static_cast<std::size_t>(128 + 8 * lane + 4 + i)]);
-  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(moved));
+  CHECK_FALSE(vm::vulkan::coop_mma_factor_order(moved));
   auto longer = probe;  // another fragment size
   longer[385] = 16;
-  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(longer));
-  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(std::vector<float>(386, 0.0f)));  // the probe never ran
-  CHECK_FALSE(vm::vulkan::coop_layout_is_mma(std::span<const float>(probe.data(), 385)));
+  CHECK_FALSE(vm::vulkan::coop_mma_factor_order(longer));
+  CHECK_FALSE(vm::vulkan::coop_mma_factor_order(std::vector<float>(386, 0.0f)));  // the probe never ran
+  CHECK_FALSE(vm::vulkan::coop_mma_factor_order(std::span<const float>(probe.data(), 385)));
+  // Where it is not the mma order, octo_devices --boot prints what each invocation holds.
+  const auto text = vm::vulkan::describe_coop_layout(moved);
+  CHECK(text.rfind("16x8 (length 4): l0 [0 1 64 65] l1 [2 3 66 67]", 0) == 0);
+  CHECK(text.find("; 16x16 (length 8): l0 [8 9 136 137 0 1 128 129] l1 [10 11 138 139 2 3 130 131]") != std::string::npos);
+  CHECK(text.find(" l31 [") != std::string::npos);
+  CHECK(vm::vulkan::describe_coop_layout(std::span<const float>(probe.data(), 385)).empty());
 }
 
-TEST_CASE("prefill attention on tensor cores: the softmax in registers on request, only with NVIDIA's fragment layout and no key split") {
+TEST_CASE("prefill attention on tensor cores: the softmax in registers by default, only with the mma fragments' layout and no key split") {
   clear_kernel_environment();
   const auto prog = attention(32, false);
   std::vector<std::uint64_t> addresses(prog.buffers.size());
@@ -820,14 +837,28 @@ TEST_CASE("prefill attention on tensor cores: the softmax in registers on reques
     vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
     const auto l = vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
     REQUIRE(l.shader == "attention_coop");
-    REQUIRE(l.spec_constants.size() == 8);
+    REQUIRE(l.spec_constants.size() == 9);
     return std::pair{l.spec_constants[7], l.spec_constants[6]};  // REGS, the key splits
   };
-  // Off by default (not yet seen on a card): the shared-memory form (head_dim 32: 2 key splits).
+  // By default where the probe found the layout (measured on the H100): unsplit, in registers; elsewhere
+  // the shared-memory form (head_dim 32: 2 key splits).
+  CHECK(regs_of(true) == std::pair{1u, 1u});
+  CHECK(regs_of(false) == std::pair{0u, 2u});
+  ::setenv("OCTO_ATTENTION_REGS", "0", 1);  // declined: the shared-memory form on either
   CHECK(regs_of(true) == std::pair{0u, 2u});
   CHECK(regs_of(false) == std::pair{0u, 2u});
   ::setenv("OCTO_ATTENTION_REGS", "1", 1);
   CHECK(regs_of(true) == std::pair{1u, 1u});   // asked for, the layout known: unsplit, in registers
+  {  // the factor's pair order as probed (spec constant 8): NVIDIA's driver holds it columns first
+    auto d = device(true);
+    d.coop_mma_layout = true;
+    d.coop_factor_order = 1;
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
+    const auto l = vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
+    REQUIRE(l.spec_constants.size() == 9);
+    CHECK(l.spec_constants[7] == 1u);
+    CHECK(l.spec_constants[8] == 1u);
+  }
   CHECK(regs_of(false) == std::pair{0u, 2u});  // asked for on another layout: the shared-memory form
   ::setenv("OCTO_ATTENTION_SPLIT", "2", 1);    // with a key split asked for too: the shared-memory form
   CHECK(regs_of(true) == std::pair{0u, 2u});

@@ -187,10 +187,13 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
     // attention_coop's shared memory: the query rows or a round's K and V tiles (f16, rows padded by 16
     // bytes), each subgroup's 16 rows of scores / P.V (f32, max(kt, hd) + 4) and of probabilities (f16).
     // The softmax in registers (spec constant 7, REGS: no scores, probabilities or P.V through shared
-    // memory) on request (OCTO_ATTENTION_REGS=1), where the VM's probe found NVIDIA's fragment layout
-    // (device_facts::coop_mma_layout), without key splits. Off by default: on the H100 (driver 580) the
-    // probe finds another layout, so it has not run on a card (docs/vulkan.md).
-    const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 0) == 1 && c.device.coop_mma_layout;
+    // memory) by default where the VM's probe found the mma fragments' elements (device_facts::
+    // coop_mma_layout; the factor's pair order in spec constant 8), without key splits: on the H100 the
+    // prefill attention of a 512-token prompt took 914 against 2,048 us (Qwen3-0.6B), 833 against 1,598
+    // (1.5B) and 485 against 734 (0.5B, head_dim 64, against its split form); pp512 +4 to +12%
+    // (benchmarks/results/2026-12-07-h100-attn-regs, calls 4 and 5). OCTO_ATTENTION_REGS=0 keeps the
+    // shared-memory form.
+    const bool regs_asked = number_knob(c, "OCTO_ATTENTION_REGS", {0, 1}, 1) == 1 && c.device.coop_mma_layout;
     const auto coop_shared = [&](std::uint64_t rg, std::uint64_t ks, std::uint64_t kt) {
       const std::uint64_t sh = hd / 8 + 1, nsg = rg * ks;
       const std::uint64_t kv_area = 16 * std::max<std::uint64_t>(16 * rg, 2 * ks * kt) * sh;
@@ -220,7 +223,7 @@ kernel_launch plan_attention_as(const task_context& c, attention_choice choice_m
       // OCTO_ATTENTION_PREFETCH=1: the next key tile loaded during this one's products (spec constant 5).
       const std::uint32_t prefetch = number_knob(c, "OCTO_ATTENTION_PREFETCH", {0, 1}, 0);
       l.spec_constants = {32 * rg * ks, hd, kt, k.dtype() == ir::dtype::bf16 ? 1u : 0u, v.dtype() == ir::dtype::bf16 ? 1u : 0u,
-                          prefetch, ks, regs ? 1u : 0u};
+                          prefetch, ks, regs ? 1u : 0u, regs ? c.device.coop_factor_order : 0u};
       l.groups = grid(blocks * nh);
       l.push_constants = push();
       return l;
