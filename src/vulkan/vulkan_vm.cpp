@@ -182,8 +182,9 @@ void vulkan_vm::impl::boot(const vulkan_options& o) {
 
 // Kernels that read a cooperative matrix's elements by position (attention_coop.comp's REGS) rely on
 // NVIDIA's mma fragment layout, which GL_NV_cooperative_matrix does not promise: one subgroup writes the
-// layout it has (shaders/vm_coop_layout.comp) and the planners see device_facts::coop_mma_layout only
-// where it matches. A few microseconds and one pipeline, on devices with cooperative matrices only.
+// layout it has (shaders/vm_coop_layout.comp) and the planners see device_facts::coop_mma_layout (and the
+// 16 x 16 factor's pair order, coop_factor_order) only where it matches; otherwise octo_devices --boot
+// prints what it found. A few microseconds and one pipeline, on devices with cooperative matrices only.
 void vulkan_vm::impl::probe_coop_layout() {
   if (!dev->facts().cooperative_matrix_nv || dev->facts().subgroup_size != 32) return;
   constexpr std::uint64_t floats = 386;
