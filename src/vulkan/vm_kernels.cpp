@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <string>
 
 #include "octo/error.hpp"
@@ -146,19 +147,26 @@ std::optional<std::uint32_t> coop_mma_factor_order(std::span<const float> probe)
 
 std::string describe_coop_layout(std::span<const float> probe) {
   if (probe.size() < 386) return {};
+  // The driver wrote these floats: printed as floats (%g), never converted to integers (a NaN or a huge
+  // value would make that undefined).
+  const auto num = [](float v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", static_cast<double>(v));
+    return std::string(b);
+  };
   std::string s;
-  const auto part = [&](const std::string& name, std::size_t base, std::size_t per, float len) {
-    s += name;
+  const auto part = [&](const char* name, std::size_t base, std::size_t per, float len) {
+    const std::size_t n = len >= 0.0f && len <= static_cast<float>(per) ? static_cast<std::size_t>(len) : per;
+    s += std::string(name) + " (length " + num(len) + "):";
     for (std::size_t lane = 0; lane < 32; ++lane) {
       s += " l" + std::to_string(lane) + " [";
-      for (std::size_t i = 0; i < per && i < static_cast<std::size_t>(len); ++i)
-        s += (i ? " " : "") + std::to_string(static_cast<long long>(probe[base + per * lane + i]));
+      for (std::size_t i = 0; i < n; ++i) s += (i ? " " : "") + num(probe[base + per * lane + i]);
       s += "]";
     }
   };
-  part("16x8 (length " + std::to_string(static_cast<int>(probe[384])) + "):", 0, 4, probe[384]);
+  part("16x8", 0, 4, probe[384]);
   s += "; ";
-  part("16x16 (length " + std::to_string(static_cast<int>(probe[385])) + "):", 128, 8, probe[385]);
+  part("16x16", 128, 8, probe[385]);
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <spirv/unified1/spirv.hpp11>
 
+#include <cmath>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -824,6 +825,13 @@ TEST_CASE("the cooperative-matrix layout probe: NVIDIA's mma.m16n8k16 fragments 
   CHECK(text.find("; 16x16 (length 8): l0 [8 9 136 137 0 1 128 129] l1 [10 11 138 139 2 3 130 131]") != std::string::npos);
   CHECK(text.find(" l31 [") != std::string::npos);
   CHECK(vm::vulkan::describe_coop_layout(std::span<const float>(probe.data(), 385)).empty());
+  auto odd = probe;  // what a driver wrote is printed as it is, whatever it is (no integer conversion)
+  odd[0] = std::nanf("");
+  odd[1] = 1e30f;
+  odd[385] = -3.0f;
+  const auto odd_text = vm::vulkan::describe_coop_layout(odd);
+  CHECK(odd_text.rfind("16x8 (length 4): l0 [nan 1e+30 64 65]", 0) == 0);
+  CHECK(odd_text.find("; 16x16 (length -3): l0 [0 1 128 129 8 9 136 137]") != std::string::npos);
 }
 
 TEST_CASE("prefill attention on tensor cores: the softmax in registers by default, only with the mma fragments' layout and no key split") {

@@ -89,7 +89,8 @@ struct vulkan_device_facts {
   bool timeline_semaphores = false, buffer_device_address = false, cooperative_matrix_nv = false;
   bool cooperative_matrix_mma_layout = false;  // its elements held as NVIDIA's mma fragments (probed at boot)
   // Where the probe ran and found another order: the element (row * columns + column) each invocation
-  // holds, "16x8: l0 [e0 e1 e2 e3] l1 [...] ... 16x16: l0 [...] ...", for adapting the kernels to it.
+  // holds, "16x8 (length 4): l0 [e0 e1 e2 e3] l1 [...] ...; 16x16 (length 8): l0 [...] ...", for
+  // adapting the kernels to it.
   std::string cooperative_matrix_layout;
   bool int_dot = false, int_dot_accelerated = false;  // packed int8 dot products; the hardware runs them
   bool separate_transfer_queue = false;

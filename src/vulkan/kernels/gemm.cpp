@@ -399,8 +399,8 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, kind == "reg", l);
   // The epilogue from each invocation's own elements (spec constant 8) on request (OCTO_GEMM_EPI_REGS=1),
   // where the VM's probe found NVIDIA's fragment layout; not with the RoPE / KV epilogue. Off by default
-  // (every fragment staged through shared memory): on the H100 (driver 580) the probe finds another
-  // layout, so it has not run on a card (docs/vulkan.md).
+  // (every fragment staged through shared memory): on the H100 it passed conformance and lost 2-4% of
+  // pp512 (benchmarks/results/2026-12-07-h100-attn-regs, call4; docs/vulkan.md).
   const bool epi_regs = (kind == "coopf" || kind == "coop") && c.device.coop_mma_layout && !a.rope_kv &&
                         number_knob(c, "OCTO_GEMM_EPI_REGS", {0, 1}, 0) == 1;
   if (x16 && kind == "coopf" && env("OCTO_GEMM_DEEP") != "0") {
