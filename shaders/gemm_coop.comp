@@ -62,6 +62,22 @@ const bool DEEP = DEEP_ASKED && X16 && !NORM;
 // every 16 x 8 fragment through shared memory. The planner asks for it only where the VM's probe found
 // that layout (device_facts::coop_mma_layout).
 layout(constant_id = 8) const bool EPI_REGS_ASKED = false;
+// OCTO_COOP_KSPLIT (gemm_coopf_f16_ksplit; never with the norm in the staging): each output tile's K
+// steps are split over KSPLIT workgroups (spec constant 9; gl_WorkGroupID.y = row tile + row tiles x
+// split), so a grid of few tiles fills the GPU. Each writes its sums to its slot of the partials
+// (pc.norm_w, then the task's transient scratch: [tile][split][BM x BN] floats) and counts its arrival
+// on its tile's counter (pc.counters, the task's own scratch, zero-filled once); the last to arrive (it
+// never waits on the others: no forward-progress assumption) adds the slots in split order, so the sums
+// do not depend on which arrives last, stages them for the epilogue (not EPI_REGS's, which reads the
+// accumulators) and puts the counter back to 0 for the next run. A module of its own: with the split's
+// code in branches on a spec constant of the one module, its unsplit launches gave wrong sums on the H100
+// (driver 580; benchmarks/results/2026-12-07-h100-ksplit, calls 1 and 2), so the unsplit modules keep
+// none of it (the same SPIR-V as before it).
+#ifdef OCTO_COOP_KSPLIT
+layout(constant_id = 9) const uint KSPLIT = 2u;
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer partials_f32 { float d[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer counters_u32 { uint d[]; };
+#endif
 
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
@@ -69,12 +85,15 @@ layout(push_constant) uniform params {
   uvec2 residual;  // GEMV_ADD's r (laid out as y), added to every output (EPI 2); the SWIGLU's up weight (3, 4); positions (5, 6)
   // RMSNORM_GEMV's norm weight (EPI 1): x is multiplied by it as it is staged, each row's sum of
   // squares of x is kept beside, and a row's sums are multiplied by its 1 / sqrt(ss / K + eps) in the
-  // epilogue (before the bias), as gemv.comp's norm does.
+  // epilogue (before the bias), as gemv.comp's norm does. OCTO_COOP_KSPLIT: the partials.
   uvec2 norm_w;
   uint norm_dtype;
   float eps;
   uint rope, style, kv_pos;  // EPI 5, 6: common/gemm_rope_kv.glsl
   float log2_theta;
+#ifdef OCTO_COOP_KSPLIT
+  uvec2 counters;  // one arrival counter per output tile
+#endif
 } pc;
 #include "common/gemm_rope_kv.glsl"
 
@@ -126,7 +145,14 @@ void main() {
   uint sg = tid / 32u, lane = tid % 32u;
   uint wm = sg % WM, wn = sg / WM;
   uint n0 = octo_group_linear() * BN;
+#ifdef OCTO_COOP_KSPLIT
+  uint row_tiles = (pc.rows + BM - 1u) / BM;
+  uint mt = gl_WorkGroupID.y % row_tiles, ks = gl_WorkGroupID.y / row_tiles;  // row tile, part of K
+  uint m0 = mt * BM;
+  if (ks >= KSPLIT) return;
+#else
   uint m0 = gl_WorkGroupID.y * BM;
+#endif
   if (n0 >= pc.n_tile || m0 >= pc.rows) return;
 
   v4_buf xb = v4_buf(pc.x);
@@ -208,8 +234,16 @@ void main() {
   [[unroll]] for (uint i = 0u; i < FM * FN; ++i) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
   [[unroll]] for (uint p = 0u; p < XV; ++p) ss[p] = 0.0;
+#ifdef OCTO_COOP_KSPLIT
+  // This split's steps (the planner makes every split non-empty), from K element kbase.
+  uint per = (pc.K / BK + KSPLIT - 1u) / KSPLIT;
+  uint kbase = ks * per * BK, steps = min(per, pc.K / BK - ks * per);
+#define K_AT(k) (kbase + (k))
+#else
   uint steps = pc.K / BK;
-  LOAD_STEP(0, 0u)
+#define K_AT(k) (k)
+#endif
+  LOAD_STEP(0, K_AT(0u))
   STORE_STEP(0, 0u)
   // 16 halves of K per product, from the tiles at abase (x) and bbase (W) of shared memory.
 #define MMA_PRODUCTS(abase, bbase)                                                                      \
@@ -230,7 +264,7 @@ void main() {
     // so each register set is named by a constant). On the H200 with K steps of 64 where they fit:
     // 1.5B shapes 71.1 -> 75.5 TFLOP/s, 7B 114.8 -> 126.5 (benchmarks/results/2026-11-30-h200-x16, call4).
     if (steps > 1u) {
-      LOAD_STEP(1, BK)
+      LOAD_STEP(1, K_AT(BK))
     }
     barrier();
     for (uint s = 0u; s < steps; s += 2u) {
@@ -238,7 +272,7 @@ void main() {
         uint t = s + h;  // the step; its tiles are in buffer h
         if (t >= steps) break;
         if (t + 2u < steps) {
-          LOAD_STEP(h, (t + 2u) * BK)
+          LOAD_STEP(h, K_AT((t + 2u) * BK))
         }
         MMA_PRODUCTS(h * BM * SK + wm * 16u * FM * SK, h * BN * SK + wn * 8u * FN * SK)
         if (t + 1u < steps) {
@@ -255,7 +289,7 @@ void main() {
       uint cur = s & 1u;
       bool more = s + 1u < steps;
       if (more) {
-        LOAD_STEP(0, (s + 1u) * BK)
+        LOAD_STEP(0, K_AT((s + 1u) * BK))
       }
       uint abase = cur * BM * SK + wm * 16u * FM * SK, bbase = cur * BN * SK + wn * 8u * FN * SK;
 #ifdef OCTO_COOP_SPLIT
@@ -286,6 +320,7 @@ void main() {
     }
   }
 #undef MMA_PRODUCTS
+#undef K_AT
 #undef LOAD_STEP
 #undef STORE_STEP
 #undef LOAD_W
@@ -304,7 +339,41 @@ void main() {
       barrier();
     }
   }
+  // The K split: every lane's 4 values of every fragment (row lane / 2, columns 4 (lane % 2) .. + 3 of
+  // its 16 x 8, through this subgroup's staging area) into this split's slot, then the arrival; only the
+  // last workgroup of the tile goes on, and its epilogue below stages the splits' sums, added in split
+  // order, instead of its own.
+#ifdef OCTO_COOP_KSPLIT
+  uint tile = mt * ((pc.n_tile + BN - 1u) / BN) + n0 / BN;
+  partials_f32 part = partials_f32(pc.norm_w);
+  uint slot0 = tile * KSPLIT * (BM * BN / 4u) + sg * FM * FN * 32u + lane;
+  uint at = sg * 128u + (lane / 2u) * 8u + 4u * (lane % 2u);
+  [[unroll]] for (uint i = 0u; i < FM; ++i)
+    [[unroll]] for (uint j = 0u; j < FN; ++j) {
+      coopMatStoreNV(acc[i * FN + j], cs, sg * 128u, 8u, false);
+      subgroupBarrier();
+      uint o = 4u * (slot0 + ks * (BM * BN / 4u) + (i * FN + j) * 32u);
+      [[unroll]] for (uint c = 0u; c < 4u; ++c) part.d[o + c] = cs[at + c];
+      subgroupBarrier();
+    }
+  // Release: every invocation's partials are visible device-wide before the arrival is counted.
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0u) {
+    uint prev = atomicAdd(counters_u32(pc.counters).d[tile], 1u);
+    if (prev == KSPLIT - 1u) atomicExchange(counters_u32(pc.counters).d[tile], 0u);  // ready for the next run
+    // The x tiles are free after the K loop: the flag goes there. A shared variable of its own moved the
+    // staging area off its 16-byte alignment in this module (the staged sums came back one float off on
+    // the H100: benchmarks/results/2026-12-07-h100-ksplit, call 7).
+    as_[0].x = prev == KSPLIT - 1u ? 1u : 0u;
+  }
+  barrier();
+  if (as_[0].x == 0u) return;
+  // Acquire: the other splits' partials, written before their arrivals, are read after ours.
+  memoryBarrierBuffer();
+#endif
   f32_buf yb = f32_buf(pc.y);
+#ifndef OCTO_COOP_KSPLIT  // the split's sums are staged, not in the accumulators
   if (EPI_REGS_ASKED && !ROPE_KV) {
     uint fg = lane / 4u, fc2 = 2u * (lane % 4u);
     [[unroll]] for (uint i = 0u; i < FM; ++i)
@@ -334,12 +403,24 @@ void main() {
         }
     return;
   }
+#endif
   // Epilogue: each fragment through this subgroup's staging area; lane l writes row l / 2, columns
   // 4 (l % 2) .. + 3 of it.
   uint fr = lane / 2u, fc = 4u * (lane % 2u);
   [[unroll]] for (uint i = 0u; i < FM; ++i)
     [[unroll]] for (uint j = 0u; j < FN; ++j) {
+#ifdef OCTO_COOP_KSPLIT
+      {  // the splits' sums of this lane's 4 values
+        uint o = 4u * (slot0 + (i * FN + j) * 32u);
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+          float e = part.d[o + c];
+          for (uint k = 1u; k < KSPLIT; ++k) e += part.d[o + c + k * BM * BN];
+          cs[at + c] = e;
+        }
+      }
+#else
       coopMatStoreNV(acc[i * FN + j], cs, sg * 128u, 8u, false);
+#endif
       subgroupBarrier();
       uint m = m0 + wm * 16u * FM + 16u * i + fr;
       uint nb = n0 + wn * 8u * FN + 8u * j + fc;

@@ -57,6 +57,8 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
     octo_shader_variant(gemm_coop_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} OCTO_COOP_SPLIT)
     if(dt STREQUAL "f16")
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W_RAW)
+      # The K split over workgroups (small grids over long rows), on f16 weight rows only.
+      octo_shader_variant(gemm_coopf_${dt}_ksplit gemm_coop.comp DEFINES WUNIT=wunit_${dt} W_RAW OCTO_COOP_KSPLIT)
     elseif(dt STREQUAL "q8_0")
       octo_shader_variant(gemm_coopf_${dt} gemm_coop.comp DEFINES WUNIT=wunit_${dt} W16_Q8_0)
       octo_shader_variant(weights_f16_${dt} weights_f16.comp DEFINES WUNIT=wunit_${dt} W16_Q8_0)

@@ -341,6 +341,7 @@ device::device(const device_options& options) {
     facts_.max_workgroup_size_x = properties_.limits.maxComputeWorkGroupSize[0];
     facts_.max_shared_memory = properties_.limits.maxComputeSharedMemorySize;
     facts_.max_push_constants = std::min<std::uint32_t>(properties_.limits.maxPushConstantsSize, 256);
+    facts_.cpu = properties_.deviceType == vk::PhysicalDeviceType::eCpu;
     timeline_ = s12.timelineSemaphore;
     facts_.shader_int64 = s10.shaderInt64;
     facts_.scalar_block_layout = s12.scalarBlockLayout;

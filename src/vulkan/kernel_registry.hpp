@@ -31,6 +31,10 @@ namespace octo::vm::vulkan {
 
 /// What the device supports, as kernels need to know it (filled by the device layer at boot).
 struct device_facts {
+  /// The device is a CPU (VK_PHYSICAL_DEVICE_TYPE_CPU: lavapipe), whose driver runs a workgroup as one
+  /// thread's loop over its invocations: planners that shape work for a GPU's many cores may shape it
+  /// for a few threads instead (kernels/gemv.cpp).
+  bool cpu = false;
   std::uint32_t subgroup_size = 32;
   bool subgroup_arithmetic = false;  // subgroupAdd / subgroupMax in compute
   bool subgroup_shuffle = false;
@@ -127,6 +131,9 @@ struct task_context {
   /// The program's shared scratch (kernel_launch::shared_scratch_bytes), or 0 where there is none (the
   /// first call, or the memory left no room for it): a planner then plans its launch without it.
   std::uint64_t shared_scratch_address = 0;
+  /// The task's private part of the shared scratch (kernel_launch::transient_scratch_bytes), or 0 where
+  /// there is none (as shared_scratch_address).
+  std::uint64_t transient_scratch_address = 0;
   /// The VM's f16 copies of the task's weights (kernel_launch::weight_copies, in its order), 0 where there
   /// is none (the first call, or the memory left no room for it): a planner then plans its launch
   /// without it.
@@ -205,6 +212,11 @@ struct kernel_launch {
   /// their identical `before` kernels once (e.g. one x row rounded once for the Q, K and V GEMVs that
   /// all read it with one norm).
   std::string shared_scratch_key;
+  /// Scratch this launch uses only while its task runs and shares with no other task, whatever its
+  /// shared_scratch_key (task_context::transient_scratch_address): a second part of the VM's shared
+  /// scratch beside the first (e.g. a K-split GEMM's partial sums beside the x rows it shares with the
+  /// wavefront's other GEMMs).
+  std::uint64_t transient_scratch_bytes = 0;
   /// Kernels that must run before this one for the same task (e.g. a weight tile dequantized into the
   /// shared scratch, then the GEMM that reads it). The recorder puts a wavefront's `before` kernels
   /// together ahead of its tasks' kernels with a barrier between. They take the task's gate (control

@@ -338,8 +338,12 @@ struct vulkan_vm::impl {
   /// enough, else a new one where the memory leaves room; none (all 0) when nothing asks or there is no
   /// room (the planners then keep their direct launches). Counted as a shared buffer of the program's
   /// first instance, freed with its last user. Programs never overlap on the device (each begins with a
-  /// barrier), so one scratch serves them all.
-  std::vector<std::vector<std::uint64_t>> shared_scratch_for(program_state& ps,
+  /// barrier), so one scratch serves them all. A task asking for transient scratch too (kernel_launch::
+  /// transient_scratch_bytes) gets a second part of its own in the same wavefront.
+  struct scratch_parts {
+    std::uint64_t shared = 0, transient = 0;  // task_context::shared_scratch_address, transient_scratch_address
+  };
+  std::vector<std::vector<scratch_parts>> shared_scratch_for(program_state& ps,
                                                               const std::vector<std::vector<barrier_step>>& steps,
                                                               const std::vector<std::vector<task_copies>>& copies);
 

@@ -131,13 +131,14 @@ void vulkan_vm::impl::fill_weight_copies(std::span<shared_buffer* const> copies)
   for (shared_buffer* sb : copies) sb->stale = false;
 }
 
-std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
+std::vector<std::vector<vulkan_vm::impl::scratch_parts>> vulkan_vm::impl::shared_scratch_for(
     program_state& ps, const std::vector<std::vector<barrier_step>>& steps,
     const std::vector<std::vector<task_copies>>& copies) {
   // Each task's ask (planned once without the scratch), laid end to end within its wavefront: the tasks
   // of one wavefront run together, so each gets its own part (one part for every task asking with the
   // same kernel_launch::shared_scratch_key); wavefronts reuse the same memory.
-  std::vector<std::vector<std::uint64_t>> offset(ps.instances.size());
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  std::vector<std::vector<std::uint64_t>> offset(ps.instances.size()), transient(ps.instances.size());
   std::uint64_t need = 0;
   const bool fast = options.precision == matmul_precision::fast;
   constexpr std::uint64_t align = 256;
@@ -145,7 +146,8 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
     const auto& p = ps.instances[i].program;
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) addresses[b] = ps.instances[i].buffers[b].address;
-    offset[i].assign(p.tasks.size(), ~std::uint64_t{0});
+    offset[i].assign(p.tasks.size(), none);
+    transient[i].assign(p.tasks.size(), none);
     std::uint64_t used = 0;  // by the wavefront so far
     // The wavefront's shared parts by key: offset and size.
     std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> keyed;
@@ -156,7 +158,7 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
       }
       const auto& t = p.tasks[static_cast<std::size_t>(step.task)];
       if (t.op == ir::opcode::nop || !kernel_for(t.op).planner) continue;
-      std::uint64_t ask = 0;
+      std::uint64_t ask = 0, ask_transient = 0;
       std::string key;  // a part shared by key only where every precision's kernel names the same one
       bool keyed_ok = true;
       for (const bool f16 : {fast, !fast}) {  // a gated program records both precisions' kernels
@@ -169,10 +171,16 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
             key = l.shared_scratch_key;
           }
           ask = std::max(ask, l.shared_scratch_bytes);
+          ask_transient = std::max(ask_transient, l.transient_scratch_bytes);
         } catch (const octo::error&) {
           // The task's error is reported where record() plans it.
         }
         if (!options.control_words) break;
+      }
+      if (ask_transient > 0) {
+        transient[i][static_cast<std::size_t>(t.id)] = used;
+        used += (ask_transient + align - 1) / align * align;
+        need = std::max(need, used);
       }
       if (ask == 0) continue;
       if (!keyed_ok) key.clear();
@@ -188,8 +196,8 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
       need = std::max(need, used);
     }
   }
-  std::vector<std::vector<std::uint64_t>> address(ps.instances.size());
-  for (std::size_t i = 0; i < ps.instances.size(); ++i) address[i].assign(offset[i].size(), 0);
+  std::vector<std::vector<scratch_parts>> address(ps.instances.size());
+  for (std::size_t i = 0; i < ps.instances.size(); ++i) address[i].assign(offset[i].size(), scratch_parts{});
   if (need == 0) return address;
   static constexpr std::string_view prefix = "#shared scratch ";  // '#' is in no IR buffer name
   std::string name;
@@ -214,8 +222,10 @@ std::vector<std::vector<std::uint64_t>> vulkan_vm::impl::shared_scratch_for(
   ++found->users;
   ps.instances.front().shared_names.push_back(name);
   for (std::size_t i = 0; i < ps.instances.size(); ++i)
-    for (std::size_t t = 0; t < offset[i].size(); ++t)
-      if (offset[i][t] != ~std::uint64_t{0}) address[i][t] = found->a.address + offset[i][t];
+    for (std::size_t t = 0; t < offset[i].size(); ++t) {
+      if (offset[i][t] != none) address[i][t].shared = found->a.address + offset[i][t];
+      if (transient[i][t] != none) address[i][t].transient = found->a.address + transient[i][t];
+    }
   return address;
 }
 
@@ -386,7 +396,8 @@ void vulkan_vm::impl::record(program_state& ps) {
         const kernel_planner planner = kernel.planner;
         const bool fast = options.precision == matmul_precision::fast;
         task_context ctx{p, t, addresses, globals.address, facts, fast};
-        ctx.shared_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)];
+        ctx.shared_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)].shared;
+        ctx.transient_scratch_address = shared_scratch[i][static_cast<std::size_t>(t.id)].transient;
         ctx.weight_copy_address = copies[i][static_cast<std::size_t>(t.id)];
         if (!gated) ctx.task_scratch_address = task_scratch;
         planned_launch main;

@@ -234,6 +234,36 @@ TEST_CASE("conformance: GEMV_ADD, RMSNORM_GEMV and RMSNORM_SWIGLU over many rows
   }
 }
 
+TEST_CASE("conformance: GEMV_ADD over many rows with the tensor-core GEMM's K split over workgroups") {
+  // gemm_coopf_f16_ksplit: each output tile's K split over 2, 3 or 8 workgroups (OCTO_GEMM_SPLITK; the
+  // default splits small grids over long rows, kernels/gemm.cpp split_for): the residual added once, by the
+  // split that arrives last, after it adds every split's sums. Two column tiles in one wavefront: each
+  // task has its own partials (the transient scratch) and counters.
+  if (!gpu().device().cooperative_matrix_nv) {
+    MESSAGE("no cooperative matrices on " << gpu().device().name << ": the K split runs on the card's calls only");
+    return;
+  }
+  for (const char* splits : {"2", "3", "8"})
+    for (dtype wd : {dtype::f16, dtype::q8_0, dtype::q6_k}) {
+      const gemm_form_env env(gemm_form{"coopf", "", false, true});
+      ::setenv("OCTO_GEMM_SPLITK", splits, 1);
+      CAPTURE(std::string(splits));
+      CAPTURE(octo::ir::name(wd));
+      // From 256 rows: the split reads f16 weight rows (a quantized weight's f16 copy or tile).
+      const std::int64_t R = 260, K = 512, N = 75;
+      case_builder c;
+      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {R, K});
+      auto w = c.buf("w", buffer_kind::weight, wd, {N, K});
+      auto r = c.buf("r", buffer_kind::io_input, dtype::f32, {R, N});
+      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {R, N});
+      for (auto [n_tile, n_off] : {std::pair<std::int64_t, std::int64_t>{67, 3}, {2, 72}})
+        c.task(opcode::gemv_add, {x, w, r}, {y},
+               params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
+      run_case(c, tolerance{2e-2, 2e-3});
+      ::unsetenv("OCTO_GEMM_SPLITK");
+    }
+}
+
 /// Heads of a RoPE'd projection: heads x head_dim, n_rot of them rotated in rope_style, with a bias or not.
 struct rope_shape {
   std::int64_t heads, head_dim, n_rot;

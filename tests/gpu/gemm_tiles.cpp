@@ -93,9 +93,11 @@ random_weight make_weight(ir::dtype dt, std::int64_t N, std::int64_t K, Rng& rng
 
 /// Runs one GEMM_TILE on the GPU and checks every element of y against the float64 oracle (over the
 /// weights rounded to f16 first with `w_f16`, and x with `x_f16`). The bound on |y - oracle| is
-/// rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic. Returns y's bytes.
+/// rel * sum_k |x_k w_k| (+ 1e-6): the error of the kernel's arithmetic. With runs > 1 the program runs
+/// again on the same inputs, each time into a poisoned y, and every run must give the first one's bits.
+/// Returns y's bytes.
 std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t seed, octo::vm::vulkan_vm& vm = gpu(),
-                                  bool w_f16 = false, bool x_f16 = false) {
+                                  bool w_f16 = false, bool x_f16 = false, int runs = 1) {
   CAPTURE(ir::name(g.wd));
   CAPTURE(g.T);
   CAPTURE(g.K);
@@ -140,6 +142,11 @@ std::vector<std::byte> check_gemm(const gemm_case& g, double rel, std::uint64_t 
   octo_test::check_clean(vm);
   const auto got = vm.read_bytes("y");
   REQUIRE(got.size() == static_cast<std::size_t>(g.T * g.ldy * 4));
+  for (int r = 1; r < runs; ++r) {
+    vm.write_bytes("y", std::vector<std::byte>(static_cast<std::size_t>(g.T * g.ldy * 4), std::byte{0xff}));
+    vm.execute();
+    CHECK_MESSAGE(vm.read_bytes("y") == got, "run " << r + 1 << " differs from the first");
+  }
   CAPTURE(w_f16);
   CAPTURE(x_f16);
 
@@ -322,6 +329,27 @@ TEST_CASE("tiled GEMM: the cooperative kernels' double-buffered K loop, every co
                        seed() + static_cast<std::uint64_t>(K));
           }
       }
+}
+
+TEST_CASE("tiled GEMM: the cooperative kernel's K split over workgroups, the last adding the splits in order") {
+  INFO("seed " << seed() << " (OCTO_CONFORMANCE_SEED replays it)");
+  if (!gpu_fast().device().cooperative_matrix_nv) {
+    MESSAGE("no cooperative matrices on " << gpu_fast().device().name
+                                          << ": the K split (gemm_coopf, KSPLIT) runs on the card's calls only");
+    return;
+  }
+  // Small grids (a few 128 x 128 tiles) with the split forced: 2, 3, 5 and 8 splits of 32 steps of 32
+  // (K = 1024; the last split shorter where 32 does not divide), a window of rows and columns, bias;
+  // three runs, each the first's bits (the arrival counters back at 0, the splits added in one order).
+  for (const char* splits : {"2", "3", "5", "8"})
+    for (ir::dtype wd : {ir::dtype::f16, ir::dtype::q8_0, ir::dtype::q4_k}) {
+      scoped_env e("OCTO_GEMM_SPLITK", splits);
+      CAPTURE(std::string(splits));
+      check_gemm({wd, 300, 1024, 150, 160, 7, 290, 7, 143, true}, rel_f16, seed() + static_cast<std::uint64_t>(wd),
+                 gpu_fast(), wd != ir::dtype::f16, true, 3);
+    }
+  // The default's own choice on the 1.5B's down projection shape (48 tiles: split in 2).
+  check_gemm({ir::dtype::q8_0, 512, 8960, 1536, 1536, 0, 512, 0, 1536, false}, rel_f16, seed(), gpu_fast(), true, true, 2);
 }
 
 TEST_CASE("tiled GEMM at the default precision: f16 factors on tensor cores where the device has them, within the contract's kernel bound") {

@@ -159,7 +159,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_SPLITK", "OCTO_GEMV_PLAN", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
 }
 
@@ -178,7 +178,7 @@ struct plans {
   }
 
   void plan(const ir::program& p, const vm::vulkan::device_facts& d, bool fast_precision = false,
-            std::uint64_t shared_scratch = 0) {
+            std::uint64_t shared_scratch = 0, std::uint64_t own_scratch = 0, std::uint64_t transient_scratch = 0) {
     std::vector<std::uint64_t> addresses(p.buffers.size());
     for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
     const auto& t = p.tasks.at(0);
@@ -187,6 +187,8 @@ struct plans {
     REQUIRE_MESSAGE(has_planner, ir::name(t.op) << " has no planner: " << row.no_kernel);
     vm::vulkan::task_context c{p, t, addresses, 0xf0000, d, fast_precision};
     c.shared_scratch_address = shared_scratch;
+    c.scratch_address = own_scratch;
+    c.transient_scratch_address = transient_scratch;
     check(row.planner(c), t.label.str() + (d.subgroup_arithmetic ? "" : " without subgroups"));
   }
 };
@@ -347,6 +349,14 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 32), device(true), /*fast_precision=*/true);
   // Prefill sizes: a quantized weight dequantized once to f16 (weights_f16_<dt>) for gemm_coopf_f16.
   for (dtype w : weight_dtypes) p.plan(matmul(opcode::gemm_tile, w, 512), device(true), true, 0x900000);
+  // A small grid over long rows: each tile's K split over workgroups (gemm_coopf_f16_ksplit).
+  {
+    ir::param_list pk;
+    pk.set(param_key::K, 8960).set(param_key::N_tile, 1536).set(param_key::n_off, 0).set(param_key::M_tile, 512);
+    p.plan(single_task(opcode::gemm_tile, {{"x", {512, 8960}}, {"w", {1536, 8960}, dtype::f16, ir::buffer_kind::weight}},
+                       {"y", {512, 1536}}, pk),
+           device(true), true, 0x900000, 0xa00000, 0xb00000);
+  }
   // An RMSNORM_GEMV's norm ahead of the GEMM as f16 rows (norm_f16; plan_norm_x).
   {
     ir::param_list pn;
@@ -430,12 +440,15 @@ namespace {
 /// The plan of a program's one task on a subgroup device with cooperative matrices, each buffer at its
 /// own address; `fast_precision`: the `fast` precision.
 vm::vulkan::kernel_launch plan_on_subgroup_device(const ir::program& prog, bool fast_precision,
-                                                  std::uint64_t shared_scratch = 0) {
+                                                  std::uint64_t shared_scratch = 0, std::uint64_t own_scratch = 0,
+                                                  std::uint64_t transient_scratch = 0) {
   std::vector<std::uint64_t> addresses(prog.buffers.size());
   for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
   const auto d = device(true);
   vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, fast_precision};
   c.shared_scratch_address = shared_scratch;
+  c.scratch_address = own_scratch;
+  c.transient_scratch_address = transient_scratch;
   return vm::vulkan::kernel_for(prog.tasks.at(0).op).planner(c);
 }
 
@@ -915,8 +928,16 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
     CHECK(l.shader == "gemm_coopf_f16");
     CHECK(l.spec_constants == sc{256, 4, 4, 32, 2, 0});
   }
-  // 1.5B q/o: 48 workgroups of 128 x 128 -> 64 x 64 (192 workgroups: K steps of 32)
+  // 1.5B q/o: 48 workgroups of 128 x 128 -> 64 x 64 (192 workgroups: K steps of 32); rows too short for
+  // a K split (the case below)
   CHECK(plan_prefill_gemm(1536, 1536).spec_constants == sc{256, 2, 2, 32, 2, 0});
+  // 1.5B down (K = 8960): 128 x 128 with K split in 2, unsplit until the recorder gives it its scratch
+  CHECK(plan_prefill_gemm(1536, 8960).spec_constants == sc{256, 4, 4, 32, 2, 0});
+  {  // without the split: 64 x 64
+    ::setenv("OCTO_GEMM_SPLITK", "1", 1);
+    CHECK(plan_prefill_gemm(1536, 8960).spec_constants == sc{256, 2, 2, 32, 2, 0});
+    ::unsetenv("OCTO_GEMM_SPLITK");
+  }
   // 0.5B q/o: 112 workgroups of 64 x 64, under a wave -> K steps of 64; 1.5B k/v (32 workgroups) too
   CHECK(plan_prefill_gemm(896, 896).spec_constants == sc{256, 2, 2, 64, 2, 0});
   CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2, 0});
@@ -937,6 +958,72 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
   CHECK(with_scratch(4864, 896).spec_constants == sc{256, 4, 4, 32, 2, 0, 1, 1});
   CHECK(with_scratch(4864, 896).groups == (std::array<std::uint32_t, 3>{38, 4, 1}));
   CHECK(with_scratch(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0, 1, 1});
+}
+
+TEST_CASE("prefill GEMM on tensor cores: a grid under 3/4 of a wave splits each 128 x 128 tile's K over workgroups") {
+  clear_kernel_environment();
+  using sc = std::vector<std::uint32_t>;
+  // y [512, n] += x [512, k] . W^T (GEMV_ADD: o and down projections), F16 weights.
+  const auto program = [](std::int64_t n, std::int64_t k, opcode op = opcode::gemv_add) {
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0).set(param_key::M_tile, 512);
+    std::vector<octo::test::tensor_spec> in{{"x", {512, k}}, {"w", {n, k}, dtype::f16, ir::buffer_kind::weight}};
+    if (op == opcode::gemv_add) in.push_back({"r", {512, n}});
+    return single_task(op, in, {"y", {512, n}}, p);
+  };
+  constexpr std::uint64_t shared = 0x900000, own = 0xa00000, transient = 0xb00000;
+  // The recorder's first calls: no scratch of the task's own, so the launch stays unsplit and asks for
+  // one counter a tile (48 tiles of 128 x 128) and the partials (2 splits x 48 tiles x 128 x 128 floats).
+  const auto ask = plan_on_subgroup_device(program(1536, 8960), true, shared);
+  CHECK(ask.scratch_bytes == 48u * 4u);
+  CHECK(ask.transient_scratch_bytes == 2u * 48u * 128u * 128u * 4u);
+  CHECK(ask.spec_constants.size() == 8);  // X16 and the three-stage loop, no split
+  CHECK(ask.shader == "gemm_coopf_f16");
+  CHECK(ask.push_constants.bytes.size() == 120);
+  // With it: the split's module, spec constant 9 = 2, the row tiles twice along y, the partials in the
+  // norm weight's field (offset 88) and the counters last (offset 120, the block's 128 bytes).
+  const auto l = plan_on_subgroup_device(program(1536, 8960), true, shared, own, transient);
+  CHECK(l.shader == "gemm_coopf_f16_ksplit");
+  CHECK(l.spec_constants == sc{256, 4, 4, 32, 2, 2, 1, 1, 0, 2});
+  CHECK(l.groups == (std::array<std::uint32_t, 3>{12, 8, 1}));
+  REQUIRE(l.push_constants.bytes.size() == 128);
+  std::uint64_t partials = 0, counters = 0;
+  std::memcpy(&partials, l.push_constants.bytes.data() + 88, 8);
+  std::memcpy(&counters, l.push_constants.bytes.data() + 120, 8);
+  CHECK(partials == transient);
+  CHECK(counters == own);
+  // Qwen2.5-3B's down (2048 x 11008: 64 tiles) splits in 2, a plain GEMM_TILE as a GEMV_ADD.
+  CHECK(plan_on_subgroup_device(program(2048, 11008, opcode::gemm_tile), true, shared, own, transient).spec_constants.at(9) == 2u);
+  // Splits that would keep under 2048 of K do not pay (the 0.5B's down, 896 x 4864; Qwen3-0.6B's, 1024 x
+  // 3072; the 1.5B's o, 1536 x 1536): 64 x 64 tiles, unsplit.
+  for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{896, 4864}, {1024, 3072}, {1536, 1536}}) {
+    CAPTURE(k);
+    const auto small = plan_on_subgroup_device(program(n, k), true, shared, own, transient);
+    CHECK(small.spec_constants.at(1) == 2u);
+    CHECK(small.spec_constants.size() < 10);
+    CHECK(small.scratch_bytes == 0);
+  }
+  // 7B's o (112 tiles: 3/4 of a wave) stays unsplit.
+  CHECK(plan_on_subgroup_device(program(3584, 3584), true, shared, own, transient).spec_constants.size() < 10);
+  // Forced: OCTO_GEMM_SPLITK=N where every split keeps a K step (8960 / 32 = 280 steps), 1 for none.
+  ::setenv("OCTO_GEMM_SPLITK", "3", 1);
+  CHECK(plan_on_subgroup_device(program(1536, 8960), true, shared, own, transient).spec_constants.at(9) == 3u);
+  CHECK(plan_on_subgroup_device(program(1536, 8960), true, shared, own, transient).groups[1] == 12u);
+  ::setenv("OCTO_GEMM_SPLITK", "1", 1);
+  CHECK(plan_on_subgroup_device(program(1536, 8960), true, shared, own, transient).spec_constants.at(1) == 2u);
+  ::unsetenv("OCTO_GEMM_SPLITK");
+  // The accurate precision (f32 kernels) never splits, nor a quantized weight under 256 rows (read as
+  // it is stored, not as f16 rows).
+  CHECK(plan_on_subgroup_device(program(1536, 8960), false, shared, own, transient).scratch_bytes == 0);
+  {
+    ir::param_list p;
+    p.set(param_key::K, 8960).set(param_key::N_tile, 1536).set(param_key::n_off, 0).set(param_key::M_tile, 200);
+    const auto q = single_task(opcode::gemm_tile, {{"x", {200, 8960}}, {"w", {1536, 8960}, dtype::q8_0, ir::buffer_kind::weight}},
+                               {"y", {200, 1536}}, p);
+    const auto l200 = plan_on_subgroup_device(q, true, shared, own, transient);
+    CHECK(l200.shader == "gemm_coopf_q8_0");
+    CHECK(l200.scratch_bytes == 0);
+  }
 }
 
 TEST_CASE("prefill GEMMs with a fused epilogue: RMSNORM_GEMV and GEMV_ADD over many rows specialize it (constant 5)") {
@@ -1534,4 +1621,41 @@ TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power o
   ::setenv("OCTO_GEMV_WG", "32", 1);           // the knob still wins
   CHECK(wg(896, 896, dtype::q8_0) == 32);
   ::unsetenv("OCTO_GEMV_WG");
+}
+
+TEST_CASE("decode GEMVs on a CPU device: 16 rows a workgroup of 32, unless OCTO_GEMV_PLAN=gpu") {
+  clear_kernel_environment();
+  // (workgroup width, rows a workgroup) of an n x k GEMV over one x row, on a CPU device or a GPU.
+  const auto shape = [](std::int64_t n, std::int64_t k, dtype w, bool cpu) {
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::N_tile, n).set(param_key::n_off, 0);
+    const auto prog =
+        single_task(opcode::gemv_tile, {{"x", {1, k}}, {"w", {n, k}, w, ir::buffer_kind::weight}}, {"y", {1, n}}, p);
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000 * (b + 1);
+    auto d = device(true);
+    d.cpu = cpu;
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, false};
+    const auto l = vm::vulkan::kernel_for(opcode::gemv_tile).planner(c);
+    return std::pair{l.spec_constants.at(0), l.spec_constants.at(1)};
+  };
+  using ws = std::pair<std::uint32_t, std::uint32_t>;
+  for (dtype w : {dtype::q8_0, dtype::q4_k, dtype::f16, dtype::f32}) {
+    CAPTURE(w);
+    CHECK(shape(1536, 1536, w, true) == ws{32, 16});
+    CHECK(shape(8960, 1536, w, true) == ws{32, 16});
+    CHECK(shape(1536, 1536, w, false) != ws{32, 16});  // a GPU keeps its own plan
+  }
+  CHECK(shape(896, 896, dtype::q8_0, false) == ws{64, 2});
+  ::setenv("OCTO_GEMV_PLAN", "gpu", 1);  // the GPU plan on a CPU device (the conformance tests)
+  CHECK(shape(896, 896, dtype::q8_0, true) == ws{64, 2});
+  ::setenv("OCTO_GEMV_PLAN", "cpu", 1);  // the CPU plan anywhere
+  CHECK(shape(896, 896, dtype::q8_0, false) == ws{32, 16});
+  ::setenv("OCTO_GEMV_PLAN", "fast", 1);
+  CHECK_THROWS_WITH_AS(shape(896, 896, dtype::q8_0, true), doctest::Contains("OCTO_GEMV_PLAN='fast' is not gpu or cpu"),
+                       octo::error);
+  ::unsetenv("OCTO_GEMV_PLAN");
+  ::setenv("OCTO_GEMV_NR", "4", 1);  // the knobs still win
+  CHECK(shape(896, 896, dtype::q8_0, true).second == 4u);
+  ::unsetenv("OCTO_GEMV_NR");
 }

@@ -110,11 +110,34 @@ std::uint32_t coop_shared_bytes(const coop_config& c, std::uint32_t bk, bool spl
   return 2 * (c.bm + c.bn) * (bk + 8) * 2 * (split ? 2 : 1) + c.wg / 32 * 512;
 }
 
-/// A gemm_coop launch: its configuration and K per step.
+/// A gemm_coop launch: its configuration, K per step and the workgroups each output tile's K steps are
+/// split over (1: none).
 struct coop_choice {
   coop_config cfg;
   std::uint32_t bk;
+  std::uint32_t ksplit = 1;
 };
+
+/// The K split of a grid of `tiles` output tiles (shaders/gemm_coop.comp, KSPLIT): the most splits, at
+/// most max_split, whose workgroups still fit one wave (min_groups) while each split keeps at least
+/// kSplitMinK of K, where that fills at least half a wave; else 1. On the H100 at 512 rows
+/// (benchmarks/results/2026-12-07-h100-ksplit, call1) the 1.5B's down projection (48 tiles, K = 8960)
+/// ran 199 -> 137 us split in 2, while shorter rows gained nothing (its q / o, K = 1536, split in 2: 40.7
+/// -> 40.8 us; the 0.5B's down, K = 4864, in 4: 55.9 -> 56.4). OCTO_GEMM_SPLITK=N forces N (1: none)
+/// where every split keeps a K step.
+std::uint32_t split_for(std::uint64_t tiles, std::uint32_t K, std::uint32_t bk, std::uint64_t min_groups,
+                        std::uint32_t max_split) {
+  constexpr std::uint32_t kSplitMinK = 2048;
+  const std::uint32_t steps = K / bk;
+  const auto fits = [&](std::uint32_t s) { return s >= 1 && s <= max_split && (s - 1) * ((steps + s - 1) / s) < steps; };
+  if (const std::string f = env("OCTO_GEMM_SPLITK"); !f.empty()) {
+    const auto s = static_cast<std::uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
+    return fits(s) ? s : 1;
+  }
+  for (std::uint32_t s = max_split; s >= 2; --s)
+    if (fits(s) && tiles * s <= min_groups && K / s >= kSplitMinK && tiles * s >= min_groups / 2) return s;
+  return 1;
+}
 
 /// The configuration for a rows x n x K GEMM. Measured on the H100 at 512 rows
 /// (benchmarks/results/2026-11-27-h100-gemm-coop, per weight shape of Qwen2.5-0.5B / 1.5B / 7B):
@@ -130,7 +153,7 @@ struct coop_choice {
 /// Tuning: OCTO_GEMM_COOP=wg,wm,fm,fn and OCTO_GEMM_TILE=MxN force a configuration, OCTO_GEMM_BK=32|64
 /// the K step, where they fit. None when no configuration fits the device.
 std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::uint32_t K, bool split,
-                                     const device_facts& d, bool deep = false) {
+                                     const device_facts& d, bool deep = false, std::uint32_t max_ksplit = 1) {
   const auto fits = [&](const coop_config& c, std::uint32_t bk) {
     return K % bk == 0 && coop_shared_bytes(c, bk, split) <= d.max_shared_memory && c.wg <= d.max_workgroup_size_x &&
            c.wg / 32 % c.wm == 0 && c.bm * (bk / 8) % c.wg == 0 && c.bn * (bk / 8) % c.wg == 0;
@@ -165,6 +188,12 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
       if (c.bm == tm && c.bn == tn) return coop_choice{c, step_for(c)};
   for (const coop_config& c : all)
     if (c.bm == 128 && c.bn == 128 && groups(c) >= min_groups * 3 / 4) return coop_choice{c, step_for(c)};
+  // Under 3/4 of a wave of 128 x 128 tiles: the same tiles with each one's K split over several
+  // workgroups where that fills the wave over long rows (the 1.5B's down projection: 48 tiles, split in 2).
+  for (const coop_config& c : all)
+    if (c.bm == 128 && c.bn == 128)
+      if (const std::uint32_t s = split_for(groups(c), K, step_for(c), min_groups, max_ksplit); s > 1)
+        return coop_choice{c, step_for(c), s};
   // The first 64 x 64 configuration that fits (all holds at least the last one).
   for (const coop_config& c : all)
     if (c.bm == 64 && c.bn == 64) return coop_choice{c, step_for(c)};
@@ -182,6 +211,9 @@ kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64
   return dq;
 }
 
+/// From as many rows plan_weights_f16 has the GEMM read a quantized weight as f16 rows.
+constexpr std::uint32_t kDequantRows = 256;
+
 /// Prefill sizes on tensor cores: the GEMM multiplies the weight as f16 rows (gemm_coopf_f16) instead of
 /// every row block of the output dequantizing its tile again inside gemm_coopf (4 times at 512 rows with
 /// 128-row tiles). Both convert through w16_unit, so the products are the same. On the H200 at 512 rows
@@ -195,7 +227,6 @@ kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64
 /// `a` becomes the arguments the launch now has (the f16 weight rows).
 void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
                       kernel_launch& l) {
-  constexpr std::uint32_t kDequantRows = 256;
   const std::string knob = env("OCTO_GEMM_DEQUANT");
   if (knob == "0" || (knob != "1" && a.rows < kDequantRows)) return;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
@@ -236,8 +267,8 @@ void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mo
 /// in the staging (a.norm_w: it squares x in f32) nor where the weight tile already has the scratch.
 /// OCTO_GEMM_X16=0 turns it off; =1 takes it at any row count and, for the tests, before gemm_reg as
 /// well (f32 products of f16-rounded x: lavapipe runs it that way in CI).
-/// True where the launch now reads x as f16 rows.
-bool plan_x_f16(const task_context& c, const gemm_args& a, bool reg, kernel_launch& l) {
+/// True where the launch now reads x as f16 rows (`a` then holds the arguments the launch reads).
+bool plan_x_f16(const task_context& c, gemm_args& a, bool reg, kernel_launch& l) {
   constexpr std::uint32_t kX16Rows = 256;
   const std::string knob = env("OCTO_GEMM_X16");
   if (knob == "0" || (reg && knob != "1") || (knob != "1" && a.rows < kX16Rows)) return false;
@@ -258,6 +289,7 @@ bool plan_x_f16(const task_context& c, const gemm_args& a, bool reg, kernel_laun
   l.push_constants = matmul_push(c, f);
   l.spec_constants.resize(7, 0);
   l.spec_constants[6] = 1;
+  a = f;
   return true;
 }
 
@@ -306,6 +338,35 @@ bool plan_norm_x(const task_context& c, gemm_args& a, bool f16, kernel_launch& l
   return true;
 }
 
+/// gemm_coop's K split (gemm_coopf_f16_ksplit, spec constant 9 KSPLIT; shaders/gemm_coop.comp): each of
+/// the row_groups x col_groups output tiles takes `ksplit` workgroups (along y), which write their sums
+/// into the task's transient scratch ([tile][split][bm x bn] floats, in the norm weight's field of the
+/// push block) and count their arrivals on the tile's counter in the task's own scratch (zero-filled
+/// once, put back to 0 by the last); the last adds the splits in order and runs the epilogue. Only over
+/// f16 weight rows (gemm_coopf_f16: F16 weights, or a quantized weight's f16 copy or dequantized tile).
+/// The recorder's first calls have no scratch: the launch asks for both and stays unsplit. `a` is what
+/// the launch reads.
+void plan_ksplit(const task_context& c, gemm_args a, const tile& t, std::uint64_t row_groups, std::uint64_t col_groups,
+                 std::uint32_t ksplit, kernel_launch& l) {
+  const std::uint32_t bk = l.spec_constants.at(3);
+  const std::uint32_t steps = a.K / bk;
+  const bool every_split_steps = ksplit <= steps && (ksplit - 1) * ((steps + ksplit - 1) / ksplit) < steps;
+  const std::uint32_t epi = l.spec_constants.at(5);
+  const bool norm_staged = epi == 1 || epi == 4 || epi == 6;
+  if (ksplit < 2 || !every_split_steps || norm_staged || row_groups * ksplit > 65535 || l.shader != "gemm_coopf_f16")
+    return;
+  const std::uint64_t tiles = row_groups * col_groups;
+  l.scratch_bytes = (tiles * 4 + 15) / 16 * 16;
+  l.transient_scratch_bytes = tiles * ksplit * t.bm * t.bn * 4;
+  if (c.scratch_address == 0 || c.transient_scratch_address == 0) return;
+  l.shader = "gemm_coopf_f16_ksplit";
+  l.spec_constants.resize(10, 0);
+  l.spec_constants[9] = ksplit;
+  l.groups[1] = static_cast<std::uint32_t>(row_groups * ksplit);
+  a.norm_w = c.transient_scratch_address;
+  l.push_constants = matmul_block(c, a).addr(c.scratch_address).take();
+}
+
 }  // namespace
 
 bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_launch& l) {
@@ -326,7 +387,15 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const bool can_reg = a.K % 16 == 0 && d.max_workgroup_size_x >= 256 && d.max_shared_memory >= 17 * 1024;
   const bool coop_device = a.K % 32 == 0 && d.cooperative_matrix_nv && d.subgroup_size == 32 &&
                            a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
-  const std::optional<coop_choice> coop_cfg = coop_device ? pick_coop(a.rows, a.n_tile, a.K, false, d) : std::nullopt;
+  // The K split (pick_coop) for gemm_coopf_f16's epilogues without the norm in the staging (its partial
+  // sums take the field of the norm's weight, shaders/gemm_coop.comp): where the GEMM reads f16 weight
+  // rows (F16 weights, or from kDequantRows rows a quantized weight's f16 rows: plan_weights_f16).
+  const std::string dequant_knob = env("OCTO_GEMM_DEQUANT");
+  const bool f16_rows = a.w_dtype == ir::dtype::f16 ||
+                        (dequant_knob != "0" && (dequant_knob == "1" || a.rows >= kDequantRows));
+  const std::uint32_t max_ksplit = a.norm_w == 0 && f16_rows ? 8 : 1;
+  const std::optional<coop_choice> coop_cfg =
+      coop_device ? pick_coop(a.rows, a.n_tile, a.K, false, d, false, max_ksplit) : std::nullopt;
   // The split kernel (f16 high + low parts) runs only on request.
   const std::optional<coop_choice> split_cfg =
       coop_device && force == "coop" ? pick_coop(a.rows, a.n_tile, a.K, true, d) : std::nullopt;
@@ -395,6 +464,7 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
   const std::string x16_knob = env("OCTO_GEMM_X16");
   const bool x16_kernel = x16_knob != "0" && (kind == "coopf" || (kind == "reg" && x16_knob == "1"));
   bool x16 = false;
+  const std::uint32_t ksplit = kind == "coopf" ? coop_cfg->ksplit : 1;
   if (norm_epi) x16 = plan_norm_x(c, now, x16_kernel, l) && x16_kernel;
   else if (kind == "coopf" || kind == "reg") x16 = plan_x_f16(c, now, kind == "reg", l);
   // The epilogue from each invocation's own elements (spec constant 8) on request (OCTO_GEMM_EPI_REGS=1),
@@ -407,17 +477,18 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
     // The same tile; only the K step may change. (Tiles of their own for it, 64 x 64 in 4 subgroups of
     // 32 x 32 below K = 1024, ran the 0.5B's GEMMs 8% faster alone but its prefill 4% slower:
     // benchmarks/results/2026-11-30-h200-x16, calls 6 and 7.)
-    const std::optional<coop_choice> deep = pick_coop(a.rows, a.n_tile, a.K, false, d, true);
-    if (deep && deep->cfg.bm == t.bm && deep->cfg.bn == t.bn) {
+    const std::optional<coop_choice> deep = pick_coop(a.rows, a.n_tile, a.K, false, d, true, max_ksplit);
+    if (deep && deep->cfg.bm == t.bm && deep->cfg.bn == t.bn && deep->ksplit == ksplit) {
       l.spec_constants[3] = deep->bk;
       l.spec_constants.resize(8, 0);
       l.spec_constants[7] = 1;
     }
   }
-  if (epi_regs) {
+  if (epi_regs && ksplit == 1) {
     l.spec_constants.resize(9, 0);
     l.spec_constants[8] = 1;
   }
+  if (kind == "coopf") plan_ksplit(c, now, t, row_groups, col_groups, ksplit, l);
   return true;
 }
 

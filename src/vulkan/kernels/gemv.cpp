@@ -180,13 +180,14 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a) {
       .u32(a.K).u32(a.rows).u32(a.row0).u32(a.n_tile).u32(a.n_off).u32(a.ldy)
       .u32(a.w_row_bytes).u32(a.has_bias ? 1u : 0u).u32(a.bias_dtype);
 }
-push_block matmul_push(const task_context& c, const gemm_args& a) {
+push_builder matmul_block(const task_context& c, const gemm_args& a) {
   return matmul_fields(c, a)
       .addr(a.up != 0 ? a.up : a.rope_kv ? a.rope_pos : a.residual)
       .addr(a.norm_w).u32(a.norm_dtype).f32(a.eps)
-      .u32(a.rope).u32(a.style).u32(a.kv_pos).f32(a.log2_theta)
-      .take();
+      .u32(a.rope).u32(a.style).u32(a.kv_pos).f32(a.log2_theta);
 }
+
+push_block matmul_push(const task_context& c, const gemm_args& a) { return matmul_block(c, a).take(); }
 
 namespace {
 
@@ -439,7 +440,20 @@ kernel_launch plan_gemv(const task_context& c) {
   }
   if ((!fused || ops.fuse <= 3 || ga.rope_kv) && plan_gemm_tiled(c, ga, l)) return l;
   l.shader = use_subgroups(c.device) ? mod->sg : mod->nosg;
-  const std::uint32_t nr_knob = knob(c, "OCTO_GEMV_NR", 16), wg_knob = knob(c, "OCTO_GEMV_WG", 1024);
+  // On a CPU device every GEMV takes 16 rows a workgroup of 32 (what OCTO_GEMV_NR / OCTO_GEMV_WG would
+  // force): lavapipe runs a dispatch's workgroups over a few threads, each workgroup as one loop over its
+  // invocations, so the GPU plans' narrow grids of wide workgroups leave its threads waiting. Measured
+  // there (2 cores): tiny-qwen's decode step 13.8 ms against 88-107 with the GPU plans, a 50-sum decode
+  // test 12.4 against 38.9 s (docs/measurements.md, the thirty-seventh session). OCTO_GEMV_PLAN=gpu
+  // keeps the GPU plans on a CPU device (the conformance tests, tests/gpu/CMakeLists.txt), =cpu takes
+  // this one anywhere.
+  const auto plan_env = std::getenv("OCTO_GEMV_PLAN");
+  const std::string_view plan_knob = plan_env ? plan_env : "";
+  if (!plan_knob.empty() && plan_knob != "gpu" && plan_knob != "cpu")
+    fail(c, "OCTO_GEMV_PLAN='" + std::string(plan_knob) + "' is not gpu or cpu");
+  const bool cpu_plan = plan_knob == "cpu" || (c.device.cpu && plan_knob != "gpu");
+  const std::uint32_t nr_set = knob(c, "OCTO_GEMV_NR", 16), wg_set = knob(c, "OCTO_GEMV_WG", 1024);
+  const std::uint32_t nr_knob = nr_set ? nr_set : (cpu_plan ? 16 : 0), wg_knob = wg_set ? wg_set : (cpu_plan ? 32 : 0);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
   // The head-norm ops' NR / 2 pairs must lie in one head: halved until they divide hd / 2 (2 rows, one
   // pair, always do), so any even head_dim plans.

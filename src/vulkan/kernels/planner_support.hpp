@@ -153,6 +153,8 @@ push_builder matmul_fields(const task_context& c, const gemm_args& a);
 /// The GEMM kernels' block (shaders/gemm*.comp): matmul_fields, then the residual (or the SWIGLU's up
 /// weight, or the RoPE's positions), the norm and the RoPE / KV fields.
 push_block matmul_push(const task_context& c, const gemm_args& a);
+/// matmul_push's fields as a builder, for a module whose block goes on (gemm_coop: the K split's counters).
+push_builder matmul_block(const task_context& c, const gemm_args& a);
 /// Plans the tiled GEMM (src/vulkan/kernels/gemm.cpp) into `l`; false when none fits this task.
 bool plan_gemm_tiled(const task_context& c, const gemm_args& a, kernel_launch& l);
 kernel_launch plan_elementwise(const task_context&);  // COPY ADD MUL SILU_MUL GELU ALLREDUCE_SHARD
