@@ -211,8 +211,13 @@ kernel_launch dequant_rows(std::string_view shader, std::uint64_t w, std::uint64
   return dq;
 }
 
-/// From as many rows plan_weights_f16 has the GEMM read a quantized weight as f16 rows.
-constexpr std::uint32_t kDequantRows = 256;
+/// Whether plan_weights_f16 has the tensor-core GEMM read a quantized weight as f16 rows: from
+/// kDequantRows rows (OCTO_GEMM_DEQUANT=0: never, =1: at any row count).
+bool dequant_wanted(const gemm_args& a) {
+  constexpr std::uint32_t kDequantRows = 256;
+  const std::string knob = env("OCTO_GEMM_DEQUANT");
+  return knob != "0" && (knob == "1" || a.rows >= kDequantRows);
+}
 
 /// Prefill sizes on tensor cores: the GEMM multiplies the weight as f16 rows (gemm_coopf_f16) instead of
 /// every row block of the output dequantizing its tile again inside gemm_coopf (4 times at 512 rows with
@@ -227,8 +232,7 @@ constexpr std::uint32_t kDequantRows = 256;
 /// `a` becomes the arguments the launch now has (the f16 weight rows).
 void plan_weights_f16(const task_context& c, gemm_args& a, const gemm_module& mod, std::string_view f16_kernel,
                       kernel_launch& l) {
-  const std::string knob = env("OCTO_GEMM_DEQUANT");
-  if (knob == "0" || (knob != "1" && a.rows < kDequantRows)) return;
+  if (!dequant_wanted(a)) return;
   const std::uint64_t row_bytes = std::uint64_t{a.K} * 2;
   l.weight_copies = {weight_copy_request{a.w, mod.to_f16, a.w_rows, a.K, a.w_row_bytes}};
   // The SWIGLU's gate and up: both copies, or the direct launch (the scratch holds no two weight tiles).
@@ -389,10 +393,8 @@ bool plan_gemm_tiled(const task_context& c, const gemm_args& task_args, kernel_l
                            a.w_dtype != ir::dtype::f32 && (no_coop.empty() || no_coop == "0");
   // The K split (pick_coop) for gemm_coopf_f16's epilogues without the norm in the staging (its partial
   // sums take the field of the norm's weight, shaders/gemm_coop.comp): where the GEMM reads f16 weight
-  // rows (F16 weights, or from kDequantRows rows a quantized weight's f16 rows: plan_weights_f16).
-  const std::string dequant_knob = env("OCTO_GEMM_DEQUANT");
-  const bool f16_rows = a.w_dtype == ir::dtype::f16 ||
-                        (dequant_knob != "0" && (dequant_knob == "1" || a.rows >= kDequantRows));
+  // rows (F16 weights, or a quantized weight's f16 rows: plan_weights_f16).
+  const bool f16_rows = a.w_dtype == ir::dtype::f16 || dequant_wanted(a);
   const std::uint32_t max_ksplit = a.norm_w == 0 && f16_rows ? 8 : 1;
   const std::optional<coop_choice> coop_cfg =
       coop_device ? pick_coop(a.rows, a.n_tile, a.K, false, d, false, max_ksplit) : std::nullopt;
