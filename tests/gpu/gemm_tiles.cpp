@@ -309,8 +309,9 @@ TEST_CASE("tiled GEMM: the cooperative kernels' double-buffered K loop, every co
     MESSAGE("no cooperative matrices on " << gpu().device().name << ": the SIMT kernels' cases above cover it");
     return;
   }
-  // src/vulkan/kernels/gemm.cpp's coop_configs (wg, subgroups along M, fragments along M and N).
-  for (const char* config : {"256,2,4,4", "256,4,2,4", "256,2,2,4", "256,2,2,2", "128,2,2,4"})
+  // src/vulkan/kernels/gemm.cpp's coop_configs and coop_narrow (wg, subgroups along M, fragments along M
+  // and N).
+  for (const char* config : {"256,2,4,4", "256,4,2,4", "256,2,2,4", "256,2,2,2", "128,2,2,4", "128,2,1,2"})
     for (const char* kernel : {"coop", "coopf"})
       for (const char* bk : {"32", "64"}) {
         const std::string k = kernel;

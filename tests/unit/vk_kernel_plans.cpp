@@ -159,7 +159,7 @@ void clear_kernel_environment() {
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
                         "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
-                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_SPLITK", "OCTO_GEMV_PLAN", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
+                        "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_SPLITK", "OCTO_GEMM_NARROW", "OCTO_GEMV_PLAN", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
 }
 
@@ -938,9 +938,20 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
     CHECK(plan_prefill_gemm(1536, 8960).spec_constants == sc{256, 2, 2, 32, 2, 0});
     ::unsetenv("OCTO_GEMM_SPLITK");
   }
-  // 0.5B q/o: 112 workgroups of 64 x 64, under a wave -> K steps of 64; 1.5B k/v (32 workgroups) too
+  // 0.5B q/o: 112 workgroups of 64 x 64, under a wave -> K steps of 64
   CHECK(plan_prefill_gemm(896, 896).spec_constants == sc{256, 2, 2, 64, 2, 0});
+  // 1.5B k/v (32 workgroups of 64 x 64) too
   CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{256, 2, 2, 64, 2, 0});
+  // OCTO_GEMM_NARROW=1: outputs of at most 512 columns (K and V of the 0.5B, 1.5B and 7B) on 32 x 32 tiles
+  // in 4 subgroups of 16 x 16 (128 invocations), K steps of 64 under a wave; 1024 columns (Qwen3-0.6B's)
+  // keep 64 x 64.
+  ::setenv("OCTO_GEMM_NARROW", "1", 1);
+  CHECK(plan_prefill_gemm(256, 1536).spec_constants == sc{128, 1, 2, 64, 2, 0});
+  CHECK(plan_prefill_gemm(128, 896).spec_constants == sc{128, 1, 2, 64, 2, 0});
+  CHECK(plan_prefill_gemm(512, 3584).spec_constants == sc{128, 1, 2, 32, 2, 0});  // 256 workgroups: steps of 32
+  CHECK(plan_prefill_gemm(1024, 1024).spec_constants == sc{256, 2, 2, 64, 2, 0});
+  CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{128, 1, 2, 32, 2, 0});
+  ::unsetenv("OCTO_GEMM_NARROW");
   // K = 32 x odd: steps of 32 whatever the grid
   CHECK(plan_prefill_gemm(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0});
   // With the shared scratch: x as f16 rows (X16) and the three-stage loop on the same tiles, K steps of
@@ -958,6 +969,9 @@ TEST_CASE("prefill GEMM on tensor cores: 128 x 128 where its grid has 3/4 of a w
   CHECK(with_scratch(4864, 896).spec_constants == sc{256, 4, 4, 32, 2, 0, 1, 1});
   CHECK(with_scratch(4864, 896).groups == (std::array<std::uint32_t, 3>{38, 4, 1}));
   CHECK(with_scratch(256, 96).spec_constants == sc{256, 2, 2, 32, 2, 0, 1, 1});
+  ::setenv("OCTO_GEMM_NARROW", "1", 1);
+  CHECK(with_scratch(256, 1536).spec_constants == sc{128, 1, 2, 64, 2, 0, 1, 1});
+  ::unsetenv("OCTO_GEMM_NARROW");
 }
 
 TEST_CASE("prefill GEMM on tensor cores: a grid under 3/4 of a wave splits each 128 x 128 tile's K over workgroups") {

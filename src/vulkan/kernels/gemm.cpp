@@ -16,8 +16,8 @@
 // the GEMV kernel runs row block by row block).
 // Environment (benchmarks and tests): OCTO_KERNELS_NO_GEMM=1 disables all four; OCTO_GEMM_KERNEL=
 // old|reg|coop|coopf picks one where it can run (whatever the precision); OCTO_GEMM_TILE=MxN forces a
-// tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS)
-// are at pick_coop; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_NORM_AHEAD
+// tile of the chosen kernel; gemm_coop's own knobs (OCTO_GEMM_COOP, OCTO_GEMM_BK, OCTO_GEMM_MIN_GROUPS,
+// OCTO_GEMM_NARROW) are at pick_coop, OCTO_GEMM_SPLITK at split_for; OCTO_GEMM_DEQUANT at plan_weights_f16, OCTO_GEMM_X16 at plan_x_f16, OCTO_GEMM_NORM_AHEAD
 // at plan_norm_x, OCTO_GEMM_DEEP and OCTO_GEMM_EPI_REGS (the tensor-core epilogue from registers) at
 // plan_gemm_tiled's end; OCTO_GEMM_ROPE_KV (the RoPE / KV epilogue) at gemv.cpp's gemm_rope_kv_fits.
 #include <algorithm>
@@ -100,6 +100,8 @@ constexpr coop_config coop_configs[] = {
     OCTO_COOP(256, 2, 2, 2),  // 64 x 64: 8 subgroups of 32 x 16
     OCTO_COOP(128, 2, 2, 4),  // 64 x 64: 4 subgroups of 32 x 32 (devices with 128-invocation workgroups)
 };
+/// 32 x 32 in 4 subgroups of 16 x 16, for narrow outputs only (pick_coop).
+constexpr coop_config coop_narrow = OCTO_COOP(128, 2, 1, 2);
 #undef OCTO_COOP
 static_assert(coop_configs[0].bm == 128 && coop_configs[0].bn == 128 && coop_configs[2].bn == 128 &&
               coop_configs[3].bm == 64 && coop_configs[3].bn == 64 && coop_configs[4].bn == 64);
@@ -194,6 +196,15 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
     if (c.bm == 128 && c.bn == 128)
       if (const std::uint32_t s = split_for(groups(c), K, step_for(c), min_groups, max_ksplit); s > 1)
         return coop_choice{c, step_for(c), s};
+  // OCTO_GEMM_NARROW=1: outputs of at most kNarrowCols columns (the K and V projections of Qwen2.5 0.5B /
+  // 1.5B / 7B) on 32 x 32 tiles in 4 subgroups, four times the workgroups of 64 x 64 ones. On the H100 at
+  // 512 rows (benchmarks/results/2026-12-07-h100-attn-regs, call2, through OCTO_GEMM_COOP=128,2,1,2) the
+  // 1.5B's K / V GEMM ran 22.2 -> 15.0 us, the 0.5B's 16.1 -> 11.3, while every wider shape lost with it.
+  // On request until the card has run its conformance and a prefill with it
+  // (benchmarks/results/2026-12-07-h100-ksplit/call9.sh: K and V run beside Q, which may set the pace).
+  constexpr std::uint32_t kNarrowCols = 512;
+  if (n <= kNarrowCols && fits(coop_narrow, 32) && env("OCTO_GEMM_NARROW") == "1")
+    return coop_choice{coop_narrow, step_for(coop_narrow)};
   // The first 64 x 64 configuration that fits (all holds at least the last one).
   for (const coop_config& c : all)
     if (c.bm == 64 && c.bn == 64) return coop_choice{c, step_for(c)};
