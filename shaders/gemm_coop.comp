@@ -69,10 +69,10 @@ layout(constant_id = 8) const bool EPI_REGS_ASKED = false;
 // on its tile's counter (pc.counters, the task's own scratch, zero-filled once); the last to arrive (it
 // never waits on the others: no forward-progress assumption) adds the slots in split order, so the sums
 // do not depend on which arrives last, stages them for the epilogue (not EPI_REGS's, which reads the
-// accumulators) and puts the counter back to 0 for the next run. A module of its own: with the split's
-// code in branches on a spec constant of the one module, its unsplit launches gave wrong sums on the H100
-// (driver 580; benchmarks/results/2026-12-07-h100-ksplit, calls 1 and 2), so the unsplit modules keep
-// none of it (the same SPIR-V as before it).
+// accumulators) and puts the counter back to 0 for the next run. A module of its own, so the unsplit
+// modules keep none of it (the same SPIR-V as before it): the first form, in every module behind a spec
+// constant, gave every launch wrong sums on the H100 (its shared flag moved the staging area off its
+// 16-byte alignment; benchmarks/results/2026-12-07-h100-ksplit, calls 1-7).
 #ifdef OCTO_COOP_KSPLIT
 layout(constant_id = 9) const uint KSPLIT = 2u;
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer partials_f32 { float d[]; };

@@ -246,7 +246,10 @@ TEST_CASE("conformance: GEMV_ADD over many rows with the tensor-core GEMM's K sp
   for (const char* splits : {"2", "3", "8"})
     for (dtype wd : {dtype::f16, dtype::q8_0, dtype::q6_k}) {
       const gemm_form_env env(gemm_form{"coopf", "", false, true});
-      ::setenv("OCTO_GEMM_SPLITK", splits, 1);
+      struct split_env {  // unset however the case ends
+        explicit split_env(const char* n) { ::setenv("OCTO_GEMM_SPLITK", n, 1); }
+        ~split_env() { ::unsetenv("OCTO_GEMM_SPLITK"); }
+      } split(splits);
       CAPTURE(std::string(splits));
       CAPTURE(octo::ir::name(wd));
       // From 256 rows: the split reads f16 weight rows (a quantized weight's f16 copy or tile).
@@ -260,7 +263,6 @@ TEST_CASE("conformance: GEMV_ADD over many rows with the tensor-core GEMM's K sp
         c.task(opcode::gemv_add, {x, w, r}, {y},
                params({{param_key::K, double(K)}, {param_key::N_tile, double(n_tile)}, {param_key::n_off, double(n_off)}}));
       run_case(c, tolerance{2e-2, 2e-3});
-      ::unsetenv("OCTO_GEMM_SPLITK");
     }
 }
 
