@@ -481,7 +481,8 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's
   // rotates and stores the head. Against the composition of the plain ops: the KV form over every weight
   // format (the float loops, `accurate`), the q form on one format of each loop family, two rows on F16;
   // the shared-memory reduction with 4 weight rows a workgroup (2 pairs) and 8 rows (4 pairs: 16-dim heads
-  // in one workgroup); the integer-dot loops (`fast`). Each (format, form, mode, rows) is a pipeline
+  // in one workgroup); the integer-dot loops (`fast`), at the planner's rows and at 4 (Qwen3-0.6B's q and
+  // k: kernels/gemv.cpp's rows for GEMVs that round x themselves). Each (format, form, mode, rows) is a pipeline
   // compiled cold on lavapipe (CI's long pole), so the modes take one format each. (The counters' reset, step after step of one
   // recording: fused_decode.cpp's Qwen3 models.)
   struct shape {
@@ -497,7 +498,8 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV (Qwen3's
   const std::vector<mode> modes{{"", "", false, {}},
                                 {"1", "4", false, {dtype::q4_k}},
                                 {"", "8", false, {dtype::q8_0}},
-                                {"", "", true, {dtype::q8_0}}};
+                                {"", "", true, {dtype::q8_0}},
+                                {"", "4", true, {dtype::q4_k}}};  // the integer loops at 2 pairs a workgroup
   for (const mode& m : modes) {
     ::setenv("OCTO_KERNELS_NO_SUBGROUP", m.no_subgroup, 1);
     ::setenv("OCTO_GEMV_NR", m.nr, 1);

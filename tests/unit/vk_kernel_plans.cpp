@@ -1210,7 +1210,8 @@ TEST_CASE("decode GEMVs on integer dot products: the fast precision, one row, a 
   CHECK(nr_swiglu(4864, 3072, dtype::q8_0) == 4);  // from K = 3072
   CHECK(nr_swiglu(4864, 3040, dtype::q8_0) == 8);
   CHECK(nr_swiglu(1024, 2560, dtype::q8_0) == 4);  // under 2048 outputs (not narrow: long rows)
-  CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 2);   // narrow: 2, as every narrow output
+  CHECK(nr_swiglu(1024, 896, dtype::q8_0) == 4);   // narrow, x rounded in every workgroup: 4 (512 of them)
+  CHECK(nr_swiglu(256, 896, dtype::q8_0) == 2);    // 128 workgroups at 4: 2, as every narrow output
   // Q4_K / Q5_K chunks (spec constant 9, HALVES): whole 64-element groups (2) only for the Q4_K gate|up
   // pairs over rows of K >= 1536, 16-byte ones (1) elsewhere (benchmarks/results/2026-12-03-h200-halves).
   CHECK(swiglu(18944, 3584, dtype::q4_k).at(9) == 2);
@@ -1619,6 +1620,54 @@ TEST_CASE("Qwen3's q and k in one task (RMSNORM_GEMV_NORM_ROPE / _KV): pairs wit
     CHECK(b.groups[0] * b.groups[1] * b.groups[2] == 5 * 50 / 2);
     CHECK(plan(7, 6, w, "16").spec_constants.at(1) == 2);  // 3 pairs a head: one pair a workgroup
   }
+}
+
+TEST_CASE("decode GEMV rows: the RMSNORM-fused integer GEMVs that round x themselves take 4 where 256 workgroups remain") {
+  clear_kernel_environment();
+  // Spec constant 1 (NR) of an RMSNORM_GEMV or RMSNORM_GEMV_NORM_ROPE over one x row at `fast` on a device
+  // accelerating int8 dot products (benchmarks/results/2026-12-07-h100-narrow, call2).
+  const auto nr = [](opcode op, std::int64_t n, std::int64_t k, dtype w, std::int64_t hd = 128) {
+    ir::param_list p;
+    p.set(param_key::K, k).set(param_key::hidden, k).set_real(param_key::eps, 1e-6);
+    const octo::test::tensor_spec x{"x", {1, k}}, nw{"norm_w", {k}, dtype::f32, ir::buffer_kind::weight},
+        wt{"w", {n, k}, w, ir::buffer_kind::weight}, hw{"head_w", {hd}, dtype::f32, ir::buffer_kind::weight},
+        pos{"pos", {1}, dtype::i32};
+    ir::program prog;
+    if (op == opcode::rmsnorm_gemv) {
+      p.set(param_key::N_tile, n).set(param_key::n_off, 0);
+      prog = single_task(op, {x, nw, wt}, {"y", {1, n}}, p);
+    } else {
+      p.set(param_key::head_dim, hd).set(param_key::n_rot, hd).set_real(param_key::theta, 1e6);
+      prog = single_task(op, {x, nw, wt, hw, pos}, {"y", {1, n}}, p);
+    }
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x10000000 * (b + 1);
+    auto d = device(true);
+    d.int_dot = d.int_dot_accelerated = true;
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, d, true};
+    c.scratch_address = 0x9000000;
+    const auto l = vm::vulkan::kernel_for(op).planner(c);
+    REQUIRE(l.shader.rfind("gemv_idot_", 0) == 0);
+    return l.spec_constants.at(1);
+  };
+  for (dtype w : {dtype::q8_0, dtype::q4_k}) {
+    CAPTURE(ir::name(w));
+    CHECK(nr(opcode::rmsnorm_gemv, 1024, 1024, w) == 4);             // Qwen3-0.6B's v: 256 workgroups at 4
+    CHECK(nr(opcode::rmsnorm_gemv_norm_rope, 2048, 1024, w) == 4);   // its q: 512 (two pairs each)
+    CHECK(nr(opcode::rmsnorm_gemv_norm_rope, 1024, 1024, w) == 4);   // its k: 256
+    CHECK(nr(opcode::rmsnorm_gemv_norm_rope, 896, 1024, w, 64) == 2);  // 224 at 4: keep 2
+    CHECK(nr(opcode::rmsnorm_gemv, 512, 1024, w) == 2);              // 128 at 4
+    CHECK(nr(opcode::rmsnorm_gemv, 2048, 2048, w) == 2);             // x rounded ahead (K >= 1536): 2
+    CHECK(nr(opcode::rmsnorm_gemv_norm_rope, 2048, 2048, w) == 2);
+    ::setenv("OCTO_GEMV_X8", "0", 1);                                // nothing rounded ahead: every row rounds
+    CHECK(nr(opcode::rmsnorm_gemv, 2048, 2048, w) == 4);
+    ::unsetenv("OCTO_GEMV_X8");
+    ::setenv("OCTO_GEMV_NR_NARROW", "2", 1);                         // the narrow outputs' knob wins
+    CHECK(nr(opcode::rmsnorm_gemv, 1024, 1024, w) == 2);
+    CHECK(nr(opcode::rmsnorm_gemv_norm_rope, 2048, 1024, w) == 2);
+    ::unsetenv("OCTO_GEMV_NR_NARROW");
+  }
+  CHECK(plan_decode_gemv(1024, 1024, dtype::q8_0, true, 2).spec_constants.at(1) == 2);  // no norm: 2
 }
 
 TEST_CASE("decode GEMV workgroup width: a row's chunks rounded down to a power of two, 64 for 56-63 chunks") {

@@ -574,8 +574,21 @@ kernel_launch plan_gemv(const task_context& c) {
     // integer loops and x rounded ahead, 2 still wins on the H200: 4 rows cost 0.5B Q8_0 1.6%, 1.5B Q8_0
     // 5.5%, 1.5B Q4_K_M 10.7%, 7B Q4_K_M 5.2%; 8 rows 6-28% (benchmarks/results/2026-11-29-h200-l2, call3).
     const std::uint32_t nr_narrow = narrow && !(idot && K >= kLongK) ? knob(c, "OCTO_GEMV_NR_NARROW", 16) : 0;
+    // But the RMSNORM-fused integer GEMVs that round x themselves (rows shorter than kX8MinK, where x is
+    // not rounded ahead: every workgroup rounds its x row) take 4 rows where 4 still leave at least
+    // kSelfRoundMinGroups workgroups: half the workgroups, so half the roundings of x, and for the
+    // head-norm ops (Qwen3's q and k) half the arrivals at each head. On the H100 (benchmarks/results/
+    // 2026-12-07-h100-narrow, call2) every narrow GEMV at 4 rows ran Qwen3-0.6B Q8_0 decode (K = 1024:
+    // q, k, v and the gate|up pairs 512, 256, 256 and 1536 workgroups at 4 rows; its O projection, which
+    // has no norm, too) at 786 tok/s against 734 at 2, while the 0.5B
+    // (K = 896; q 224 workgroups at 4 rows, k and v 32) lost 1.4% and Qwen3-1.7B / Llama-1B (K = 2048, x
+    // rounded ahead) 1.7% / 0.3%. OCTO_GEMV_NR_NARROW forces every narrow GEMV's rows.
+    constexpr std::uint64_t kSelfRoundMinGroups = 256;
+    const bool self_rounding = idot && ops.norm_w >= 0 && !x8_wanted(c, true, K, n_tile);
+    const bool rows4 = self_rounding && groups_for(4) >= kSelfRoundMinGroups;
+    const std::uint32_t narrow_rows = nr_narrow ? nr_narrow : (rows4 ? 4 : 2);
     const std::uint32_t nr_c =
-        even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : (nr_narrow ? nr_narrow : 2)) : wide));
+        even(nr_knob ? nr_knob : (narrow ? (idot && K >= kLongK ? (nr_long ? nr_long : 4) : narrow_rows) : wide));
     // Width: as many invocations as a row has chunks, rounded down to a power of two, from 32 to 128;
     // but 64 rather than one 32-wide warp where a row has 56-63 chunks (at most 1/8 of the 64 idle: the
     // 0.5B's Q8_0 rows of 896, Q6_K rows of 3584): 0.5B Q8_0 decode +4.5% on the H100. Rounding 48 or
