@@ -578,11 +578,12 @@ kernel_launch plan_gemv(const task_context& c) {
     // not rounded ahead: every workgroup rounds its x row) take 4 rows where 4 still leave at least
     // kSelfRoundMinGroups workgroups: half the workgroups, so half the roundings of x, and for the
     // head-norm ops (Qwen3's q and k) half the arrivals at each head. On the H100 (benchmarks/results/
-    // 2026-12-07-h100-narrow, call2) every narrow GEMV at 4 rows ran Qwen3-0.6B Q8_0 decode (K = 1024:
-    // q, k, v and the gate|up pairs 512, 256, 256 and 1536 workgroups at 4 rows; its O projection, which
-    // has no norm, too) at 786 tok/s against 734 at 2, while the 0.5B
-    // (K = 896; q 224 workgroups at 4 rows, k and v 32) lost 1.4% and Qwen3-1.7B / Llama-1B (K = 2048, x
-    // rounded ahead) 1.7% / 0.3%. OCTO_GEMV_NR_NARROW forces every narrow GEMV's rows.
+    // 2026-12-07-h100-narrow) this ran Qwen3-0.6B Q8_0 decode (K = 1024: q, k, v and the gate|up pairs
+    // 512, 256, 256 and 1536 workgroups at 4 rows) at 792.8 tok/s against 733.8 at 2 (call3; 786 with
+    // its O projection, which has no norm, at 4 too), while every narrow GEMV at 4 cost the 0.5B (K = 896;
+    // q 224 workgroups at 4 rows, k and v 32) 1.4% and Qwen3-1.7B / Llama-1B (K = 2048, x rounded ahead)
+    // 1.7% / 0.3% (call2); those keep 2. Measured in Q8_0 only. OCTO_GEMV_NR_NARROW forces every narrow
+    // GEMV's rows.
     constexpr std::uint64_t kSelfRoundMinGroups = 256;
     const bool self_rounding = idot && ops.norm_w >= 0 && !x8_wanted(c, true, K, n_tile);
     const bool rows4 = self_rounding && groups_for(4) >= kSelfRoundMinGroups;
