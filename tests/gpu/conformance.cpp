@@ -700,8 +700,8 @@ void decode_step_matches(const case_builder& c, octo::vm::reference_vm& ref, oct
 }  // namespace
 
 TEST_CASE("conformance: decode steps of one recording (flash-decoding chunks, arrival counters, cache types)") {
-  ::setenv("OCTO_ATTENTION", "flash", 1);  // forced: by default split-key runs up to 128 keys (kernels/attention.cpp)
-  struct unset_on_exit { ~unset_on_exit() { ::unsetenv("OCTO_ATTENTION"); } } unset_attention;
+  // forced: by default split-key runs up to 128 keys (kernels/attention.cpp)
+  const octo_test::scoped_env flash("OCTO_ATTENTION", "flash");
   // The decoder's shape: KV_APPEND of this step's row at globals.pos, then one decode row of attention
   // over every slot up to it. One program, loaded once, runs at many positions in a row, so a chunk
   // merge that left its arrival counter set would corrupt the next step. Caches hold random contents

@@ -246,10 +246,7 @@ TEST_CASE("conformance: GEMV_ADD over many rows with the tensor-core GEMM's K sp
   for (const char* splits : {"2", "3", "8"})
     for (dtype wd : {dtype::f16, dtype::q8_0, dtype::q6_k}) {
       const gemm_form_env env(gemm_form{"coopf", "", false, true});
-      struct split_env {  // unset however the case ends
-        explicit split_env(const char* n) { ::setenv("OCTO_GEMM_SPLITK", n, 1); }
-        ~split_env() { ::unsetenv("OCTO_GEMM_SPLITK"); }
-      } split(splits);
+      const octo_test::scoped_env split("OCTO_GEMM_SPLITK", splits);
       CAPTURE(std::string(splits));
       CAPTURE(octo::ir::name(wd));
       // From 256 rows: the split reads f16 weight rows (a quantized weight's f16 copy or tile).

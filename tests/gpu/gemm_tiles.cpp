@@ -39,17 +39,7 @@ octo::vm::vulkan_vm& gpu_fast() {
   return vm;
 }
 
-/// Sets an environment variable for one scope (the planner reads it when a program loads).
-struct scoped_env {
-  std::string name;
-  scoped_env(const char* n, const std::string& v) : name(n) {
-    if (v.empty()) ::unsetenv(n);
-    else ::setenv(n, v.c_str(), 1);
-  }
-  ~scoped_env() { ::unsetenv(name.c_str()); }
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
-};
+using octo_test::scoped_env;
 
 struct gemm_case {
   ir::dtype wd;

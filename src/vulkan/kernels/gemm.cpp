@@ -127,11 +127,16 @@ struct coop_choice {
 /// ran 199 -> 137 us split in 2, while shorter rows gained nothing (its q / o, K = 1536, split in 2: 40.7
 /// -> 40.8 us; the 0.5B's down, K = 4864, in 4: 55.9 -> 56.4). OCTO_GEMM_SPLITK=N forces N (1: none)
 /// where every split keeps a K step.
+/// Whether `s` splits of `steps` K steps (ceil(steps / s) each, the last shorter) leave every split a step.
+bool every_split_steps(std::uint32_t steps, std::uint32_t s) {
+  return s >= 1 && s <= steps && (s - 1) * ((steps + s - 1) / s) < steps;
+}
+
 std::uint32_t split_for(std::uint64_t tiles, std::uint32_t K, std::uint32_t bk, std::uint64_t min_groups,
                         std::uint32_t max_split) {
   constexpr std::uint32_t kSplitMinK = 2048;
   const std::uint32_t steps = K / bk;
-  const auto fits = [&](std::uint32_t s) { return s >= 1 && s <= max_split && (s - 1) * ((steps + s - 1) / s) < steps; };
+  const auto fits = [&](std::uint32_t s) { return s <= max_split && every_split_steps(steps, s); };
   if (const std::string f = env("OCTO_GEMM_SPLITK"); !f.empty()) {
     const auto s = static_cast<std::uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
     return fits(s) ? s : 1;
@@ -200,8 +205,8 @@ std::optional<coop_choice> pick_coop(std::uint32_t rows, std::uint32_t n, std::u
   // 1.5B / 7B) on 32 x 32 tiles in 4 subgroups, four times the workgroups of 64 x 64 ones. On the H100 at
   // 512 rows (benchmarks/results/2026-12-07-h100-attn-regs, call2, through OCTO_GEMM_COOP=128,2,1,2) the
   // 1.5B's K / V GEMM ran 22.2 -> 15.0 us, the 0.5B's 16.1 -> 11.3, while every wider shape lost with it.
-  // On request until the card has run its conformance and a prefill with it
-  // (benchmarks/results/2026-12-07-h100-ksplit/call9.sh: K and V run beside Q, which may set the pace).
+  // On request: on an H200 (benchmarks/results/2026-12-07-h100-narrow, call1) it passed conformance and
+  // ran the K / V GEMMs 25-31% faster, but pp512 did not move (K and V run beside Q, which sets the pace).
   constexpr std::uint32_t kNarrowCols = 512;
   if (n <= kNarrowCols && fits(coop_narrow, 32) && env("OCTO_GEMM_NARROW") == "1")
     return coop_choice{coop_narrow, step_for(coop_narrow)};
@@ -363,12 +368,10 @@ bool plan_norm_x(const task_context& c, gemm_args& a, bool f16, kernel_launch& l
 /// the launch reads.
 void plan_ksplit(const task_context& c, gemm_args a, const tile& t, std::uint64_t row_groups, std::uint64_t col_groups,
                  std::uint32_t ksplit, kernel_launch& l) {
-  const std::uint32_t bk = l.spec_constants.at(3);
-  const std::uint32_t steps = a.K / bk;
-  const bool every_split_steps = ksplit <= steps && (ksplit - 1) * ((steps + ksplit - 1) / ksplit) < steps;
+  const std::uint32_t steps = a.K / l.spec_constants.at(3);  // spec constant 3: the K step
   const std::uint32_t epi = l.spec_constants.at(5);
   const bool norm_staged = epi == 1 || epi == 4 || epi == 6;
-  if (ksplit < 2 || !every_split_steps || norm_staged || row_groups * ksplit > 65535 || l.shader != "gemm_coopf_f16")
+  if (ksplit < 2 || !every_split_steps(steps, ksplit) || norm_staged || row_groups * ksplit > 65535 || l.shader != "gemm_coopf_f16")
     return;
   const std::uint64_t tiles = row_groups * col_groups;
   l.scratch_bytes = (tiles * 4 + 15) / 16 * 16;
