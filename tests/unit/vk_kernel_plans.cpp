@@ -1625,7 +1625,7 @@ TEST_CASE("Qwen3's q and k in one task (RMSNORM_GEMV_NORM_ROPE / _KV): pairs wit
 TEST_CASE("decode GEMV rows: the RMSNORM-fused integer GEMVs that round x themselves take 4 where 256 workgroups remain") {
   clear_kernel_environment();
   // Spec constant 1 (NR) of an RMSNORM_GEMV or RMSNORM_GEMV_NORM_ROPE over one x row at `fast` on a device
-  // accelerating int8 dot products (benchmarks/results/2026-12-07-h100-narrow, call2).
+  // accelerating int8 dot products (benchmarks/results/2026-12-07-h100-narrow, calls 2 and 3).
   const auto nr = [](opcode op, std::int64_t n, std::int64_t k, dtype w, std::int64_t hd = 128) {
     ir::param_list p;
     p.set(param_key::K, k).set(param_key::hidden, k).set_real(param_key::eps, 1e-6);
