@@ -52,7 +52,12 @@ const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE
            FUSE_NORM_ROPE = 6u, FUSE_NORM_KV = 7u;
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
 const bool HEAD_NORM = FUSE >= FUSE_NORM_ROPE;                 // the per-head norm before the rotation
+#ifdef GEMV_QKV
+bool qkv_kv = false;  // this workgroup's part (k or v) writes a KV cache
+#define KV_OUT qkv_kv
+#else
 const bool KV_OUT = FUSE == FUSE_KV || FUSE == FUSE_NORM_KV;   // rows written into a KV cache
+#endif
 // The head-norm ops' scratch: the (row, head) arrival counters, then the rows' sums (f32); coherent, as
 // other workgroups' writes are read.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer head_u32 { uint d[]; };
@@ -83,6 +88,61 @@ const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows
 // aux: the residual (ADD), the up weight (SWIGLU), the positions (ROPE, KV; 0 when n_rot = 0).
 // rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).
 // The first fields are every GEMV / GEMM module's (matmul_push); the fused operands follow.
+#ifdef GEMV_QKV
+// RMSNORM_GEMV_QKV (the gemv_*_qkv modules, kernels/gemv.cpp plan_qkv): one x row, the q, k and v
+// projections' grids one after another (groups_qk: q's and k's workgroup counts), each run as the RoPE
+// pair mode runs its projection alone (FUSE_ROPE; k and v write their caches, v unrotated). A workgroup
+// takes its part's operands from its group index into `pc` (qkv_select), so the body below is the one
+// every mode runs. widths: q's | the caches' row << 16; dtypes: the norm's | the bias's << 8 | has_bias
+// << 16; style: the rope style | the caches' dtype << 8; the bias is q's, k's and v's one after another.
+layout(push_constant) uniform qkv_params {
+  uvec2 x, nw, wq, wk, wv, bias, pos, yq, kc, vc, globals;
+  uint K, w_row_bytes, groups_qk, widths, rope, style, kv_pos, dtypes;
+  float eps, log2_theta;
+} qp;
+struct gemv_params {
+  uvec2 x, w, bias, y, globals;
+  uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
+  uvec2 nw, aux;
+  float eps, log2_theta;
+  uint rope, style, kv_pos, nw_dtype;
+  uvec2 runs;
+};
+gemv_params pc;
+uint group0 = 0u;    // the part's first workgroup
+uint bias_off = 0u;  // the part's first element of the bias
+void qkv_select() {
+  uint g = octo_group_linear(), gq = qp.groups_qk & 0xffffu, gk = qp.groups_qk >> 16;
+  uint nq = qp.widths & 0xffffu, nkv = qp.widths >> 16;
+  uint part = g < gq ? 0u : (g < gq + gk ? 1u : 2u);
+  pc.x = qp.x;
+  pc.w = part == 0u ? qp.wq : (part == 1u ? qp.wk : qp.wv);
+  pc.bias = qp.bias;
+  pc.y = part == 0u ? qp.yq : (part == 1u ? qp.kc : qp.vc);
+  pc.globals = qp.globals;
+  pc.K = qp.K;
+  pc.rows = 1u;
+  pc.row0 = 0u;
+  pc.n_tile = part == 0u ? nq : nkv;
+  pc.n_off = 0u;
+  pc.ldy = pc.n_tile;
+  pc.w_row_bytes = qp.w_row_bytes;
+  pc.has_bias = qp.dtypes >> 16;
+  pc.bias_dtype = (qp.dtypes >> 8) & 0xffu;
+  pc.nw = qp.nw;
+  pc.aux = qp.pos;
+  pc.eps = qp.eps;
+  pc.log2_theta = qp.log2_theta;
+  pc.rope = part == 2u ? (qp.rope & 0xffffu) : qp.rope;  // v: n_rot = 0, its pairs pass through
+  pc.style = part == 0u ? ((qp.style & 0xffu) | (DT_F32 << 8)) : qp.style;
+  pc.kv_pos = qp.kv_pos;
+  pc.nw_dtype = qp.dtypes & 0xffu;
+  pc.runs = uvec2(0u);
+  qkv_kv = part != 0u;
+  group0 = part == 0u ? 0u : (part == 1u ? gq : gq + gk);
+  bias_off = part == 0u ? 0u : (part == 1u ? nq : nq + nkv);
+}
+#else
 layout(push_constant) uniform params {
   uvec2 x, w, bias, y, globals;
   uint K, rows, row0, n_tile, n_off, ldy, w_row_bytes, has_bias, bias_dtype;
@@ -91,6 +151,8 @@ layout(push_constant) uniform params {
   uint rope, style, kv_pos, nw_dtype;
   uvec2 runs;  // ROUND: where y's runs go
 } pc;
+const uint group0 = 0u, bias_off = 0u;
+#endif
 
 // The weight tensor of slot n: SWIGLU's upper half reads the up weight.
 uvec2 wsrc(uint n) { return FUSE == FUSE_SWIGLU && n >= NR / 2u ? pc.aux : pc.w; }
@@ -193,8 +255,8 @@ void finish_slot(uint slot, uint grp, uint rb, uint nrows, uint parts, uint part
     if (pair >= total_cols()) return;
     uint n = rope_col(pair, c & 1u), m = rope_col(pair, (c & 1u) ^ 1u);
     if (pc.has_bias != 0u) {
-      s += load_elem(pc.bias, n, pc.bias_dtype);
-      t += load_elem(pc.bias, m, pc.bias_dtype);
+      s += load_elem(pc.bias, bias_off + n, pc.bias_dtype);
+      t += load_elem(pc.bias, bias_off + m, pc.bias_dtype);
     }
     uint hd = pc.rope & 0xffffu, n_rot = pc.rope >> 16;
     uint i = pair % (hd / 2u);
@@ -225,7 +287,10 @@ void main() {
   const uint GC = PAIRS ? NR / 2u : NR;
   uint tid = gl_LocalInvocationID.x;
   uint lane = LANES > 1u ? tid / LW : 0u, ltid = tid - lane * LW;  // (one lane: no division)
-  uint grp = octo_group_linear() * LANES + lane;  // the lane's group of columns
+#ifdef GEMV_QKV
+  qkv_select();
+#endif
+  uint grp = (octo_group_linear() - group0) * LANES + lane;  // the lane's group of columns
   if (grp * GC >= total_cols()) return;
   uint rb = gl_WorkGroupID.y * RB;
   if (rb >= pc.rows) return;

@@ -21,6 +21,9 @@ foreach(dt f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl
   endif()
   octo_shader_variant(gemv_${dt} gemv.comp DEFINES ${gemv_defs} OCTO_SUBGROUP)
   octo_shader_variant(gemv_${dt}_nosg gemv.comp DEFINES ${gemv_defs})
+  # RMSNORM_GEMV_QKV's one launch over the q, k and v grids (GEMV_QKV: its own push block; subgroup
+  # reduction only, elsewhere the three projections run as three launches: kernels/gemv.cpp plan_qkv).
+  octo_shader_variant(gemv_${dt}_qkv gemv.comp DEFINES ${gemv_defs} OCTO_SUBGROUP GEMV_QKV)
 endforeach()
 # Decode GEMVs on packed 8-bit integer dot products (GEMV_IDOT; the `fast` precision, where the device
 # accelerates them): the formats with an integer chunk loop (shaders/common/gemv_idot.glsl), subgroup
@@ -28,6 +31,9 @@ endforeach()
 foreach(dt q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k)
   octo_shader_variant(gemv_idot_${dt} gemv.comp
                       DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt} GEMV_BLOCK=${octo_gemv_block_${dt}} OCTO_SUBGROUP GEMV_IDOT)
+  octo_shader_variant(gemv_idot_${dt}_qkv gemv.comp
+                      DEFINES WUNIT=wunit_${dt} WELEM=welem_${dt} GEMV_BLOCK=${octo_gemv_block_${dt}} OCTO_SUBGROUP GEMV_IDOT
+                              GEMV_QKV)
 endforeach()
 # x rounded once into int8 runs ahead of those GEMVs (OCTO_GEMV_X8; kernels/gemv.cpp, its `before` launch).
 octo_shader_variant(gemv_quantize_x gemv_quantize_x.comp)

@@ -13,14 +13,14 @@ cd "$root"
 build=${BUILD_DIR:-build/device}
 carry=${CARRY_DIR:-.carry}
 tokenizer=${QWEN2_TOKENIZER:-$root/../shared/data/qwen2-tokenizer}
-targets=(gpu_conformance gpu_conformance_gemv gpu_conformance_fused gpu_fused_decode gpu_gemm_tiles gpu_prefill_head gpu_layer_stats gpu_control_words bench_layer_skip bench_vm_dispatch bench_gemv_bandwidth bench_gemm bench_decode bench_kernels bench_stream bench_attention octo_tool octo_devices qwen_generate)
+targets=(gpu_conformance gpu_conformance_gemv gpu_conformance_fused gpu_conformance_qkv gpu_fused_decode gpu_gemm_tiles gpu_prefill_head gpu_layer_stats gpu_control_words bench_layer_skip bench_vm_dispatch bench_gemv_bandwidth bench_gemm bench_decode bench_kernels bench_stream bench_attention octo_tool octo_devices qwen_generate)
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" > /dev/null
 cmake --build "$build" --target "${targets[@]}" -j"${JOBS:-2}"
 
 mkdir -p "$carry/bin"
-for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused gpu_fused_decode gpu_gemm_tiles gpu_prefill_head gpu_layer_stats gpu_control_words bench_layer_skip bench_vm_dispatch bench_gemv_bandwidth bench_gemm bench_decode bench_kernels bench_stream bench_attention octo octo_devices qwen_generate; do
+for t in gpu_conformance gpu_conformance_gemv gpu_conformance_fused gpu_conformance_qkv gpu_fused_decode gpu_gemm_tiles gpu_prefill_head gpu_layer_stats gpu_control_words bench_layer_skip bench_vm_dispatch bench_gemv_bandwidth bench_gemm bench_decode bench_kernels bench_stream bench_attention octo octo_devices qwen_generate; do
   f=$(find "$build" -type f -name "$t" -perm -u+x | head -n 1)
   [ -n "$f" ] || { echo "build_for_device.sh: no binary '$t' in $build" >&2; exit 1; }
   if ldd "$f" | grep -q 'libstdc++\|libgcc_s'; then

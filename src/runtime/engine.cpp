@@ -45,6 +45,7 @@ std::uint64_t align_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / 
 struct program_set {
   std::int64_t T = 0;
   std::vector<std::uint32_t> programs;
+  std::set<std::string, std::less<>> weights;  // the WEIGHT buffers its programs name
   bool one_program = false;  // the whole part in one program, every layer resident
   bool whole() const { return one_program; }
   std::uint32_t head() const { return programs.back(); }
@@ -309,8 +310,12 @@ struct engine::impl {
         if (b.kind == ir::buffer_kind::weight && (b.name.view() != "token_embd.weight" || !part.embed))
           in.head_bytes += std::uint64_t(b.nbytes());
     for (std::size_t i = std::size_t(lead()); i < std::size_t(lead() + stage_layer_count()); ++i)
-      for (const auto& b : probe_decode[i].buffers)
+      for (const auto& b : probe_decode[i].buffers) {
         if (b.kind == ir::buffer_kind::kv_cache) in.kv_bytes += std::uint64_t(b.nbytes());
+        // a layer's composite weight (a Q|K|V bias) is no tensor of its blob: resident beside the head
+        if (b.kind == ir::buffer_kind::weight && !src->find(b.source.str().empty() ? b.name.view() : b.source.view()))
+          in.head_bytes += std::uint64_t(b.nbytes());
+      }
     in.activation_bytes = scratch_bytes + 2 * hidden_half + align_up(std::uint64_t(chunk) * 4, buffer_alignment) + own_io;
     return in;
   }
@@ -367,6 +372,8 @@ struct engine::impl {
     const std::size_t n = progs.size();
     for (std::size_t i = 0; i < n; ++i) {
       const auto& p = progs[i];
+      for (const auto& b : p.buffers)
+        if (b.kind == ir::buffer_kind::weight) s.weights.insert(b.name.str());
       std::vector<detail::placement> pl;
       if (whole) {  // the VM places every buffer itself; weights shared with programs added before
         const std::uint32_t id = vm->add_program(p, pl);
@@ -383,12 +390,18 @@ struct engine::impl {
       // hidden state ping-pong: the embedding (or the previous stage, through the host) writes half 0,
       // the part's k-th layer reads half k%2 and writes (k+1)%2
       const std::int64_t in_half = k < 0 ? -1 : k % 2;
+      // A streamed layer's weights are read from its slot, at their offsets in the layer's blob; a
+      // composite (a Q|K|V task's bias: no tensor of the blob, find gives nullptr) stays resident.
+      const auto in_slot = [&](const ir::buffer& b) {
+        return is_layer && b.kind == ir::buffer_kind::weight && slot_of[std::size_t(layer)] >= 0 &&
+               src->find(b.source.str().empty() ? b.name.view() : b.source.view()) != nullptr;
+      };
       for (const auto& b : p.buffers) {
         const auto name = b.name.view();
         if (name == "hidden_in") pl.push_back({"hidden_in", "hidden", std::uint64_t(in_half) * hidden_half});
         else if (name == "hidden_out") pl.push_back({"hidden_out", "hidden", std::uint64_t((in_half + 1) % 2) * hidden_half});
         else if (name == "pos") pl.push_back({"pos", "io", 0});
-        else if (is_layer && b.kind == ir::buffer_kind::weight && slot_of[std::size_t(layer)] >= 0) {
+        else if (in_slot(b)) {
           const auto* t = src->find(b.source.str().empty() ? b.name.view() : b.source.view());
           pl.push_back({b.name.str(), slot_region(std::uint32_t(slot_of[std::size_t(layer)])), t->offset});
         }
@@ -397,7 +410,7 @@ struct engine::impl {
       // resident weights: written once (programs share them by name)
       for (const auto& b : p.buffers) {
         if (b.kind != ir::buffer_kind::weight) continue;
-        if (is_layer && slot_of[std::size_t(layer)] >= 0) continue;
+        if (in_slot(b)) continue;
         if (weights_written.count(b.name.view())) continue;
         const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
         src->with_tensor(key, [&](std::span<const std::byte> bytes) { vm->write_bytes(id, b.name.view(), bytes); });
@@ -774,6 +787,10 @@ struct engine::impl {
       if (prefill_set) {
         if (last_ran == &*prefill_set) last_ran = nullptr;
         for (const auto id : prefill_set->programs) vm->remove_program(id);
+        // A weight only these programs named went with them (the decode step's Q|K|V task reads a
+        // composite bias, the prefill the separate ones): the next set that names it writes it again.
+        for (const auto& name : prefill_set->weights)
+          if (!decode_set || !decode_set->weights.contains(name)) weights_written.erase(name);
         prefill_set.reset();
       }
       prefill_set = add_set(T, set_programs(T));

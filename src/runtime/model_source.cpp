@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -154,7 +155,8 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   // same weights as prefill): a tensor nothing reads means the metadata describes another model.
   std::set<std::string, std::less<>> read;
   for (const auto& b : models::decoder_step(c).buffers)
-    if (b.kind == ir::buffer_kind::weight) read.insert(b.source.str().empty() ? b.name.str() : b.source.str());
+    if (b.kind == ir::buffer_kind::weight)
+      for (auto& part : ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view())) read.insert(std::move(part));
   for (const auto& t : f.tensors())
     if (!read.contains(t.name))
       fail(f, "tensor " + octo::quoted(t.name, 80) + " is not part of the " + a + " model its metadata describes");
@@ -166,6 +168,23 @@ ir::program model_source::bind(ir::program p) const {
   for (auto& b : p.buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
     const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    if (const auto parts = ir::source_parts(key); parts.size() > 1) {  // a composite: vectors of one dtype
+      std::optional<ir::dtype> dt;
+      std::int64_t n = 0;
+      for (const auto& part : parts) {
+        const auto* t = find(part);
+        if (!t) fail("missing tensor '" + part + "'");
+        const auto pdt = model_file::to_dtype(t->ggml_type);
+        if (t->dims.size() != 1 || !pdt || (dt && *dt != *pdt))
+          fail("tensor '" + part + "' cannot join '" + key + "': its parts must be vectors of one supported type");
+        dt = pdt;
+        n += t->dims[0];
+      }
+      if (b.shape.size() != 1 || b.shape[0] != n)
+        fail("the parts of '" + key + "' hold " + std::to_string(n) + " elements, expected " + std::to_string(b.numel()));
+      b.dtype = *dt;
+      continue;
+    }
     const auto* t = find(key);
     if (!t) fail("missing tensor '" + key + "'");
     std::vector<std::int64_t> want(b.shape.rbegin(), b.shape.rend());  // GGUF order: fastest first
@@ -193,14 +212,18 @@ ir::program model_source::decode_program(bool argmax, models::segment part) cons
   o.kv_dtype = kv_dtype_;
   // OCTO_FUSION=0: the plain ops instead of the fused decode step (docs/ir.md §5.1); =no-head-norm: the
   // fused step without the chains that take a per-head norm into its projection (Qwen3's q and k then two
-  // tasks each); to measure one against the other on the same device without a rebuild.
+  // tasks each); =no-qkv: without the one Q|K|V task (q, k and v three tasks); to measure one against the
+  // other on the same device without a rebuild.
   const ir::schedule_config plain{};
   const ir::schedule_config no_head_norm = models::fused_decode_schedule(false);
+  const ir::schedule_config no_qkv = models::fused_decode_schedule(true, false);
   if (const char* f = std::getenv("OCTO_FUSION"); f && *f) {
     const std::string_view v(f);
     if (v == "0") o.schedule = &plain;
     else if (v == "no-head-norm") o.schedule = &no_head_norm;
-    else if (v != "1") throw octo::error("octo: OCTO_FUSION='" + std::string(v) + "' is not 0, 1 or no-head-norm");
+    else if (v == "no-qkv") o.schedule = &no_qkv;
+    else if (v != "1")
+      throw octo::error("octo: OCTO_FUSION='" + std::string(v) + "' is not 0, 1, no-head-norm or no-qkv");
   }
   return bind(models::decoder_step(config(), o));
 }
@@ -245,6 +268,16 @@ ir::program model_source::prefill_program(std::int64_t tokens, bool argmax, mode
     else throw octo::error("octo: OCTO_PREFILL_FUSION='" + std::string(v) + "' is not 0, 1, norms or residual");
   }
   return bind(models::prefill(config(), tokens, o));
+}
+
+void model_source::with_tensor(std::string_view name,
+                               const std::function<void(std::span<const std::byte>)>& use) const {
+  const auto parts = ir::source_parts(name);
+  if (parts.size() == 1) return with_file_tensor(name, use);
+  std::vector<std::byte> joined;
+  for (const auto& part : parts)
+    with_file_tensor(part, [&](std::span<const std::byte> bytes) { joined.insert(joined.end(), bytes.begin(), bytes.end()); });
+  use(joined);
 }
 
 void model_source::for_each_weight(const ir::program& p,

@@ -57,7 +57,7 @@ class directory_source final : public model_source {
     worker_->read_layer(l, dst);
     return worker_->bytes_read() - before;
   }
-  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
+  void with_file_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
     const auto* t = m_.find_tensor(name);
     if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
     const auto& f = m_.file_of(*t);
@@ -71,7 +71,7 @@ class directory_source final : public model_source {
 
  private:
   stream::manifest m_;
-  // read_layer runs on the engine's reader thread, with_tensor at load: each has its own reader
+  // read_layer runs on the engine's reader thread, with_file_tensor at load: each has its own reader
   std::unique_ptr<stream::layer_reader> worker_, main_;
   mutable stream::aligned_buffer cached_;
   mutable const stream::file_entry* cached_file_ = nullptr;

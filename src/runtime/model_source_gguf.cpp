@@ -76,7 +76,7 @@ class gguf_source final : public model_source {
     }
     return n;
   }
-  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
+  void with_file_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const override {
     const auto* t = file_.find_tensor(name);
     if (!t) throw octo::error("octo: " + label_ + ": missing tensor '" + std::string(name) + "'");
     // Copied with pread, not handed out of the mapping: a file cut short meanwhile is an error, not SIGBUS.

@@ -359,6 +359,9 @@ struct reference_vm::task_io {
     stored = true;
     return vm.storage_[static_cast<std::size_t>(out_buf().id)];
   }
+  /// Output k's buffer and stored bytes (RMSNORM_GEMV_QKV writes its caches, outputs 1 and 2, in place).
+  const ir::buffer& out_buf_at(std::size_t k) const { return vm.buf(t.outputs.at(k)); }
+  std::span<std::byte> out_bytes_at(std::size_t k) { return vm.storage_[static_cast<std::size_t>(out_buf_at(k).id)]; }
   void store_i32(std::span<const std::int32_t> ids) {
     vm.store_i32(t.outputs.at(0), ids);
     stored = true;
@@ -549,6 +552,18 @@ constexpr reference_row reference_rows[] = {
        semantics::rmsnorm_gemv_norm_kv(io.in(0), io.in(1), io.in(2), io.in(3), io.in_i32(5), io.out_bytes(),
                                        io.out_buf().dtype, fused_cache_row(io, 4), io.P.get(param_key::hidden),
                                        fused_eps(io), io.P.get(param_key::K), fused_rope_of(io), io.P.get(param_key::pos));
+     }},
+    {ir::opcode::rmsnorm_gemv_qkv,
+     [](task_io& io) {  // [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache
+       const auto& kc = io.out_buf_at(1);
+       const auto& vc = io.out_buf_at(2);
+       const std::int64_t S = kc.shape.empty() ? 0 : kc.shape.front();
+       if (S <= 0 || kc.shape != vc.shape)
+         throw octo::error("RMSNORM_GEMV_QKV: the k and v caches must have one shape with positions");
+       semantics::rmsnorm_gemv_qkv(io.in(0), io.in(1), io.in(2), io.in(3), io.in(4), io.in(6), io.in_i32(5), io.out,
+                                   io.out_bytes_at(1), kc.dtype, io.out_bytes_at(2), vc.dtype, kc.numel() / S,
+                                   io.P.get(param_key::hidden), fused_eps(io), io.P.get(param_key::K), fused_rope_of(io),
+                                   io.P.get(param_key::pos));
      }},
 };
 

@@ -203,6 +203,11 @@ struct kernel_launch {
   /// (indirect_groups::n_min / n_max) excludes the others', so exactly one runs at any position. Where
   /// indirect dispatch is off (OCTO_INDIRECT=0) only this launch is recorded.
   std::vector<kernel_launch> alternatives;
+  /// Kernels recorded beside this one for the same task and run with it at every step (no barrier
+  /// between them): a task that takes several dispatches of one wavefront (RMSNORM_GEMV_QKV where its
+  /// three projections cannot share one launch, kernels/gemv.cpp plan_qkv). None has `before` or
+  /// alternatives of its own.
+  std::vector<kernel_launch> beside;
   /// Scratch this launch (with `before`) uses only while its task runs (task_context::
   /// shared_scratch_address): the VM's one shared scratch, where each task of a wavefront has a part of
   /// its own and later wavefronts use the same memory again.

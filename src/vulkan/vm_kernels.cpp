@@ -174,6 +174,7 @@ bool same_launch(const kernel_launch& a, const kernel_launch& b) {
   return a.shader == b.shader && a.spec_constants == b.spec_constants && a.groups == b.groups &&
          a.push_constants.bytes == b.push_constants.bytes && a.indirect == b.indirect &&
          a.alternatives.size() == b.alternatives.size() && a.before.size() == b.before.size() &&
+         a.beside.size() == b.beside.size() &&
          a.shared_scratch_bytes == b.shared_scratch_bytes && a.shared_scratch_key == b.shared_scratch_key &&
          a.transient_scratch_bytes == b.transient_scratch_bytes;
 }

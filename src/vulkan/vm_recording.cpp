@@ -427,9 +427,18 @@ void vulkan_vm::impl::record(program_state& ps) {
         dispatch_gate main_gate = gate;
         if (other) main_gate.precision = fast ? precision_gate_fast : precision_gate_accurate;
         auto alternatives = std::move(main.launch.alternatives);
+        auto beside = std::move(main.launch.beside);
         push_before(pl, main, main_gate);
         make_indirect(main, main_gate, pl.who);
         pl.launches.push_back(std::move(main));
+        for (auto& b : beside) {  // the task's other kernels of this wavefront, run with the main one
+          planned_launch a;
+          a.launch = std::move(b);
+          if (!a.launch.before.empty() || !a.launch.alternatives.empty())
+            throw octo::error("octo: " + pl.who + ": a kernel beside the task's own has no `before` or alternatives");
+          make_indirect(a, main_gate, pl.who + " (beside " + std::string(a.launch.shader) + ")");
+          pl.launches.push_back(std::move(a));
+        }
         if (indirect_on)  // the planner's other kernels for the task, each for its own range of positions
           for (auto& alt : alternatives) {
             planned_launch a;
@@ -443,10 +452,18 @@ void vulkan_vm::impl::record(program_state& ps) {
         if (other) {
           dispatch_gate g = gate;
           g.precision = fast ? precision_gate_accurate : precision_gate_fast;
+          auto other_beside = std::move(other->launch.beside);
           push_before(pl, *other, g);
           make_indirect(*other, g, pl.who + " (the other precision)");
           other->exclusive = true;
           pl.launches.push_back(std::move(*other));
+          for (auto& b : other_beside) {
+            planned_launch a;
+            a.launch = std::move(b);
+            make_indirect(a, g, pl.who + " (the other precision, beside)");
+            a.exclusive = true;
+            pl.launches.push_back(std::move(a));
+          }
         }
         if (s >= 0 && spans[static_cast<std::size_t>(s)].tasks.front() == t.id &&
             spans[static_cast<std::size_t>(s)].input >= 0) {

@@ -24,16 +24,34 @@ namespace {
 
 using octo::models::model_config;
 
-/// Random bytes for every weight of `p` (norm weights near 1), the same for the same seed and name.
+/// The element counts of a composite weight's parts (ir::source_parts): a Q|K|V task's bias is its
+/// three weights' rows; any other weight is one part.
+std::vector<std::int64_t> part_sizes(const octo::ir::program& p, const octo::ir::buffer& b) {
+  for (const auto& t : p.tasks)
+    if (t.op == octo::ir::opcode::rmsnorm_gemv_qkv && t.inputs.size() == 7 && t.inputs[6] == b.id) {
+      std::vector<std::int64_t> n;
+      for (std::size_t k : {2, 3, 4}) n.push_back(p.buffers[static_cast<std::size_t>(t.inputs[k])].shape[0]);
+      return n;
+    }
+  return {b.numel()};
+}
+
+/// Random bytes for every weight of `p` (norm weights near 1), the same for the same seed and name (a
+/// composite's parts by their own names, as the unfused program's separate weights).
 void load_weights(octo::vm::vulkan_vm& vm, const octo::ir::program& p, std::uint64_t seed) {
   for (const auto& b : p.buffers) {
     if (b.kind != octo::ir::buffer_kind::weight) continue;
-    std::mt19937_64 rng(seed ^ std::hash<std::string>{}(b.name.str()));
     const bool norm = b.name.view().find("norm") != std::string_view::npos;
     const double scale = b.shape.size() == 2 ? 1.5 / std::sqrt(double(b.shape.back())) : 0.3;
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> v(static_cast<std::size_t>(b.numel()));
-    for (auto& x : v) x = norm ? 1.0f + 0.2f * u(rng) : static_cast<float>(scale) * u(rng);
+    std::vector<float> v;
+    const auto parts = octo::ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view());
+    const auto sizes = part_sizes(p, b);
+    REQUIRE(sizes.size() == parts.size());
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      std::mt19937_64 rng(seed ^ std::hash<std::string>{}(parts[k]));
+      for (std::int64_t i = 0; i < sizes[k]; ++i) v.push_back(norm ? 1.0f + 0.2f * u(rng) : static_cast<float>(scale) * u(rng));
+    }
     std::vector<std::byte> bytes(static_cast<std::size_t>(b.nbytes()));
     if (octo::ir::is_block_quantized(b.dtype)) {
       const std::int64_t row = b.shape.back();

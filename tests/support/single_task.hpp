@@ -36,6 +36,24 @@ inline ir::program single_task(ir::opcode op, const std::vector<tensor_spec>& in
   return p;
 }
 
+/// One RMSNORM_GEMV_QKV task: [x [1,K], norm_w [K], w_q [nq,K], w_k [nkv,K], w_v [nkv,K], pos [1](, b_qkv
+/// [nq + 2 nkv])] -> q [1,nq], k_cache, v_cache [slots, nkv] of `cache` dtype (written, not read).
+inline ir::program qkv_task(ir::dtype w, ir::dtype cache, bool bias, std::int64_t K, std::int64_t nq, std::int64_t nkv,
+                            std::int64_t slots, ir::param_list params) {
+  std::vector<tensor_spec> in{{"x", {1, K}},
+                              {"norm_w", {K}, ir::dtype::f32, ir::buffer_kind::weight},
+                              {"w_q", {nq, K}, w, ir::buffer_kind::weight},
+                              {"w_k", {nkv, K}, w, ir::buffer_kind::weight},
+                              {"w_v", {nkv, K}, w, ir::buffer_kind::weight},
+                              {"pos", {1}, ir::dtype::i32}};
+  if (bias) in.push_back({"b_qkv", {nq + 2 * nkv}, ir::dtype::f32, ir::buffer_kind::weight});
+  auto p = single_task(ir::opcode::rmsnorm_gemv_qkv, in, {"q", {1, nq}}, std::move(params));
+  auto& t = p.tasks[0];
+  t.outputs.push_back(p.add_buffer("k_cache", ir::buffer_kind::kv_cache, cache, {slots, nkv}));
+  t.outputs.push_back(p.add_buffer("v_cache", ir::buffer_kind::kv_cache, cache, {slots, nkv}));
+  return p;
+}
+
 /// Uniform random floats in [lo, hi).
 inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> d(lo, hi);

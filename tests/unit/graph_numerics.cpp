@@ -176,10 +176,16 @@ struct oracle {
 
 // ---- driving the VM ---------------------------------------------------------------------------------
 
+/// Every weight buffer of the VM's program from `w` by its source (a composite's parts one after another).
 void load_weights(octo::vm::reference_vm& vm, const weights& w) {
-  for (const auto& [k, v] : w.t) {
-    std::vector<float> f(v.begin(), v.end());
-    vm.write(k, f);
+  for (const auto& b : vm.program().buffers) {
+    if (b.kind != octo::ir::buffer_kind::weight) continue;
+    std::vector<float> f;
+    for (const auto& part : octo::ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view())) {
+      const auto& v = w.t.at(part);
+      f.insert(f.end(), v.begin(), v.end());
+    }
+    vm.write(b.name.view(), f);
   }
 }
 
@@ -351,15 +357,43 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
   for (const auto& t : p.tasks) ++ops[t.op];
   using octo::ir::opcode;
   const int L = static_cast<int>(tiny_qwen2.layers);
-  CHECK(ops[opcode::rmsnorm_gemv_rope] == L);  // q
-  CHECK(ops[opcode::rmsnorm_gemv_kv] == 2 * L);  // k (rotated) and v
+  CHECK(ops[opcode::rmsnorm_gemv_qkv] == L);  // q, k (rotated) and v with their biases, into the caches
+  CHECK(ops[opcode::rmsnorm_gemv_rope] + ops[opcode::rmsnorm_gemv_kv] == 0);
   CHECK(ops[opcode::gemv_add] == 2 * L);  // o and down, each with its residual
   CHECK(ops[opcode::rmsnorm_swiglu] == L);
   CHECK(ops[opcode::rmsnorm_gemv] == 1);  // the LM head
   CHECK(ops[opcode::rmsnorm] + ops[opcode::gemv_tile] + ops[opcode::rope] + ops[opcode::kv_append] + ops[opcode::add] +
             ops[opcode::silu_mul] ==
         0);
-  CHECK(p.tasks.size() == static_cast<std::size_t>(7 * L + 2));  // + embed, head
+  CHECK(p.tasks.size() == static_cast<std::size_t>(5 * L + 2));  // + embed, head
+  // The Q|K|V task writes q and both caches under one counter; its bias is the three biases' composite
+  // weight (source: their names joined by '|'), and the biases' own buffers are gone.
+  for (const auto& t : p.tasks) {
+    if (t.op != opcode::rmsnorm_gemv_qkv) continue;
+    REQUIRE(t.outputs.size() == 3);
+    REQUIRE(t.inputs.size() == 7);
+    const auto& kc = p.buffers[static_cast<std::size_t>(t.outputs[1])];
+    const auto& vc = p.buffers[static_cast<std::size_t>(t.outputs[2])];
+    CHECK(kc.kind == octo::ir::buffer_kind::kv_cache);
+    CHECK(vc.kind == octo::ir::buffer_kind::kv_cache);
+    CHECK(kc.name.str().ends_with("k_cache"));
+    CHECK(vc.name.str().ends_with("v_cache"));
+    const auto& b = p.buffers[static_cast<std::size_t>(t.inputs[6])];
+    const std::string l = "blk." + std::to_string(t.params.get(octo::ir::param_key::layer)) + ".";
+    CHECK(b.source.str() == l + "attn_q.bias|" + l + "attn_k.bias|" + l + "attn_v.bias");
+    CHECK(octo::ir::source_parts(b.source.str()).size() == 3);
+    CHECK(b.numel() == tiny_qwen2.heads * tiny_qwen2.head_dim + 2 * tiny_qwen2.kv_heads * tiny_qwen2.head_dim);
+  }
+  for (const auto& b : p.buffers) CHECK(!b.name.str().ends_with("attn_q.bias"));
+  // Without the Q|K|V chain: q, k and v three tasks.
+  const octo::ir::schedule_config three = octo::models::fused_decode_schedule(true, false);
+  std::map<octo::ir::opcode, int> ops_three;
+  for (const auto& t : octo::models::decoder_step(tiny_qwen2, {.schedule = &three}).tasks) ++ops_three[t.op];
+  CHECK(ops_three[opcode::rmsnorm_gemv_rope] == L);
+  CHECK(ops_three[opcode::rmsnorm_gemv_kv] == 2 * L);
+  // Llama (no biases): one Q|K|V task a layer, 6 inputs.
+  for (const auto& t : octo::models::decoder_step(tiny_llama).tasks)
+    if (t.op == opcode::rmsnorm_gemv_qkv) CHECK(t.inputs.size() == 6);
   // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q takes RMSNORM_GEMV_NORM_ROPE, k
   // RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV: 7 tasks a layer, as Qwen2's.
   const auto q3 = octo::models::decoder_step(tiny_qwen3);

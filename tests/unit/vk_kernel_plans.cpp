@@ -169,6 +169,7 @@ struct plans {
 
   void check(const vm::vulkan::kernel_launch& l, const std::string& what) {
     for (const auto& b : l.before) check(b, what + " (before " + std::string(l.shader) + ")");
+    for (const auto& b : l.beside) check(b, what + " (beside " + std::string(l.shader) + ")");
     if (l.shader.empty()) return;
     reached.insert(std::string(l.shader));
     const auto words = vm::vulkan::find_spirv(l.shader);
@@ -297,6 +298,11 @@ std::vector<ir::program> task_variants() {
     kn.tasks[0].outputs[0] = kn.tasks[0].inputs[4];
     kn.tasks[0].label = "RMSNORM_GEMV_NORM_KV " + name;
     v.push_back(kn);
+    for (bool biased : {false, true}) {
+      auto qkv = octo::test::qkv_task(w, dtype::f16, biased, 256, 64, 32, 8, rope);
+      qkv.tasks[0].label = "RMSNORM_GEMV_QKV " + name + (biased ? " biased" : "");
+      v.push_back(qkv);
+    }
   }
   ir::param_list head;
   head.set(param_key::hidden, 32).set_real(param_key::eps, 1e-6).set(param_key::head_dim, 32).set(param_key::n_rot, 32);
@@ -386,11 +392,22 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
     p.plan(single_task(opcode::gemv_tile, {{"x", {1, 256}}, {"w", {8192, 256}, w, ir::buffer_kind::weight}}, {"y", {1, 8192}}, wide),
            idot_device, true);
   }
+  // ... and on every output with OCTO_GEMV_IDOT=1: the Q|K|V task's.
+  ::setenv("OCTO_GEMV_IDOT", "1", 1);
+  for (dtype w : {dtype::q2_k, dtype::q3_k}) {
+    ir::param_list rope;
+    rope.set(param_key::K, 256).set(param_key::hidden, 256).set_real(param_key::eps, 1e-6);
+    rope.set(param_key::head_dim, 32).set(param_key::n_rot, 32).set_real(param_key::theta, 1e4).set(param_key::pos, 3);
+    auto qkv = octo::test::qkv_task(w, dtype::f16, true, 256, 64, 32, 8, rope);
+    qkv.tasks[0].label = "RMSNORM_GEMV_QKV " + std::string(ir::name(w)) + " (OCTO_GEMV_IDOT=1)";
+    p.plan(qkv, idot_device, true);
+  }
+  ::unsetenv("OCTO_GEMV_IDOT");
   // x rounded once ahead of them (OCTO_GEMV_X8, gemv_quantize_x as their `before`), plain and fused.
   ::setenv("OCTO_GEMV_X8", "2", 1);
   for (const auto& prog : task_variants())
     for (opcode op : {opcode::gemv_tile, opcode::gemv_add, opcode::rmsnorm_gemv, opcode::rmsnorm_swiglu,
-                      opcode::rmsnorm_gemv_rope, opcode::rmsnorm_gemv_kv})
+                      opcode::rmsnorm_gemv_rope, opcode::rmsnorm_gemv_kv, opcode::rmsnorm_gemv_qkv})
       if (prog.tasks.at(0).op == op) p.plan(prog, idot_device, true, 0x900000);
   ::unsetenv("OCTO_GEMV_X8");
   // The VM's own kernels.

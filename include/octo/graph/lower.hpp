@@ -46,6 +46,7 @@ constexpr int weight_slot(ir::opcode op) {
     case ir::opcode::gemv_tile: case ir::opcode::gemm_tile: case ir::opcode::gemv_add: return 1;
     case ir::opcode::rmsnorm_gemv: case ir::opcode::rmsnorm_swiglu: case ir::opcode::rmsnorm_gemv_rope:
     case ir::opcode::rmsnorm_gemv_kv: case ir::opcode::rmsnorm_gemv_norm_rope: case ir::opcode::rmsnorm_gemv_norm_kv:
+    case ir::opcode::rmsnorm_gemv_qkv:  // W_q (W_k and W_v follow)
       return 2;
     default: return -1;
   }
@@ -82,7 +83,7 @@ struct fusion_chain {
   std::size_t n;
   ir::opcode fused;
 };
-inline constexpr std::array<fusion_chain, 16> fusion_chains{{
+inline constexpr std::array<fusion_chain, 17> fusion_chains{{
     {{"RMSNORM", "GEMV_TILE"}, 2, ir::opcode::rmsnorm_gemv},
     {{"GEMV_TILE", "ADD"}, 2, ir::opcode::gemv_add},
     {{"RMSNORM", "GEMV_TILE", "SILU_MUL"}, 3, ir::opcode::rmsnorm_swiglu},
@@ -103,6 +104,9 @@ inline constexpr std::array<fusion_chain, 16> fusion_chains{{
     {{"RMSNORM", "GEMM_TILE", "ROPE"}, 3, ir::opcode::rmsnorm_gemv_rope},
     {{"RMSNORM", "GEMM_TILE", "ROPE", "KV_APPEND"}, 4, ir::opcode::rmsnorm_gemv_kv},
     {{"RMSNORM", "GEMM_TILE", "KV_APPEND"}, 3, ir::opcode::rmsnorm_gemv_kv},
+    // decode: one norm's q, k and v GEMV_TILEs with q's ROPE, k's ROPE and KV_APPEND and v's KV_APPEND
+    // (not a chain but the three projections of one norm: fuse_qkv)
+    {{"RMSNORM", "GEMV_TILE", "GEMV_TILE", "GEMV_TILE"}, 4, ir::opcode::rmsnorm_gemv_qkv},
 }};
 
 /// Which chains a schedule asks for (index into fusion_chains). An unknown group is an error: a
@@ -147,7 +151,7 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
   }
   const auto is = [&](std::int32_t j, ir::opcode op) {
     const node& n = nodes[static_cast<std::size_t>(j)];
-    return n.kind == node_kind::op && !n.fused_away && n.op == op;
+    return n.kind == node_kind::op && !n.fused_away && n.written_by < 0 && n.op == op;
   };
   const auto sole = [&](std::int32_t j) { return uses[static_cast<std::size_t>(j)] == 1; };
   // An RMSNORM over whole rows (not per head, not a row window): its output has x's shape.
@@ -218,9 +222,106 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
     absorb(hn);
   };
 
+  // Q|K|V (chain 16), before the chains: one row's (a decode step's) three GEMV_TILEs of one whole-row
+  // RMSNORM, each the sole reader of its value: q = ROPE(GEMV) (read by anything), k = KV_APPEND(ROPE(GEMV)) and v =
+  // KV_APPEND(GEMV), the two caches of one shape and dtype (F32 / F16 / BF16) at one pos, both RoPEs
+  // alike over one pos input, the weights of one dtype, all three biased or none. q's ROPE node becomes
+  // RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)], whose task also writes the two KV_APPENDs'
+  // values (their caches: also_writes / written_by). b_qkv is a weight node made here, named (and so
+  // sourced, docs/ir.md §5.1) by the three biases' names joined with '|'; a bias goes once nothing else
+  // reads it.
+  if (chain_on(16)) {
+    std::vector<std::int32_t> reader(count, -1);  // the last node reading each node (the only one, where sole)
+    for (std::size_t j = 0; j < count; ++j)
+      for (std::int32_t s = 0; s < nodes[j].n_in; ++s) reader[static_cast<std::size_t>(nodes[j].in[static_cast<std::size_t>(s)])] = static_cast<std::int32_t>(j);
+    // Per norm: its q, k and v GEMVs (-2 where a role is seen twice).
+    std::vector<std::int32_t> q_of(count, -1), k_of(count, -1), v_of(count, -1);
+    const auto mark = [](std::int32_t& role, std::int32_t g) { role = role == -1 ? g : -2; };
+    for (std::size_t j = 0; j < count; ++j) {
+      const auto g = static_cast<std::int32_t>(j);
+      if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[j].in[0])) continue;
+      const auto norm = static_cast<std::size_t>(nodes[j].in[0]);
+      const std::int32_t c = reader[j];
+      if (c < 0) continue;
+      if (is(c, ir::opcode::rope) && nodes[static_cast<std::size_t>(c)].in[0] == g) {
+        const std::int32_t a = reader[static_cast<std::size_t>(c)];
+        if (sole(c) && a >= 0 && is(a, ir::opcode::kv_append) && nodes[static_cast<std::size_t>(a)].in[0] == c) mark(k_of[norm], g);
+        else mark(q_of[norm], g);
+      } else if (is(c, ir::opcode::kv_append) && nodes[static_cast<std::size_t>(c)].in[0] == g) {
+        mark(v_of[norm], g);
+      }
+    }
+    for (std::size_t nm = 0; nm < count; ++nm) {
+      const std::int32_t gq = q_of[nm], gk = k_of[nm], gv = v_of[nm];
+      if (gq < 0 || gk < 0 || gv < 0) continue;
+      const auto at = [&](std::int32_t j) -> const node& { return nodes[static_cast<std::size_t>(j)]; };
+      const std::int32_t rq = reader[static_cast<std::size_t>(gq)], rk = reader[static_cast<std::size_t>(gk)];
+      const std::int32_t ak = reader[static_cast<std::size_t>(rk)], av = reader[static_cast<std::size_t>(gv)];
+      const node &q = at(gq), &k = at(gk), &v = at(gv);
+      const node &kc = at(at(ak).in[1]), &vc = at(at(av).in[1]);
+      bool ok = q.numel_rows() == 1 && q.n_in == k.n_in && k.n_in == v.n_in && at(q.in[1]).dtype == at(k.in[1]).dtype &&
+                at(k.in[1]).dtype == at(v.in[1]).dtype && q.params.get(ir::param_key::K) == k.params.get(ir::param_key::K) &&
+                k.params.get(ir::param_key::K) == v.params.get(ir::param_key::K);
+      ok = ok && (kc.dtype == ir::dtype::f32 || kc.dtype == ir::dtype::f16 || kc.dtype == ir::dtype::bf16) &&
+           kc.dtype == vc.dtype && kc.rank == vc.rank && kc.shape == vc.shape && at(ak).in[1] != at(av).in[1] &&
+           at(ak).params.get(ir::param_key::pos) == at(av).params.get(ir::param_key::pos);
+      const node &ropeq = at(rq), &ropek = at(rk);
+      ok = ok && ropeq.in[1] == ropek.in[1] && ropeq.params.get(ir::param_key::n_rot, -1) == ropek.params.get(ir::param_key::n_rot, -1);
+      for (auto key : {ir::param_key::head_dim, ir::param_key::rope_style})
+        ok = ok && ropeq.params.get(key) == ropek.params.get(key);
+      ok = ok && ropeq.params.get_real(ir::param_key::theta) == ropek.params.get_real(ir::param_key::theta);
+      const bool biased = q.n_in == 3;
+      if (ok && biased) {
+        const node &bq = at(q.in[2]), &bk = at(k.in[2]), &bv = at(v.in[2]);
+        ok = bq.kind == node_kind::weight && bk.kind == node_kind::weight && bv.kind == node_kind::weight &&
+             bq.dtype == bk.dtype && bk.dtype == bv.dtype && bq.rank == 1 && bk.rank == 1 && bv.rank == 1 &&
+             !bq.name.empty() && !bk.name.empty() && !bv.name.empty() &&
+             std::size_t{bq.name.len} + bk.name.len + bv.name.len + 2 <= name_buf::capacity;
+      }
+      if (!ok) continue;
+      std::int32_t b_qkv = -1;
+      if (biased) {  // the composite bias, appended (no reference into `nodes` is held across it)
+        const std::int32_t bq = q.in[2], bk = k.in[2], bv = v.in[2];
+        node b;
+        b.kind = node_kind::weight;
+        b.dtype = at(bq).dtype;
+        b.rank = 1;
+        b.shape[0] = at(bq).shape[0] + at(bk).shape[0] + at(bv).shape[0];
+        b.name.append(at(bq).name.view(), "|", at(bk).name.view(), "|", at(bv).name.view());
+        b.layer = at(bq).layer;
+        for (std::int32_t part : {bq, bk, bv})
+          if (--uses[static_cast<std::size_t>(part)] == 0) nodes[static_cast<std::size_t>(part)].fused_away = true;
+        b_qkv = static_cast<std::int32_t>(nodes.size());
+        nodes.push_back(b);
+        uses.push_back(1);
+        lost_use.push_back(false);
+      }
+      node& t = nodes[static_cast<std::size_t>(rq)];
+      const node r = t;
+      const std::int64_t K = at(gq).params.get(ir::param_key::K), pos = at(ak).params.get(ir::param_key::pos);
+      const std::int32_t wq = at(gq).in[1], wk = at(gk).in[1], wv = at(gv).in[1];
+      t.op = ir::opcode::rmsnorm_gemv_qkv;
+      take_norm(t, static_cast<std::int32_t>(nm));
+      drop_use(static_cast<std::int32_t>(nm));  // read by all three GEMVs
+      drop_use(static_cast<std::int32_t>(nm));
+      t.params.set(ir::param_key::K, K);
+      copy_rope(t, r);
+      t.params.set(ir::param_key::pos, pos);
+      push(t, wq);
+      push(t, wk);
+      push(t, wv);
+      push(t, r.in[1]);
+      if (b_qkv >= 0) push(t, b_qkv);
+      t.also_writes = {ak, av};
+      nodes[static_cast<std::size_t>(ak)].written_by = rq;
+      nodes[static_cast<std::size_t>(av)].written_by = rq;
+      for (std::int32_t j : {gq, gk, gv, rk}) absorb(j);
+    }
+  }
+
   for (std::size_t i = count; i-- > 0;) {
     node& t = nodes[i];
-    if (t.kind != node_kind::op || t.fused_away) continue;
+    if (t.kind != node_kind::op || t.fused_away || t.written_by >= 0) continue;
     switch (t.op) {
       case ir::opcode::add: {
         if (!chain_on(1) && !chain_on(8)) break;
@@ -424,7 +525,7 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
   for (const node& n : nodes) {
     if (n.fused_away) continue;
     n_buffers += (n.kind != node_kind::op || n.in_place < 0) ? 1 : 0;
-    if (n.kind == node_kind::op) {
+    if (n.kind == node_kind::op && n.written_by < 0) {
       ++n_ops;
       n_tasks += static_cast<std::size_t>(plan_tiles(n, tiling).count());
     }
@@ -461,9 +562,15 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
 
   for (std::size_t i = 0; i < n_nodes; ++i) {
     const node& n = nodes[i];
-    if (n.kind != node_kind::op || n.fused_away) continue;
+    if (n.kind != node_kind::op || n.fused_away || n.written_by >= 0) continue;
     ctr[i] = static_cast<std::int32_t>(p.counters.size());
     p.counters.emplace_back().id = ctr[i];  // in place: no temporary counter to move
+    std::size_t n_out = 1;  // its own value, then those it also writes (their readers wait on its counter)
+    for (const std::int32_t a : n.also_writes)
+      if (a >= 0) {
+        ctr[static_cast<std::size_t>(a)] = ctr[i];
+        ++n_out;
+      }
 
     // inputs and distinct producers, on the stack
     std::array<std::int32_t, ir::abi_max_inputs> ins{};
@@ -480,6 +587,8 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
 
     const tile_plan t = plan_tiles(n, tiling);
     ntasks[i] = static_cast<std::int32_t>(t.count());
+    for (const std::int32_t a : n.also_writes)
+      if (a >= 0) ntasks[static_cast<std::size_t>(a)] = ntasks[i];
     const bool tiled = column_tiled(n.op);
     const std::int64_t k = n.params.get(ir::param_key::K);
     const std::int64_t rows = n.numel_rows();
@@ -495,8 +604,9 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
         tk.op = n.op;
         tk.inputs.resize(static_cast<std::size_t>(n.n_in));
         for (std::size_t s = 0; s < static_cast<std::size_t>(n.n_in); ++s) tk.inputs[s] = ins[s];
-        tk.outputs.resize(1);
+        tk.outputs.resize(n_out);
         tk.outputs[0] = buf[i];
+        for (std::size_t a = 0; a + 1 < n_out; ++a) tk.outputs[a + 1] = buf[static_cast<std::size_t>(n.also_writes[a])];
         tk.out_counter = ctr[i];
         tk.waits.resize(n_waits);
         for (std::size_t w = 0; w < n_waits; ++w) tk.waits[w] = waits[w];
@@ -526,8 +636,10 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
           add_int(ir::param_key::n_off, n_off);
           tk.est_bytes = weights_read * ir::nbytes(w_dtype, nt * k);
           tk.est_flops = weights_read * 2 * mt * nt * k;
-        } else if (w_node) {  // the RoPE-fused GEMVs: every column of the weight
-          const std::int64_t w_rows = w_node->shape[0];
+        } else if (w_node) {  // the RoPE-fused GEMVs: every column of the weight (Q|K|V: of all three)
+          std::int64_t w_rows = w_node->shape[0];
+          if (n.op == ir::opcode::rmsnorm_gemv_qkv)
+            w_rows += nodes[static_cast<std::size_t>(n.in[3])].shape[0] + nodes[static_cast<std::size_t>(n.in[4])].shape[0];
           tk.est_bytes = ir::nbytes(w_dtype, w_rows * k);
           tk.est_flops = 2 * nodes[static_cast<std::size_t>(n.in[0])].numel_rows() * w_rows * k;
         }

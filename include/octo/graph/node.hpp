@@ -114,6 +114,12 @@ struct node {
   std::int32_t in_place = -1;    // input slot whose buffer this op writes (KV_APPEND writes its cache)
   bool is_output = false;
   bool fused_away = false;       // part of a chain lowering fused into a later node (lower.hpp)
+  /// A value another node's fused task writes beside its own (its index; lower.hpp): this node keeps
+  /// its buffer (and in-place slot) but gets no task of its own.
+  std::int32_t written_by = -1;
+  /// The values this node's task writes beside its own, in output order (RMSNORM_GEMV_QKV: the k and v
+  /// caches' KV_APPEND nodes); -1 for none.
+  std::array<std::int32_t, 2> also_writes{-1, -1};
 
   /// Rows of a row-major activation: the product of all extents but the last.
   constexpr std::int64_t numel_rows() const {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "octo/ir/enums.hpp"
@@ -22,7 +23,10 @@ struct buffer {
   ir::dtype dtype = ir::dtype::f32;
   shape_t shape;
   mem_space space = mem_space::hbm;
-  text source;  // dotted state-dict / GGUF key for WEIGHT and CONST; empty means none (JSON null)
+  /// Dotted state-dict / GGUF key for WEIGHT and CONST; empty means none (JSON null). Several keys joined
+  /// by '|' (lowering's composite weights, e.g. RMSNORM_GEMV_QKV's q|k|v bias): the buffer holds those
+  /// tensors' elements one after another, all of one dtype (source_parts).
+  text source;
 
   constexpr std::int64_t numel() const {
     std::int64_t n = 1;
@@ -38,5 +42,16 @@ struct buffer {
   }
   friend constexpr bool operator==(const buffer&, const buffer&) = default;
 };
+
+/// The tensor keys a weight's source names, in order: one, or a composite's parts (split at '|').
+inline std::vector<std::string> source_parts(std::string_view source) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t bar = source.find('|', at);
+    parts.emplace_back(source.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
+    if (bar == std::string_view::npos) return parts;
+    at = bar + 1;
+  }
+}
 
 }  // namespace octo::ir

@@ -66,4 +66,9 @@
     param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::theta) \
   X(rmsnorm_gemv_norm_kv, 27, "RMSNORM_GEMV_NORM_KV", 6, 6, 1,                                                \
     "[x, norm_w, W, head_norm_w, cache, pos] -> cache: KV_APPEND of RMSNORM_GEMV_NORM_ROPE (Qwen3's k)",      \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos) \
+  /* One norm's q, k and v projections in one task (docs/ir.md 5.1): q rotated, k rotated into its cache,  */  \
+  /* v into its cache unrotated; three outputs, the caches written and not read.                           */  \
+  X(rmsnorm_gemv_qkv, 28, "RMSNORM_GEMV_QKV", 6, 7, 3,                                                        \
+    "[x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache: RMSNORM_GEMV_ROPE (q), RMSNORM_GEMV_KV (k, v)", \
     param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos)

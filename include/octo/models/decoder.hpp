@@ -30,18 +30,21 @@ struct segment {
 };
 
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
-/// layer is RMSNORM_GEMV_ROPE (q) | RMSNORM_GEMV_KV (k, v) | attention | GEMV_ADD (o) | RMSNORM_SWIGLU |
-/// GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's q and k, with their per-head norms, are
-/// RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV. A prefill's default is prefill_schedule(), below.
+/// layer is RMSNORM_GEMV_QKV (q, k and v with their RoPE and cache writes) | attention | GEMV_ADD (o) |
+/// RMSNORM_SWIGLU | GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's q and k, with their per-head
+/// norms, are RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV, its v RMSNORM_GEMV_KV. `qkv` = false
+/// leaves q, k and v three tasks (RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV twice; the runtime's
+/// OCTO_FUSION=no-qkv). A prefill's default is prefill_schedule(), below.
 /// `head_norm_projections` = false leaves out the chains that take a per-head norm into its projection
 /// (Qwen3's q and k then take two tasks each: RMSNORM_GEMV, then RMSNORM_ROPE(_KV)), for measuring one
 /// form against the other (the runtime's OCTO_FUSION=no-head-norm).
-constexpr ir::schedule_config fused_decode_schedule(bool head_norm_projections = true) {
+constexpr ir::schedule_config fused_decode_schedule(bool head_norm_projections = true, bool qkv = true) {
   ir::schedule_config s;
-  s.fusion_grouping = {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
+  if (qkv) s.fusion_grouping.push_back({"RMSNORM", "GEMV_TILE", "GEMV_TILE", "GEMV_TILE"});
+  s.fusion_grouping.insert(s.fusion_grouping.end(), {{"RMSNORM", "GEMV_TILE", "ROPE", "KV_APPEND"}, {"RMSNORM", "GEMV_TILE", "KV_APPEND"},
                        {"RMSNORM", "GEMV_TILE", "ROPE"}, {"RMSNORM", "GEMV_TILE", "SILU_MUL"},
                        {"GEMV_TILE", "ADD"}, {"RMSNORM", "GEMV_TILE"}, {"RMSNORM", "ROPE", "KV_APPEND"},
-                       {"RMSNORM", "ROPE"}};
+                       {"RMSNORM", "ROPE"}});
   if (head_norm_projections) {
     s.fusion_grouping.push_back({"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE", "KV_APPEND"});
     s.fusion_grouping.push_back({"RMSNORM", "GEMV_TILE", "RMSNORM", "ROPE"});

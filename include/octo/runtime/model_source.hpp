@@ -78,8 +78,10 @@ class model_source {
   /// Fills dst[0, layer_blob_bytes(l)) with layer l's blob; returns the bytes read from the source. One
   /// call at a time (the engine's reader thread).
   virtual std::uint64_t read_layer(std::int64_t l, std::span<std::byte> dst) const = 0;
-  /// Calls `use(bytes)` with tensor `name`'s bytes (resident weights, at load).
-  virtual void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const = 0;
+  /// Calls `use(bytes)` with tensor `name`'s bytes (resident weights, at load); a composite source (keys
+  /// joined by '|', ir::source_parts) gets its parts' bytes one after another. A composite is never part
+  /// of a layer's blob (find gives nullptr): it stays resident where its layer streams.
+  void with_tensor(std::string_view name, const std::function<void(std::span<const std::byte>)>& use) const;
 
   /// The weight binding: `p`'s WEIGHT buffers take the source's types (quantized blocks kept), their
   /// shapes and byte sizes are checked, the program is validated. octo::error naming the tensor.
@@ -94,6 +96,9 @@ class model_source {
 
  protected:
   explicit model_source(std::string label) : label_(std::move(label)) {}
+  /// One tensor of the file or directory (a key find knows).
+  virtual void with_file_tensor(std::string_view name,
+                                const std::function<void(std::span<const std::byte>)>& use) const = 0;
 
   // Filled by the source's constructor (a GGUF file or a decomposed directory).
   std::string label_, arch_;

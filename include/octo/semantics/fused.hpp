@@ -1,4 +1,4 @@
-// The fused decode ops (opcodes 19-27, docs/opcodes.md "Fused ops"): each is, by definition, the
+// The fused decode ops (opcodes 19-28, docs/opcodes.md "Fused ops"): each is, by definition, the
 // composition of the reference semantics of the plain ops it fuses, evaluated in the same order with the
 // same fp32 intermediates. So the reference VM computes a fused program bit for bit as it computes the
 // unfused one, and conformance checks every fused kernel against that composition.
@@ -146,6 +146,27 @@ inline void rmsnorm_gemv_norm_kv(std::span<const float> x, std::span<const float
   std::vector<float> v(x.size() / k * (w.size() / k));
   rmsnorm_gemv_norm_rope(x, norm_w, w, head_norm_w, positions, v, hidden, eps, K, r);
   kv_append(v, cache, cache_dtype, cache_row, pos);
+}
+
+/// RMSNORM_GEMV_QKV: one norm's three projections. q = RMSNORM_GEMV_ROPE(x, norm_w, W_q, b_q, pos);
+/// k_cache[pos + t] = row t of RMSNORM_GEMV_ROPE(x, norm_w, W_k, b_k, pos) (RMSNORM_GEMV_KV);
+/// v_cache[pos + t] = row t of the unrotated GEMV(h, W_v, b_v) (RMSNORM_GEMV_KV, n_rot = 0). `bias` is
+/// b_q | b_k | b_v one after another, or empty.
+inline void rmsnorm_gemv_qkv(std::span<const float> x, std::span<const float> norm_w, std::span<const float> wq,
+                             std::span<const float> wk, std::span<const float> wv, std::span<const float> bias,
+                             std::span<const std::int32_t> positions, std::span<float> q, std::span<std::byte> k_cache,
+                             ir::dtype k_dtype, std::span<std::byte> v_cache, ir::dtype v_dtype, std::int64_t kv_row,
+                             std::int64_t hidden, float eps, std::int64_t K, const fused_rope& r, std::int64_t pos) {
+  const auto k = static_cast<std::size_t>(detail::positive_extent(K, "RMSNORM_GEMV_QKV", "K"));
+  const std::size_t nq = wq.size() / k, nk = wk.size() / k, nv = wv.size() / k;
+  detail::require(bias.empty() || bias.size() == nq + nk + nv, "RMSNORM_GEMV_QKV",
+                  "the bias must hold the q, k and v biases one after another");
+  const auto part = [&](std::size_t off, std::size_t n) { return bias.empty() ? bias : bias.subspan(off, n); };
+  rmsnorm_gemv_rope(x, norm_w, wq, part(0, nq), positions, q, hidden, eps, K, r);
+  rmsnorm_gemv_kv(x, norm_w, wk, part(nq, nk), positions, k_cache, k_dtype, kv_row, hidden, eps, K, r, pos);
+  fused_rope plain = r;
+  plain.n_rot = 0;
+  rmsnorm_gemv_kv(x, norm_w, wv, part(nq + nk, nv), {}, v_cache, v_dtype, kv_row, hidden, eps, K, plain, pos);
 }
 
 }  // namespace octo::semantics

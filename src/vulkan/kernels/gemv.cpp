@@ -17,16 +17,24 @@ struct gemv_module {
   ir::dtype dtype;
   std::string_view sg;
   std::string_view nosg;
+  std::string_view qkv;  // sg's RMSNORM_GEMV_QKV form (gemv.comp GEMV_QKV)
 };
 constexpr gemv_module gemv_modules[] = {
-    {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg"},     {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg"},
-    {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg"},  {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg"},
-    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg"},  {ir::dtype::q4_1, "gemv_q4_1", "gemv_q4_1_nosg"},
-    {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg"},  {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg"},
-    {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg"},  {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg"},
-    {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg"},  {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg"},
-    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg"},  {ir::dtype::iq4_nl, "gemv_iq4_nl", "gemv_iq4_nl_nosg"},
-    {ir::dtype::iq4_xs, "gemv_iq4_xs", "gemv_iq4_xs_nosg"},
+    {ir::dtype::f32, "gemv_f32", "gemv_f32_nosg", "gemv_f32_qkv"},
+    {ir::dtype::f16, "gemv_f16", "gemv_f16_nosg", "gemv_f16_qkv"},
+    {ir::dtype::bf16, "gemv_bf16", "gemv_bf16_nosg", "gemv_bf16_qkv"},
+    {ir::dtype::q8_0, "gemv_q8_0", "gemv_q8_0_nosg", "gemv_q8_0_qkv"},
+    {ir::dtype::q4_0, "gemv_q4_0", "gemv_q4_0_nosg", "gemv_q4_0_qkv"},
+    {ir::dtype::q4_1, "gemv_q4_1", "gemv_q4_1_nosg", "gemv_q4_1_qkv"},
+    {ir::dtype::q5_0, "gemv_q5_0", "gemv_q5_0_nosg", "gemv_q5_0_qkv"},
+    {ir::dtype::q5_1, "gemv_q5_1", "gemv_q5_1_nosg", "gemv_q5_1_qkv"},
+    {ir::dtype::q2_k, "gemv_q2_k", "gemv_q2_k_nosg", "gemv_q2_k_qkv"},
+    {ir::dtype::q3_k, "gemv_q3_k", "gemv_q3_k_nosg", "gemv_q3_k_qkv"},
+    {ir::dtype::q4_k, "gemv_q4_k", "gemv_q4_k_nosg", "gemv_q4_k_qkv"},
+    {ir::dtype::q5_k, "gemv_q5_k", "gemv_q5_k_nosg", "gemv_q5_k_qkv"},
+    {ir::dtype::q6_k, "gemv_q6_k", "gemv_q6_k_nosg", "gemv_q6_k_qkv"},
+    {ir::dtype::iq4_nl, "gemv_iq4_nl", "gemv_iq4_nl_nosg", "gemv_iq4_nl_qkv"},
+    {ir::dtype::iq4_xs, "gemv_iq4_xs", "gemv_iq4_xs_nosg", "gemv_iq4_xs_qkv"},
 };
 
 // The block formats whose GEMV module has a per-format chunk loop (GEMV_BLOCK, shaders/variants.cmake):
@@ -47,12 +55,14 @@ constexpr chunk_format chunk_formats[] = {
 struct idot_module {
   ir::dtype dtype;
   std::string_view name;
+  std::string_view qkv;  // its RMSNORM_GEMV_QKV form
 };
 constexpr idot_module idot_modules[] = {
-    {ir::dtype::q8_0, "gemv_idot_q8_0"}, {ir::dtype::q4_0, "gemv_idot_q4_0"}, {ir::dtype::q4_1, "gemv_idot_q4_1"},
-    {ir::dtype::q5_0, "gemv_idot_q5_0"}, {ir::dtype::q5_1, "gemv_idot_q5_1"}, {ir::dtype::q2_k, "gemv_idot_q2_k"},
-    {ir::dtype::q3_k, "gemv_idot_q3_k"}, {ir::dtype::q4_k, "gemv_idot_q4_k"}, {ir::dtype::q5_k, "gemv_idot_q5_k"},
-    {ir::dtype::q6_k, "gemv_idot_q6_k"},
+    {ir::dtype::q8_0, "gemv_idot_q8_0", "gemv_idot_q8_0_qkv"}, {ir::dtype::q4_0, "gemv_idot_q4_0", "gemv_idot_q4_0_qkv"},
+    {ir::dtype::q4_1, "gemv_idot_q4_1", "gemv_idot_q4_1_qkv"}, {ir::dtype::q5_0, "gemv_idot_q5_0", "gemv_idot_q5_0_qkv"},
+    {ir::dtype::q5_1, "gemv_idot_q5_1", "gemv_idot_q5_1_qkv"}, {ir::dtype::q2_k, "gemv_idot_q2_k", "gemv_idot_q2_k_qkv"},
+    {ir::dtype::q3_k, "gemv_idot_q3_k", "gemv_idot_q3_k_qkv"}, {ir::dtype::q4_k, "gemv_idot_q4_k", "gemv_idot_q4_k_qkv"},
+    {ir::dtype::q5_k, "gemv_idot_q5_k", "gemv_idot_q5_k_qkv"}, {ir::dtype::q6_k, "gemv_idot_q6_k", "gemv_idot_q6_k_qkv"},
 };
 
 /// OCTO_GEMV_IDOT: unset, the integer-dot GEMVs run at the `fast` precision where the device accelerates
@@ -167,6 +177,7 @@ gemv_operands operands_of(const task_context& c) {
     }
     case ir::opcode::rmsnorm_gemv_norm_rope: o = {6, 2, 1, 4, -1, 4, true, 3}; break;
     case ir::opcode::rmsnorm_gemv_norm_kv: o = {7, 2, 1, 5, -1, 5, true, 3, 4}; break;
+    case ir::opcode::rmsnorm_gemv_qkv: o = {4, 2, 1, 5, n_in > 6 ? 6 : -1, 5, true}; break;  // plan_qkv: q's part
     default: o.bias = n_in > 2 ? 2 : -1; break;  // GEMV_TILE / GEMM_TILE [x, W(, b)]
   }
   return o;
@@ -194,7 +205,7 @@ namespace {
 bool norm_fused(ir::opcode op) {
   return op == ir::opcode::rmsnorm_gemv || op == ir::opcode::rmsnorm_swiglu || op == ir::opcode::rmsnorm_gemv_rope ||
          op == ir::opcode::rmsnorm_gemv_kv || op == ir::opcode::rmsnorm_gemv_norm_rope ||
-         op == ir::opcode::rmsnorm_gemv_norm_kv;
+         op == ir::opcode::rmsnorm_gemv_norm_kv || op == ir::opcode::rmsnorm_gemv_qkv;
 }
 
 /// Whether the integer GEMVs reading the row that `writer` writes take its runs: those of a GEMV_ADD
@@ -281,7 +292,33 @@ static bool gemm_rope_kv_fits(const task_context& c, std::uint32_t rope) {
   return number_knob(c, "OCTO_GEMM_ROPE_KV", {0, 1}, 1) == 1 && hd % 4 == 0 && n_rot % 4 == 0;
 }
 
+namespace {
+
+/// What a GEMV launch's push block holds (plan_gemv_shaped's push), for plan_qkv to gather three into one.
+struct gemv_fields {
+  bool filled = false;  // a gemv.comp launch (not a tiled GEMM's)
+  std::uint64_t x = 0, w = 0, y = 0, nw = 0, aux = 0;
+  std::uint32_t K = 0, n_tile = 0, w_row_bytes = 0, rope = 0, style = 0, kv_pos = 0, nw_dtype = 0;
+  float eps = 0.0f, log2_theta = 0.0f;
+};
+/// A shape plan_qkv imposes (k and v at q's rows and width a workgroup); 0: the planner's own.
+struct gemv_shape {
+  std::uint32_t nr = 0, wg = 0;
+};
+
+kernel_launch plan_gemv_shaped(const task_context& c, gemv_shape force, gemv_fields* out);
+kernel_launch plan_qkv(const task_context& c);
+
+}  // namespace
+
 kernel_launch plan_gemv(const task_context& c) {
+  if (c.task.op == ir::opcode::rmsnorm_gemv_qkv) return plan_qkv(c);
+  return plan_gemv_shaped(c, {}, nullptr);
+}
+
+namespace {
+
+kernel_launch plan_gemv_shaped(const task_context& c, gemv_shape force, gemv_fields* out) {
   const bool gemm = c.task.op == ir::opcode::gemm_tile;
   const gemv_operands ops = operands_of(c);
   const bool fused = ops.fuse != 0;
@@ -452,7 +489,8 @@ kernel_launch plan_gemv(const task_context& c) {
   if (!plan_knob.empty() && plan_knob != "gpu" && plan_knob != "cpu")
     fail(c, "OCTO_GEMV_PLAN='" + std::string(plan_knob) + "' is not gpu or cpu");
   const bool cpu_plan = plan_knob == "cpu" || (c.device.cpu && plan_knob != "gpu");
-  const std::uint32_t nr_set = knob(c, "OCTO_GEMV_NR", 16), wg_set = knob(c, "OCTO_GEMV_WG", 1024);
+  const std::uint32_t nr_set = force.nr ? force.nr : knob(c, "OCTO_GEMV_NR", 16);
+  const std::uint32_t wg_set = force.wg ? force.wg : knob(c, "OCTO_GEMV_WG", 1024);
   const std::uint32_t nr_knob = nr_set ? nr_set : (cpu_plan ? 16 : 0), wg_knob = wg_set ? wg_set : (cpu_plan ? 32 : 0);
   // The paired modes (SWIGLU gate|up, RoPE halves) need an even number of weight rows per workgroup.
   // The head-norm ops' NR / 2 pairs must lie in one head: halved until they divide hd / 2 (2 rows, one
@@ -473,6 +511,7 @@ kernel_launch plan_gemv(const task_context& c) {
   // The block every GEMV / GEMM module shares, then gemv.comp's fused operands.
   std::uint64_t runs_out = 0;  // ROUND: where a GEMV_ADD leaves its row rounded for the GEMVs that read it
   const auto push = [&] {
+    if (out) *out = {true, ga.x, ga.w, ga.y, nw_addr, aux_addr, K, n_tile, w_row_bytes, rope, style, kv_pos, nw_dtype, eps, log2_theta};
     return matmul_fields(c, ga)
         .addr(nw_addr).addr(aux_addr)
         .f32(eps).f32(log2_theta).u32(rope).u32(style).u32(kv_pos).u32(nw_dtype)
@@ -754,5 +793,129 @@ kernel_launch plan_gemv(const task_context& c) {
   l.push_constants = push();
   return l;
 }
+
+/// OCTO_GEMV_QKV: unset or 1, RMSNORM_GEMV_QKV runs as one launch where it can (plan_qkv); 0, as three
+/// launches side by side, for measuring one against the other.
+bool qkv_launch_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_QKV"); }
+
+/// RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache (docs/opcodes.md).
+/// Each projection is planned as the task it stands for (RMSNORM_GEMV_ROPE for q, RMSNORM_GEMV_KV for k
+/// and v with the bias's parts), k and v at q's rows and width a workgroup. Where the three are launches
+/// of one gemv.comp module alike (one weight format, subgroups, no scratch of their own), they run as one
+/// launch of the module's _qkv form (gemv.comp GEMV_QKV) over their three grids one after another: one
+/// dispatch where there were three. Elsewhere (weights of different formats, as a Q4_K_M file's Q6_K v
+/// beside Q4_K q and k in some layers; no subgroup arithmetic; OCTO_GEMV_QKV=0) the three launches run
+/// side by side (kernel_launch::beside), as the three tasks did.
+kernel_launch plan_qkv(const task_context& c) {
+  const ir::task& t = c.task;
+  require(c, (t.inputs.size() == 6 || t.inputs.size() == 7) && t.outputs.size() == 3,
+          "needs inputs [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] and outputs q, k_cache, v_cache");
+  const auto id = [&](std::size_t k) { return t.inputs[k]; };
+  const auto x = input(c, 0), wq = input(c, 2), wk = input(c, 3), wv = input(c, 4);
+  const std::int64_t K = param_i(c, ir::param_key::K);
+  require(c, K > 0 && x.numel() == K, "x must be one row of K (a decode step)");
+  require(c, wq.numel() % K == 0 && wk.numel() % K == 0 && wv.numel() == wk.numel(),
+          "W_q, W_k and W_v must be rows of K, W_k and W_v of one shape");
+  const auto kc = tensor(c, t.outputs[1]), vc = tensor(c, t.outputs[2]);
+  require(c, kc.dtype() == vc.dtype() && kc.numel() == vc.numel(), "the k and v caches differ in dtype or size");
+  // The three tasks, over a program that also holds the bias's parts as buffers of their own.
+  ir::program parts_program = c.program;
+  std::vector<std::uint64_t> address(c.buffer_address.begin(), c.buffer_address.end());
+  std::array<std::int32_t, 3> bias{-1, -1, -1};
+  if (t.inputs.size() == 7) {
+    const auto b = input(c, 6);
+    const std::int64_t n[3] = {wq.numel() / K, wk.numel() / K, wv.numel() / K};
+    require(c, b.numel() == n[0] + n[1] + n[2], "b_qkv must hold the q, k and v biases one after another");
+    std::int64_t off = 0;
+    for (std::size_t p = 0; p < 3; ++p) {
+      bias[p] = static_cast<std::int32_t>(parts_program.buffers.size());
+      ir::buffer& pb = parts_program.buffers.emplace_back();
+      pb.id = bias[p];
+      pb.name = std::string(b.buf->name.view()) + " part " + std::to_string(p);
+      pb.kind = ir::buffer_kind::weight;
+      pb.dtype = b.dtype();
+      pb.shape = {n[p]};
+      address.push_back(b.address + static_cast<std::uint64_t>(ir::nbytes(b.dtype(), off)));
+      off += n[p];
+    }
+  }
+  std::array<ir::task, 3> part{t, t, t};
+  part[0].op = ir::opcode::rmsnorm_gemv_rope;
+  part[0].inputs = {id(0), id(1), id(2), id(5)};
+  part[0].outputs = {t.outputs[0]};
+  part[1].op = ir::opcode::rmsnorm_gemv_kv;
+  part[1].inputs = {id(0), id(1), id(3), t.outputs[1], id(5)};
+  part[1].outputs = {t.outputs[1]};
+  part[2].op = ir::opcode::rmsnorm_gemv_kv;
+  part[2].inputs = {id(0), id(1), id(4), t.outputs[2]};
+  part[2].outputs = {t.outputs[2]};
+  part[2].params.set(ir::param_key::n_rot, 0);
+  for (std::size_t p = 0; p < 3; ++p)
+    if (bias[p] >= 0) part[p].inputs.push_back(bias[p]);
+  const auto plan_part = [&](std::size_t p, gemv_shape shape, gemv_fields* f) {
+    const task_context ctx{parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
+                           c.scratch_address, c.task_scratch_address, c.shared_scratch_address,
+                           c.transient_scratch_address, {}};
+    return plan_gemv_shaped(ctx, shape, f);
+  };
+  std::array<gemv_fields, 3> f;
+  std::array<kernel_launch, 3> l;
+  l[0] = plan_part(0, {}, &f[0]);
+  const bool q_gemv = f[0].filled && l[0].spec_constants.size() >= 6;
+  const gemv_shape shape = q_gemv ? gemv_shape{l[0].spec_constants[1], l[0].spec_constants[0]} : gemv_shape{};
+  l[1] = plan_part(1, shape, &f[1]);
+  l[2] = plan_part(2, shape, &f[2]);
+
+  // One launch: the same module and constants (but FUSE), one row, no indirect count, no scratch of
+  // their own, the same x rounding ahead (if any), and a _qkv form of the module.
+  std::string_view qkv_shader;
+  for (const auto& m : gemv_modules)
+    if (l[0].shader == m.sg) qkv_shader = m.qkv;
+  for (const auto& m : idot_modules)
+    if (l[0].shader == m.name) qkv_shader = m.qkv;
+  bool one = qkv_launch_on(c) && !qkv_shader.empty();
+  std::uint64_t groups = 0;
+  for (std::size_t p = 0; p < 3 && one; ++p) {
+    auto sc = l[p].spec_constants, sc0 = l[0].spec_constants;
+    one = f[p].filled && l[p].shader == l[0].shader && sc.size() == sc0.size() && sc.size() >= 6;
+    if (one) sc[5] = sc0[5] = 0;  // FUSE: q's RoPE, k's and v's cache writes
+    one = one && sc == sc0 && l[p].groups[1] == 1 && l[p].groups[2] == 1 && !l[p].indirect &&
+          l[p].alternatives.empty() && l[p].scratch_bytes == 0 && l[p].transient_scratch_bytes == 0 &&
+          l[p].weight_copies.empty() && l[p].before.size() == l[0].before.size() &&
+          l[p].shared_scratch_key == l[0].shared_scratch_key && f[p].x == f[0].x && f[p].w_row_bytes == f[0].w_row_bytes;
+    if (sc.size() > 8) one = one && sc[8] == 1;  // one lane (the integer loops' LANES)
+    groups += l[p].groups[0];
+  }
+  one = one && l[0].groups[0] < 65536 && l[1].groups[0] < 65536 && groups <= 65535 && f[0].n_tile < 65536 &&
+        f[1].n_tile < 65536 && f[1].n_tile == f[2].n_tile && f[1].style == f[2].style;
+  if (!one) {  // three launches side by side (the x rounding ahead, if any, once: the first's)
+    kernel_launch main = std::move(l[0]);
+    for (std::size_t p = 1; p < 3; ++p) {
+      l[p].before.clear();
+      main.beside.push_back(std::move(l[p]));
+    }
+    return main;
+  }
+  const std::uint32_t gq = l[0].groups[0], gk = l[1].groups[0];
+  kernel_launch m = std::move(l[0]);
+  m.shader = qkv_shader;
+  m.spec_constants[5] = 4;  // FUSE_ROPE: the pair mode every part runs (gemv.comp GEMV_QKV)
+  m.groups = {static_cast<std::uint32_t>(groups), 1, 1};
+  const std::uint64_t b_addr = bias[0] >= 0 ? address[static_cast<std::size_t>(bias[0])] : 0;
+  const std::uint32_t b_dtype = bias[0] >= 0 ? static_cast<std::uint32_t>(parts_program.buffers[static_cast<std::size_t>(bias[0])].dtype) : 0;
+  m.push_constants = push_builder{}
+                         .addr(f[0].x).addr(f[0].nw).addr(f[0].w).addr(f[1].w).addr(f[2].w).addr(b_addr)
+                         .addr(f[0].aux).addr(f[0].y).addr(f[1].y).addr(f[2].y).addr(c.globals_address)
+                         .u32(f[0].K).u32(f[0].w_row_bytes)
+                         .u32(gq | gk << 16)
+                         .u32(f[0].n_tile | f[1].n_tile << 16)
+                         .u32(f[1].rope).u32(f[1].style).u32(f[1].kv_pos)
+                         .u32(f[0].nw_dtype | b_dtype << 8 | (bias[0] >= 0 ? 1u << 16 : 0u))
+                         .f32(f[0].eps).f32(f[0].log2_theta)
+                         .take();
+  return m;
+}
+
+}  // namespace
 
 }  // namespace octo::vm::vulkan::kernels
