@@ -395,7 +395,7 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
   for (const auto& t : octo::models::decoder_step(tiny_llama).tasks)
     if (t.op == opcode::rmsnorm_gemv_qkv) CHECK(t.inputs.size() == 6);
   // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q takes RMSNORM_GEMV_NORM_ROPE, k
-  // RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV: 7 tasks a layer, as Qwen2's.
+  // RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV: 7 tasks a layer (Qwen2's 5: its q, k and v one task).
   const auto q3 = octo::models::decoder_step(tiny_qwen3);
   std::map<octo::ir::opcode, int> ops3;
   for (const auto& t : q3.tasks) ++ops3[t.op];
