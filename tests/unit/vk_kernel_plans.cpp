@@ -1739,3 +1739,50 @@ TEST_CASE("decode GEMVs on a CPU device: 16 rows a workgroup of 32, unless OCTO_
   CHECK(shape(896, 896, dtype::q8_0, true).second == 4u);
   ::unsetenv("OCTO_GEMV_NR");
 }
+
+TEST_CASE("RMSNORM_GEMV_QKV: one launch of the _qkv form over the three grids, or three side by side") {
+  clear_kernel_environment();
+  auto idot_device = device(true);
+  idot_device.int_dot = idot_device.int_dot_accelerated = true;
+  // Qwen2.5-1.5B's shapes: q 1536, k and v 256 over K = 1536 (x rounded ahead), heads of 128, a bias.
+  const auto plan = [&](dtype w, dtype wv, bool fast, std::uint64_t shared_scratch = 0x900000) {
+    ir::param_list p;
+    p.set(param_key::K, 1536).set(param_key::hidden, 1536).set_real(param_key::eps, 1e-6);
+    p.set(param_key::head_dim, 128).set(param_key::n_rot, 128).set_real(param_key::theta, 1e6).set(param_key::pos, 0);
+    auto prog = octo::test::qkv_task(w, dtype::f16, true, 1536, 1536, 256, 64, p);
+    prog.buffers[static_cast<std::size_t>(prog.tasks[0].inputs[4])].dtype = wv;
+    std::vector<std::uint64_t> addresses(prog.buffers.size());
+    for (std::size_t b = 0; b < addresses.size(); ++b) addresses[b] = 0x100000 * (b + 1);
+    vm::vulkan::task_context c{prog, prog.tasks.at(0), addresses, 0xf0000, idot_device, fast};
+    c.shared_scratch_address = shared_scratch;
+    return vm::vulkan::kernel_for(opcode::rmsnorm_gemv_qkv).planner(c);
+  };
+  // One format: one launch, the q, k and v grids one after another (pairs of 1 a workgroup: 768 + 128 + 128),
+  // x rounded once ahead of it on the integer loops.
+  const auto one = plan(dtype::q8_0, dtype::q8_0, true);
+  CHECK(one.shader == "gemv_idot_q8_0_qkv");
+  CHECK(one.beside.empty());
+  CHECK(one.groups[0] == 768 + 128 + 128);
+  CHECK(one.spec_constants.at(5) == 4);
+  CHECK(one.before.size() == 1);
+  CHECK(one.push_constants.bytes.size() == 128);  // lavapipe's limit, exactly
+  CHECK(plan(dtype::q4_k, dtype::q4_k, false).shader == "gemv_q4_k_qkv");
+  // A Q4_K_M layer's Q6_K v: three launches, the rounding ahead once (both formats take it).
+  const auto mixed = plan(dtype::q4_k, dtype::q6_k, true);
+  CHECK(mixed.shader == "gemv_idot_q4_k");
+  REQUIRE(mixed.beside.size() == 2);
+  CHECK(mixed.beside[1].shader == "gemv_idot_q6_k");
+  CHECK(mixed.before.size() == 1);
+  CHECK(mixed.beside[0].before.empty());
+  // Formats with and without integer loops (F16 v): no rounding ahead for any of them.
+  const auto apart = plan(dtype::q4_k, dtype::f16, true);
+  REQUIRE(apart.beside.size() == 2);
+  CHECK(apart.before.empty());
+  CHECK(apart.beside[1].shader == "gemv_f16");
+  // On request, and without subgroup arithmetic: three launches.
+  ::setenv("OCTO_GEMV_QKV", "0", 1);
+  CHECK(plan(dtype::q8_0, dtype::q8_0, true).beside.size() == 2);
+  ::unsetenv("OCTO_GEMV_QKV");
+  idot_device.subgroup_arithmetic = false;
+  CHECK(plan(dtype::q8_0, dtype::q8_0, false).beside.size() == 2);
+}

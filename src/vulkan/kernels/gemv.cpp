@@ -852,19 +852,29 @@ kernel_launch plan_qkv(const task_context& c) {
   part[2].params.set(ir::param_key::n_rot, 0);
   for (std::size_t p = 0; p < 3; ++p)
     if (bias[p] >= 0) part[p].inputs.push_back(bias[p]);
-  const auto plan_part = [&](std::size_t p, gemv_shape shape, gemv_fields* f) {
-    const task_context ctx{parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
-                           c.scratch_address, c.task_scratch_address, c.shared_scratch_address,
-                           c.transient_scratch_address, {}};
-    return plan_gemv_shaped(ctx, shape, f);
-  };
   std::array<gemv_fields, 3> f;
   std::array<kernel_launch, 3> l;
-  l[0] = plan_part(0, {}, &f[0]);
-  const bool q_gemv = f[0].filled && l[0].spec_constants.size() >= 6;
-  const gemv_shape shape = q_gemv ? gemv_shape{l[0].spec_constants[1], l[0].spec_constants[0]} : gemv_shape{};
-  l[1] = plan_part(1, shape, &f[1]);
-  l[2] = plan_part(2, shape, &f[2]);
+  const auto plan_parts = [&](std::uint64_t shared_scratch) {
+    const auto plan_part = [&](std::size_t p, gemv_shape shape) {
+      const task_context ctx{parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
+                             c.scratch_address, c.task_scratch_address, shared_scratch, c.transient_scratch_address, {}};
+      return plan_gemv_shaped(ctx, shape, &f[p]);
+    };
+    l[0] = plan_part(0, {});
+    const bool q_gemv = f[0].filled && l[0].spec_constants.size() >= 6;
+    const gemv_shape shape = q_gemv ? gemv_shape{l[0].spec_constants[1], l[0].spec_constants[0]} : gemv_shape{};
+    l[1] = plan_part(1, shape);
+    l[2] = plan_part(2, shape);
+  };
+  plan_parts(c.shared_scratch_address);
+  // x rounded ahead (a `before` launch into the task's shared scratch) serves all three only where they
+  // all take the same rounding: else (weights of formats with and without integer loops) each part
+  // rounds x in its own workgroups, or reads it plain.
+  for (std::size_t p = 1; p < 3; ++p)
+    if (l[p].before.size() != l[0].before.size() || l[p].shared_scratch_key != l[0].shared_scratch_key) {
+      plan_parts(0);
+      break;
+    }
 
   // One launch: the same module and constants (but FUSE), one row, no indirect count, no scratch of
   // their own, the same x rounding ahead (if any), and a _qkv form of the module.
