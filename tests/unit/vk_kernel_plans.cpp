@@ -157,7 +157,7 @@ void add_one_output_task(ir::program& prog, opcode op, std::vector<std::int32_t>
 void clear_kernel_environment() {
   for (const char* v : {"OCTO_KERNELS_NO_SUBGROUP", "OCTO_KERNELS_NO_GEMM", "OCTO_GEMM_KERNEL", "OCTO_GEMM_TILE",
                         "OCTO_KERNELS_NO_COOPMAT", "OCTO_GEMV_NR", "OCTO_GEMV_WG", "OCTO_GEMV_XS", "OCTO_GEMV_IDOT", "OCTO_GEMV_NR_LONG", "OCTO_GEMV_NR_WIDE", "OCTO_GEMV_NR_NARROW", "OCTO_GEMV_NR_SWIGLU", "OCTO_GEMV_NR_ROUND", "OCTO_GEMV_WG_ROUND",
-                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
+                        "OCTO_GEMV_X8", "OCTO_GEMV_X8_WRITER", "OCTO_GEMV_QKV", "OCTO_GEMV_SWIGLU_ROUND", "OCTO_GEMV_WG_SWIGLU", "OCTO_GEMV_HALVES",
                         "OCTO_ATTENTION", "OCTO_ATTENTION_CHUNKS", "OCTO_ATTENTION_KEYS", "OCTO_ATTENTION_SUBGROUPS", "OCTO_ATTENTION_SWITCH", "OCTO_ATTENTION_WG", "OCTO_ATTENTION_WIDE_KEYS",
                         "OCTO_ATTENTION_PREFILL", "OCTO_ATTENTION_ROWS", "OCTO_ATTENTION_PREFETCH", "OCTO_ATTENTION_SPLIT", "OCTO_ATTENTION_REGS", "OCTO_GEMM_EPI_REGS", "OCTO_ATTENTION_LONG", "OCTO_ATTENTION_LONG_KEYS", "OCTO_ATTENTION_PIPE", "OCTO_ATTENTION_MERGE_BATCH", "OCTO_GEMM_COOP", "OCTO_GEMM_BK", "OCTO_GEMM_MIN_GROUPS", "OCTO_GEMM_X16", "OCTO_GEMM_NORM_AHEAD", "OCTO_GEMM_DEEP", "OCTO_GEMM_DEQUANT", "OCTO_GEMM_SPLITK", "OCTO_GEMM_NARROW", "OCTO_GEMV_PLAN", "OCTO_ARGMAX_SPLIT", "OCTO_GEMV_WG_NARROW", "OCTO_GEMV_WG_WIDE", "OCTO_GEMV_NR_WIDE16"})
     ::unsetenv(v);
@@ -342,6 +342,8 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   plans p;
   for (const auto& prog : task_variants())
     for (bool subgroups : {true, false}) p.plan(prog, device(subgroups));
+  // The Q|K|V task's one launch over every format (the 256-element ones take three by default).
+  ::setenv("OCTO_GEMV_QKV", "1", 1);
   // Decode attention's flash-decoding kernel is opt-in (OCTO_ATTENTION=flash): the same tasks again with it.
   ::setenv("OCTO_ATTENTION", "flash", 1);
   for (const auto& prog : task_variants()) p.plan(prog, device(true));
@@ -421,6 +423,7 @@ TEST_CASE("every planned launch packs its module's push-constant block, and ever
   p.check(vm::vulkan::plan_vm_copy(0x1000, 0x2000, 896), "vm_copy");
   p.check(vm::vulkan::plan_vm_coop_layout(0x1000), "vm_coop_layout");
 
+  ::unsetenv("OCTO_GEMV_QKV");
   for (const auto& m : p.mismatches) FAIL_CHECK(m);
   for (auto name : vm::vulkan::spirv_names())
     CHECK_MESSAGE(p.reached.count(name) == 1, "compiled module '" << std::string(name) << "' is reached by no planned task");
@@ -1766,7 +1769,13 @@ TEST_CASE("RMSNORM_GEMV_QKV: one launch of the _qkv form over the three grids, o
   CHECK(one.spec_constants.at(5) == 4);
   CHECK(one.before.size() == 1);
   CHECK(one.push_constants.bytes.size() == 128);  // lavapipe's limit, exactly
+  CHECK(plan(dtype::f16, dtype::f16, false).shader == "gemv_f16_qkv");
+  // The 256-element formats take three launches by default (measured on Q4_K: kernels/gemv.cpp
+  // qkv_one_launch), one with OCTO_GEMV_QKV=1.
+  CHECK(plan(dtype::q4_k, dtype::q4_k, true).beside.size() == 2);
+  ::setenv("OCTO_GEMV_QKV", "1", 1);
   CHECK(plan(dtype::q4_k, dtype::q4_k, false).shader == "gemv_q4_k_qkv");
+  CHECK(plan(dtype::q4_k, dtype::q4_k, true).shader == "gemv_idot_q4_k_qkv");
   // A Q4_K_M layer's Q6_K v: three launches, the rounding ahead once (both formats take it).
   const auto mixed = plan(dtype::q4_k, dtype::q6_k, true);
   CHECK(mixed.shader == "gemv_idot_q4_k");
@@ -1779,6 +1788,7 @@ TEST_CASE("RMSNORM_GEMV_QKV: one launch of the _qkv form over the three grids, o
   REQUIRE(apart.beside.size() == 2);
   CHECK(apart.before.empty());
   CHECK(apart.beside[1].shader == "gemv_f16");
+  ::unsetenv("OCTO_GEMV_QKV");
   // On request, and without subgroup arithmetic: three launches.
   ::setenv("OCTO_GEMV_QKV", "0", 1);
   CHECK(plan(dtype::q8_0, dtype::q8_0, true).beside.size() == 2);

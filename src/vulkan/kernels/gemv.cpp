@@ -794,9 +794,17 @@ kernel_launch plan_gemv_shaped(const task_context& c, gemv_shape force, gemv_fie
   return l;
 }
 
-/// OCTO_GEMV_QKV: unset or 1, RMSNORM_GEMV_QKV runs as one launch where it can (plan_qkv); 0, as three
-/// launches side by side, for measuring one against the other.
-bool qkv_launch_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_QKV"); }
+/// OCTO_GEMV_QKV: 1, RMSNORM_GEMV_QKV runs as one launch wherever it can (plan_qkv); 0, as three launches
+/// side by side; unset, one launch but over the 256-element formats (the K-quants, IQ4_XS). On the H100
+/// (benchmarks/results/2026-12-07-h100-qkv, calls 1 and 2; two rounds each, against the three tasks) the
+/// one launch ran 0.5B Q8_0 decode 1,021 -> 1,045 tok/s (+2.3%), 0.5B F16 949 -> 958 (+1.0%), 1.5B Q8_0
+/// 626 -> 633 (+0.9%), 7B Q8_0 279.2 -> 280.6 (+0.5%), but 1.5B and 7B Q4_K_M (their Q4_K layers; the half
+/// with a Q6_K v take three launches anyway) 0.3-0.6% behind: 670.4 against 673.2-675.1, 358.2 against
+/// 359.6-359.9 (three launches of one task as fast as the three tasks there).
+bool qkv_one_launch(const task_context& c, ir::dtype w) {
+  const std::uint32_t v = number_knob(c, "OCTO_GEMV_QKV", {0, 1}, 2);
+  return v == 2 ? ir::layout(w).block_elems != 256 : v == 1;
+}
 
 /// RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache (docs/opcodes.md).
 /// Each projection is planned as the task it stands for (RMSNORM_GEMV_ROPE for q, RMSNORM_GEMV_KV for k
@@ -804,8 +812,9 @@ bool qkv_launch_on(const task_context& c) { return on_unless_zero(c, "OCTO_GEMV_
 /// of one gemv.comp module alike (one weight format, subgroups, no scratch of their own), they run as one
 /// launch of the module's _qkv form (gemv.comp GEMV_QKV) over their three grids one after another: one
 /// dispatch where there were three. Elsewhere (weights of different formats, as a Q4_K_M file's Q6_K v
-/// beside Q4_K q and k in some layers; no subgroup arithmetic; OCTO_GEMV_QKV=0) the three launches run
-/// side by side (kernel_launch::beside), as the three tasks did.
+/// beside Q4_K q and k in some layers; no subgroup arithmetic; the 256-element formats by default and
+/// everywhere with OCTO_GEMV_QKV=0: qkv_one_launch) the three launches run side by side
+/// (kernel_launch::beside), as the three tasks did.
 kernel_launch plan_qkv(const task_context& c) {
   const ir::task& t = c.task;
   require(c, (t.inputs.size() == 6 || t.inputs.size() == 7) && t.outputs.size() == 3,
@@ -883,7 +892,7 @@ kernel_launch plan_qkv(const task_context& c) {
     if (l[0].shader == m.sg) qkv_shader = m.qkv;
   for (const auto& m : idot_modules)
     if (l[0].shader == m.name) qkv_shader = m.qkv;
-  bool one = qkv_launch_on(c) && !qkv_shader.empty();
+  bool one = qkv_one_launch(c, wq.dtype()) && !qkv_shader.empty();
   std::uint64_t groups = 0;
   for (std::size_t p = 0; p < 3 && one; ++p) {
     auto sc = l[p].spec_constants, sc0 = l[0].spec_constants;
