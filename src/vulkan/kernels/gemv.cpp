@@ -621,7 +621,8 @@ kernel_launch plan_gemv_shaped(const task_context& c, gemv_shape force, gemv_fie
     // 512, 256, 256 and 1536 workgroups at 4 rows) at 792.8 tok/s against 733.8 at 2 (call3; 786 with
     // its O projection, which has no norm, at 4 too), while every narrow GEMV at 4 cost the 0.5B (K = 896;
     // q 224 workgroups at 4 rows, k and v 32) 1.4% and Qwen3-1.7B / Llama-1B (K = 2048, x rounded ahead)
-    // 1.7% / 0.3% (call2); those keep 2. Measured in Q8_0 only. OCTO_GEMV_NR_NARROW forces every narrow
+    // 1.7% / 0.3% (call2); those keep 2. Over Q4_K (2026-12-07-h100-qkv, call3): Qwen3-0.6B Q4_K_M
+    // 726.5 against 720.5 tok/s at 2 (+0.8%), its Q8_0 791.6 against 732.5 again. OCTO_GEMV_NR_NARROW forces every narrow
     // GEMV's rows.
     constexpr std::uint64_t kSelfRoundMinGroups = 256;
     const bool self_rounding = idot && ops.norm_w >= 0 && !x8_wanted(c, true, K, n_tile);
