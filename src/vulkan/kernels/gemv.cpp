@@ -1,5 +1,6 @@
 // GEMV_TILE / GEMM_TILE and the fused GEMV ops (RMSNORM_GEMV, GEMV_ADD, RMSNORM_SWIGLU,
-// RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV: gemv.comp's FUSE modes) planner: picks the weight-dtype module (subgroup or shared-memory reduction),
+// RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV, the head-norm ones: gemv.comp's FUSE modes; RMSNORM_GEMV_QKV:
+// plan_qkv, its GEMV_QKV form) planner: picks the weight-dtype module (subgroup or shared-memory reduction),
 // the rows per workgroup, and the loop: the per-format chunk loop for block-quantized weights, 16-byte
 // unit loads for F32/F16/BF16, or one element at a time where alignment rules those out.
 #include <algorithm>
