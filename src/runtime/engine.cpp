@@ -270,7 +270,7 @@ struct engine::impl {
         const auto n = std::uint64_t(b.nbytes());
         if (b.kind == ir::buffer_kind::weight) {
           if (!weights) continue;
-          const auto* t = src->find(b.source.str().empty() ? b.name.view() : b.source.view());
+          const auto* t = src->find(ir::source_key(b));
           if (t && t->layer >= 0) continue;  // in layer_bytes
           (b.name.view() == "token_embd.weight" ? in.embed_bytes : in.head_bytes) += n;
         } else if (b.kind == ir::buffer_kind::kv_cache) {
@@ -313,7 +313,7 @@ struct engine::impl {
       for (const auto& b : probe_decode[i].buffers) {
         if (b.kind == ir::buffer_kind::kv_cache) in.kv_bytes += std::uint64_t(b.nbytes());
         // a layer's composite weight (a Q|K|V bias) is no tensor of its blob: resident beside the head
-        if (b.kind == ir::buffer_kind::weight && !src->find(b.source.str().empty() ? b.name.view() : b.source.view()))
+        if (b.kind == ir::buffer_kind::weight && !src->find(ir::source_key(b)))
           in.head_bytes += std::uint64_t(b.nbytes());
       }
     in.activation_bytes = scratch_bytes + 2 * hidden_half + align_up(std::uint64_t(chunk) * 4, buffer_alignment) + own_io;
@@ -394,7 +394,7 @@ struct engine::impl {
       // composite (a Q|K|V task's bias: no tensor of the blob, find gives nullptr) stays resident.
       const auto in_slot = [&](const ir::buffer& b) {
         return is_layer && b.kind == ir::buffer_kind::weight && slot_of[std::size_t(layer)] >= 0 &&
-               src->find(b.source.str().empty() ? b.name.view() : b.source.view()) != nullptr;
+               src->find(ir::source_key(b)) != nullptr;
       };
       for (const auto& b : p.buffers) {
         const auto name = b.name.view();
@@ -402,7 +402,7 @@ struct engine::impl {
         else if (name == "hidden_out") pl.push_back({"hidden_out", "hidden", std::uint64_t((in_half + 1) % 2) * hidden_half});
         else if (name == "pos") pl.push_back({"pos", "io", 0});
         else if (in_slot(b)) {
-          const auto* t = src->find(b.source.str().empty() ? b.name.view() : b.source.view());
+          const auto* t = src->find(ir::source_key(b));
           pl.push_back({b.name.str(), slot_region(std::uint32_t(slot_of[std::size_t(layer)])), t->offset});
         }
       }
@@ -412,7 +412,7 @@ struct engine::impl {
         if (b.kind != ir::buffer_kind::weight) continue;
         if (in_slot(b)) continue;
         if (weights_written.count(b.name.view())) continue;
-        const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+        const std::string key(ir::source_key(b));
         src->with_tensor(key, [&](std::span<const std::byte> bytes) { vm->write_bytes(id, b.name.view(), bytes); });
         weights_written.insert(b.name.str());
       }

@@ -156,7 +156,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   std::set<std::string, std::less<>> read;
   for (const auto& b : models::decoder_step(c).buffers)
     if (b.kind == ir::buffer_kind::weight)
-      for (auto& part : ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view())) read.insert(std::move(part));
+      for (auto& part : ir::source_parts(ir::source_key(b))) read.insert(std::move(part));
   for (const auto& t : f.tensors())
     if (!read.contains(t.name))
       fail(f, "tensor " + octo::quoted(t.name, 80) + " is not part of the " + a + " model its metadata describes");
@@ -167,7 +167,7 @@ ir::program model_source::bind(ir::program p) const {
   const auto fail = [&](const std::string& problem) { throw octo::error("octo: " + label() + ": " + problem); };
   for (auto& b : p.buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
-    const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    const std::string key(ir::source_key(b));
     if (const auto parts = ir::source_parts(key); parts.size() > 1) {  // a composite: vectors of one dtype
       std::optional<ir::dtype> dt;
       std::int64_t n = 0;
@@ -284,7 +284,7 @@ void model_source::for_each_weight(const ir::program& p,
                                    const std::function<void(std::string_view, std::span<const std::byte>)>& write) const {
   for (const auto& b : p.buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
-    const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    const std::string key(ir::source_key(b));
     with_tensor(key, [&](std::span<const std::byte> bytes) { write(b.name.view(), bytes); });
   }
 }

@@ -88,7 +88,7 @@ std::vector<std::byte> tiny_model(const models::model_config& c, const model_fil
     if (kv.key.starts_with("tokenizer.")) w.set(kv.key, kv.value);
   for (const auto& b : models::decoder_step(c).buffers) {
     if (b.kind != ir::buffer_kind::weight) continue;
-    const std::string key = b.source.str().empty() ? b.name.str() : b.source.str();
+    const std::string key(octo::ir::source_key(b));
     std::vector<std::int64_t> dims(b.shape.rbegin(), b.shape.rend());
     std::vector<float> v(std::size_t(b.numel()), 1.0f / 64);
     w.add_tensor(key, ir::dtype::f32, dims, std::as_bytes(std::span(v)));

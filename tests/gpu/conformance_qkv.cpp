@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,7 @@ TEST_CASE("conformance: RMSNORM_GEMV_QKV, every weight format: one launch over q
   // (Llama's) rotating part of each head, and heads of 16. F16 / F32 / BF16 caches; globals.pos = 2:
   // the rows go to cache slot 3, every other slot as it was. OCTO_GEMV_QKV=1: the one launch for the
   // 256-element formats too (by default they take three: kernels/gemv.cpp qkv_one_launch).
-  octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
+  const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
   for (dtype wd : weight_dtypes) {
     const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
     for (qkv_shape s : {qkv_shape{7, 1, 64, 64, 0, true}, qkv_shape{4, 2, 32, 16, 1, false}, qkv_shape{3, 3, 16, 16, 0, true}}) {
@@ -106,36 +107,38 @@ TEST_CASE("conformance: RMSNORM_GEMV_QKV's integer-dot loops (the `fast` precisi
   // against that contract): here the one launch must give the three launches' bits (OCTO_GEMV_QKV=0, the
   // kernels the three tasks ran), and both stay near the f32 composition (a wrong part, pair or head is
   // off by the value itself; the rounding moved outputs of about 1.5 by up to 0.23 on Q8_0 at x in [-3, 3]).
-  ::setenv("OCTO_GEMV_IDOT", "1", 1);
-  REQUIRE(gpu_fast().device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
-  for (dtype wd : {dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
-    CAPTURE(octo::ir::name(wd));
-    const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
-    case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
-    ::setenv("OCTO_GEMV_QKV", "1", 1);
-    run_case(c, {0.5, 0.1}, 2, &gpu_fast());
-    const auto one = outputs_on(gpu_fast(), c, seed());
-    if (gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == 1);
-    ::setenv("OCTO_GEMV_QKV", "0", 1);
-    const auto three = outputs_on(gpu_fast(), c, seed());
-    ::unsetenv("OCTO_GEMV_QKV");
-    CHECK(task_dispatches(gpu_fast()) == 3);
-    CHECK(one == three);
-  }
-  // Weights of two formats (a Q4_K_M file's Q6_K v beside Q4_K q and k): the three launches side by side.
   {
+    const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
+    REQUIRE(gpu_fast().device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
+    for (dtype wd : {dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
+      CAPTURE(octo::ir::name(wd));
+      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+      case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
+      std::vector<std::vector<std::byte>> one, three;
+      {
+        const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
+        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
+        one = outputs_on(gpu_fast(), c, seed());
+        if (gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == 1);
+      }
+      {
+        const octo_test::scoped_env three_launches("OCTO_GEMV_QKV", "0");
+        three = outputs_on(gpu_fast(), c, seed());
+        CHECK(task_dispatches(gpu_fast()) == 3);
+      }
+      CHECK(one == three);
+    }
+    // Weights of two formats (a Q4_K_M file's Q6_K v beside Q4_K q and k): the three launches side by side.
     case_builder c = qkv_case(dtype::q4_k, dtype::q6_k, dtype::f16, s, 768, 6);
     run_case(c, {0.5, 0.1}, 2, &gpu_fast());
     CHECK(task_dispatches(gpu_fast()) == 3);
   }
-  ::unsetenv("OCTO_GEMV_IDOT");
   // OCTO_GEMV_QKV=0: three launches on request; and without subgroup arithmetic (no _qkv form there).
-  for (const char* knob : {"OCTO_GEMV_QKV", "OCTO_KERNELS_NO_SUBGROUP"}) {
-    CAPTURE(knob);
-    ::setenv(knob, knob[5] == 'G' ? "0" : "1", 1);
+  for (const auto& [knob, value] : {std::pair<const char*, const char*>{"OCTO_GEMV_QKV", "0"}, {"OCTO_KERNELS_NO_SUBGROUP", "1"}}) {
+    CAPTURE(std::string(knob));
+    const octo_test::scoped_env env(knob, value);
     case_builder c = qkv_case(dtype::q8_0, dtype::q8_0, dtype::f16, s, 480, 6);
     run_case(c, {2e-4 * 480.0 / 256.0, 1e-2}, 2);
     CHECK(task_dispatches(gpu()) == 3);
-    ::unsetenv(knob);
   }
 }

@@ -45,7 +45,7 @@ void load_weights(octo::vm::vulkan_vm& vm, const octo::ir::program& p, std::uint
     const double scale = b.shape.size() == 2 ? 1.5 / std::sqrt(double(b.shape.back())) : 0.3;
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<float> v;
-    const auto parts = octo::ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view());
+    const auto parts = octo::ir::source_parts(octo::ir::source_key(b));
     const auto sizes = part_sizes(p, b);
     REQUIRE(sizes.size() == parts.size());
     for (std::size_t k = 0; k < parts.size(); ++k) {

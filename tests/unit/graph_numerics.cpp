@@ -181,7 +181,7 @@ void load_weights(octo::vm::reference_vm& vm, const weights& w) {
   for (const auto& b : vm.program().buffers) {
     if (b.kind != octo::ir::buffer_kind::weight) continue;
     std::vector<float> f;
-    for (const auto& part : octo::ir::source_parts(b.source.str().empty() ? b.name.view() : b.source.view())) {
+    for (const auto& part : octo::ir::source_parts(octo::ir::source_key(b))) {
       const auto& v = w.t.at(part);
       f.insert(f.end(), v.begin(), v.end());
     }

@@ -43,6 +43,9 @@ struct buffer {
   friend constexpr bool operator==(const buffer&, const buffer&) = default;
 };
 
+/// The key a WEIGHT / CONST buffer's tensor is read by: its source, or its name where it has none.
+constexpr std::string_view source_key(const buffer& b) { return b.source.view().empty() ? b.name.view() : b.source.view(); }
+
 /// The tensor keys a weight's source names, in order: one, or a composite's parts (split at '|').
 inline std::vector<std::string> source_parts(std::string_view source) {
   std::vector<std::string> parts;

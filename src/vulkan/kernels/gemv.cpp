@@ -829,18 +829,24 @@ kernel_launch plan_qkv(const task_context& c) {
           "W_q, W_k and W_v must be rows of K, W_k and W_v of one shape");
   const auto kc = tensor(c, t.outputs[1]), vc = tensor(c, t.outputs[2]);
   require(c, kc.dtype() == vc.dtype() && kc.numel() == vc.numel(), "the k and v caches differ in dtype or size");
-  // The three tasks, over a program that also holds the bias's parts as buffers of their own.
-  ir::program parts_program = c.program;
+  // The three tasks, over the program or, with a bias, a copy that also holds the bias's parts as
+  // buffers of their own.
+  ir::program biased_program;
+  const ir::program* parts_program = &c.program;
   std::vector<std::uint64_t> address(c.buffer_address.begin(), c.buffer_address.end());
   std::array<std::int32_t, 3> bias{-1, -1, -1};
+  std::uint32_t b_dtype = 0;
   if (t.inputs.size() == 7) {
     const auto b = input(c, 6);
+    biased_program = c.program;
+    parts_program = &biased_program;
+    b_dtype = static_cast<std::uint32_t>(b.dtype());
     const std::int64_t n[3] = {wq.numel() / K, wk.numel() / K, wv.numel() / K};
     require(c, b.numel() == n[0] + n[1] + n[2], "b_qkv must hold the q, k and v biases one after another");
     std::int64_t off = 0;
     for (std::size_t p = 0; p < 3; ++p) {
-      bias[p] = static_cast<std::int32_t>(parts_program.buffers.size());
-      ir::buffer& pb = parts_program.buffers.emplace_back();
+      bias[p] = static_cast<std::int32_t>(biased_program.buffers.size());
+      ir::buffer& pb = biased_program.buffers.emplace_back();
       pb.id = bias[p];
       pb.name = std::string(b.buf->name.view()) + " part " + std::to_string(p);
       pb.kind = ir::buffer_kind::weight;
@@ -867,7 +873,7 @@ kernel_launch plan_qkv(const task_context& c) {
   std::array<kernel_launch, 3> l;
   const auto plan_parts = [&](std::uint64_t shared_scratch) {
     const auto plan_part = [&](std::size_t p, gemv_shape shape) {
-      const task_context ctx{parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
+      const task_context ctx{*parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
                              c.scratch_address, c.task_scratch_address, shared_scratch, c.transient_scratch_address, {}};
       return plan_gemv_shaped(ctx, shape, &f[p]);
     };
@@ -923,7 +929,6 @@ kernel_launch plan_qkv(const task_context& c) {
   m.spec_constants[5] = 4;  // FUSE_ROPE: the pair mode every part runs (gemv.comp GEMV_QKV)
   m.groups = {static_cast<std::uint32_t>(groups), 1, 1};
   const std::uint64_t b_addr = bias[0] >= 0 ? address[static_cast<std::size_t>(bias[0])] : 0;
-  const std::uint32_t b_dtype = bias[0] >= 0 ? static_cast<std::uint32_t>(parts_program.buffers[static_cast<std::size_t>(bias[0])].dtype) : 0;
   m.push_constants = push_builder{}
                          .addr(f[0].x).addr(f[0].nw).addr(f[0].w).addr(f[1].w).addr(f[2].w).addr(b_addr)
                          .addr(f[0].aux).addr(f[0].y).addr(f[1].y).addr(f[2].y).addr(c.globals_address)
