@@ -53,12 +53,14 @@ layout(constant_id = 4) const bool XS = false;
 const uint FUSE_NONE = 0u, FUSE_NORM = 1u, FUSE_ADD = 2u, FUSE_SWIGLU = 3u, FUSE_ROPE = 4u, FUSE_KV = 5u,
            FUSE_NORM_ROPE = 6u, FUSE_NORM_KV = 7u;
 layout(constant_id = 5) const uint FUSE = FUSE_NONE;
-const bool HEAD_NORM = FUSE >= FUSE_NORM_ROPE;                 // the per-head norm before the rotation
 #ifdef GEMV_QKV
-bool qkv_kv = false;  // this workgroup's part (k or v) writes a KV cache
+bool qkv_kv = false;         // this workgroup's part (k or v) writes a KV cache
+bool qkv_head_norm = false;  // this workgroup's part (q or k of Qwen3's form) normalizes its heads
 #define KV_OUT qkv_kv
+#define HEAD_NORM qkv_head_norm
 #else
 const bool KV_OUT = FUSE == FUSE_KV || FUSE == FUSE_NORM_KV;   // rows written into a KV cache
+const bool HEAD_NORM = FUSE >= FUSE_NORM_ROPE;                 // the per-head norm before the rotation
 #endif
 // The head-norm ops' scratch: the (row, head) arrival counters, then the rows' sums (f32); coherent, as
 // other workgroups' writes are read.
@@ -91,15 +93,18 @@ const bool PAIRS = FUSE == FUSE_SWIGLU || FUSE >= FUSE_ROPE;  // two weight rows
 // rope: head_dim | n_rot << 16; style: rope style | y dtype << 8 (KV: the cache's).
 // The first fields are every GEMV / GEMM module's (matmul_push); the fused operands follow.
 #ifdef GEMV_QKV
-// RMSNORM_GEMV_QKV (the gemv_*_qkv modules, kernels/gemv.cpp plan_qkv): one x row, the q, k and v
-// projections' grids one after another (groups_qk: q's and k's workgroup counts), each run as the RoPE
-// pair mode runs its projection alone (FUSE_ROPE; k and v write their caches, v unrotated). A workgroup
-// takes its part's operands from its group index into `pc` (qkv_select), so the body below is the one
-// every mode runs. widths: q's | the caches' row << 16; dtypes: the norm's | the bias's << 8 | has_bias
-// << 16; style: the rope style | the caches' dtype << 8; the bias is q's, k's and v's one after another.
+// RMSNORM_GEMV_QKV and RMSNORM_GEMV_NORM_QKV (the gemv_*_qkv modules, kernels/gemv.cpp plan_qkv): one x
+// row, the q, k and v projections' grids one after another (each ceil(pairs / (NR / 2)) workgroups), each
+// run as the RoPE pair mode runs its projection alone (FUSE_ROPE; k and v write their caches, v
+// unrotated; in Qwen3's form q and k as the head-norm modes run them). A workgroup takes its part's
+// operands from its group index into `pc` (qkv_select), so the body below is the one every mode runs.
+// widths: q's | the caches' row << 16; style: the rope style | the caches' dtype << 8 | the norm's dtype
+// << 16 | the bias's (or head norms') dtype << 24 | has_bias << 29 | head norms << 30 (so that the block
+// fits lavapipe's 128 bytes); `bias` is q's, k's and v's biases one after another, or Qwen3's q and k head
+// norm weights; `runs` the head norms' scratch, q's counters and sums, then k's.
 layout(push_constant) uniform qkv_params {
-  uvec2 x, nw, wq, wk, wv, bias, pos, yq, kc, vc, globals;
-  uint K, w_row_bytes, groups_qk, widths, rope, style, kv_pos, dtypes;
+  uvec2 x, nw, wq, wk, wv, bias, pos, yq, kc, vc, globals, runs;
+  uint K, w_row_bytes, widths, rope, style, kv_pos;
   float eps, log2_theta;
 } qp;
 struct gemv_params {
@@ -112,11 +117,14 @@ struct gemv_params {
 };
 gemv_params pc;
 uint group0 = 0u;    // the part's first workgroup
-uint bias_off = 0u;  // the part's first element of the bias
+uint bias_off = 0u;  // the part's first element of the bias (of the head norm weights)
+uint runs_off = 0u;  // the part's first word of the head norms' scratch
 void qkv_select() {
-  uint g = octo_group_linear(), gq = qp.groups_qk & 0xffffu, gk = qp.groups_qk >> 16;
-  uint nq = qp.widths & 0xffffu, nkv = qp.widths >> 16;
+  uint nq = qp.widths & 0xffffu, nkv = qp.widths >> 16, hd = qp.rope & 0xffffu;
+  const uint GC = NR / 2u;  // pairs a workgroup
+  uint g = octo_group_linear(), gq = (nq / 2u + GC - 1u) / GC, gk = (nkv / 2u + GC - 1u) / GC;
   uint part = g < gq ? 0u : (g < gq + gk ? 1u : 2u);
+  bool normed = ((qp.style >> 30) & 1u) != 0u;
   pc.x = qp.x;
   pc.w = part == 0u ? qp.wq : (part == 1u ? qp.wk : qp.wv);
   pc.bias = qp.bias;
@@ -129,20 +137,24 @@ void qkv_select() {
   pc.n_off = 0u;
   pc.ldy = pc.n_tile;
   pc.w_row_bytes = qp.w_row_bytes;
-  pc.has_bias = qp.dtypes >> 16;
-  pc.bias_dtype = (qp.dtypes >> 8) & 0xffu;
+  pc.has_bias = normed ? 0u : (qp.style >> 29) & 1u;
+  pc.bias_dtype = (qp.style >> 24) & 31u;
   pc.nw = qp.nw;
   pc.aux = qp.pos;
   pc.eps = qp.eps;
   pc.log2_theta = qp.log2_theta;
   pc.rope = part == 2u ? (qp.rope & 0xffffu) : qp.rope;  // v: n_rot = 0, its pairs pass through
-  pc.style = part == 0u ? ((qp.style & 0xffu) | (DT_F32 << 8)) : qp.style;
+  pc.style = part == 0u ? ((qp.style & 0xffu) | (DT_F32 << 8)) : (qp.style & 0xffffu);
   pc.kv_pos = qp.kv_pos;
-  pc.nw_dtype = qp.dtypes & 0xffu;
-  pc.runs = uvec2(0u);
+  pc.nw_dtype = (qp.style >> 16) & 0xffu;
+  pc.runs = qp.runs;
   qkv_kv = part != 0u;
+  qkv_head_norm = normed && part != 2u;
   group0 = part == 0u ? 0u : (part == 1u ? gq : gq + gk);
-  bias_off = part == 0u ? 0u : (part == 1u ? nq : nq + nkv);
+  if (normed) bias_off = part == 1u ? hd : 0u;
+  else bias_off = part == 0u ? 0u : (part == 1u ? nq : nq + nkv);
+  // k's scratch after q's counters (a multiple of 4) and sums, rounded to 16 bytes (plan_qkv's offset)
+  runs_off = part == 1u ? (((nq / hd + 3u) & ~3u) + nq + 3u) & ~3u : 0u;
 }
 #else
 layout(push_constant) uniform params {
@@ -153,7 +165,7 @@ layout(push_constant) uniform params {
   uint rope, style, kv_pos, nw_dtype;
   uvec2 runs;  // ROUND: where y's runs go
 } pc;
-const uint group0 = 0u, bias_off = 0u;
+const uint group0 = 0u, bias_off = 0u, runs_off = 0u;
 #endif
 
 // The weight tensor of slot n: SWIGLU's upper half reads the up weight.
@@ -440,14 +452,14 @@ void main() {
         for (uint p = 0u; p < parts; ++p) s += red[slot * WG + part0 + p];
         for (uint p = 0u; p < parts; ++p) ss += red[(NR * RB + r) * WG + part0 + p];
         s *= 1.0 / sqrt(ss / float(pc.K) + pc.eps);
-        raw.d[raw0 + (rb + r) * pc.n_tile + rope_col(grp * GC + c / 2u, c & 1u)] = s;
+        raw.d[runs_off + raw0 + (rb + r) * pc.n_tile + rope_col(grp * GC + c / 2u, c & 1u)] = s;
       }
     }
     // Release: the workgroup's sums are visible device-wide before its arrival is counted.
     memoryBarrierBuffer();
     barrier();
     if (tid < nrows) {
-      uint at = (rb + tid) * heads + head;
+      uint at = runs_off + (rb + tid) * heads + head;
       uint prev = atomicAdd(cnt.d[at], 1u);
       head_last[tid] = prev == half_hd / GC - 1u ? 1u : 0u;
       if (prev == half_hd / GC - 1u) atomicExchange(cnt.d[at], 0u);  // every part arrived: ready for the next step
@@ -457,7 +469,7 @@ void main() {
     memoryBarrierBuffer();
     for (uint r = 0u; r < nrows; ++r) {
       if (head_last[r] == 0u) continue;  // the same for the whole workgroup
-      uint row = pc.row0 + rb + r, base = raw0 + (rb + r) * pc.n_tile;
+      uint row = pc.row0 + rb + r, base = runs_off + raw0 + (rb + r) * pc.n_tile;
       // Pairs i = tid + WG k of the head (hd <= 8 WG: the planner's condition).
       float a[4], b[4], ss = 0.0;
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
@@ -476,8 +488,8 @@ void main() {
         uint i = tid + k * WG;
         if (i >= half_hd) continue;
         uint n = rope_col(head * half_hd + i, 0u), m = rope_col(head * half_hd + i, 1u);
-        float u = a[k] * inv_rms * load_elem(pc.bias, n - head * hd, pc.bias_dtype);
-        float v = b[k] * inv_rms * load_elem(pc.bias, m - head * hd, pc.bias_dtype);
+        float u = a[k] * inv_rms * load_elem(pc.bias, bias_off + n - head * hd, pc.bias_dtype);
+        float v = b[k] * inv_rms * load_elem(pc.bias, bias_off + m - head * hd, pc.bias_dtype);
         if (i < n_rot / 2u) {  // a rotated pair (the others pass through)
           vec2 cs = rope_cos_sin(p, i, n_rot, pc.log2_theta);
           float u2 = u * cs.x - v * cs.y;

@@ -565,6 +565,18 @@ constexpr reference_row reference_rows[] = {
                                    io.P.get(param_key::hidden), fused_eps(io), io.P.get(param_key::K), fused_rope_of(io),
                                    io.P.get(param_key::pos));
      }},
+    {ir::opcode::rmsnorm_gemv_norm_qkv,
+     [](task_io& io) {  // [x, norm_w, W_q, W_k, W_v, pos, hn_qk] -> q, k_cache, v_cache
+       const auto& kc = io.out_buf_at(1);
+       const auto& vc = io.out_buf_at(2);
+       const std::int64_t S = kc.shape.empty() ? 0 : kc.shape.front();
+       if (S <= 0 || kc.shape != vc.shape)
+         throw octo::error("RMSNORM_GEMV_NORM_QKV: the k and v caches must have one shape with positions");
+       semantics::rmsnorm_gemv_norm_qkv(io.in(0), io.in(1), io.in(2), io.in(3), io.in(4), io.in(6), io.in_i32(5),
+                                        io.out, io.out_bytes_at(1), kc.dtype, io.out_bytes_at(2), vc.dtype,
+                                        kc.numel() / S, io.P.get(param_key::hidden), fused_eps(io),
+                                        io.P.get(param_key::K), fused_rope_of(io), io.P.get(param_key::pos));
+     }},
 };
 
 constexpr auto reference_table = ir::by_opcode<reference_rows>();

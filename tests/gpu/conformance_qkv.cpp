@@ -1,4 +1,4 @@
-// Conformance of RMSNORM_GEMV_QKV (one norm's q, k and v projections in one task; tests/gpu/conformance.cpp
+// Conformance of RMSNORM_GEMV_QKV and RMSNORM_GEMV_NORM_QKV (one norm's q, k and v projections in one task; Qwen3's form with its q and k head norms; tests/gpu/conformance.cpp
 // says how cases run): the one launch of a module's _qkv form (gemv.comp GEMV_QKV) over every weight
 // format, and the three launches side by side where the projections cannot share one (weights of
 // different formats, OCTO_GEMV_QKV=0), against the composition of the plain ops (RMSNORM_GEMV_ROPE for q,
@@ -22,10 +22,12 @@ struct qkv_shape {
   std::int64_t q_heads, kv_heads, head_dim, n_rot;
   int style;
   bool bias;
+  bool head_norm = false;  // Qwen3's form, RMSNORM_GEMV_NORM_QKV (no bias)
+  dtype head_norm_dtype = dtype::f32;
 };
 
-/// One RMSNORM_GEMV_QKV task over x [1, K] into q and two caches of S slots at pos 1 (+ globals.pos);
-/// v's weight in `wv_dt` (the others in `wd`).
+/// One RMSNORM_GEMV_QKV (RMSNORM_GEMV_NORM_QKV with s.head_norm) task over x [1, K] into q and two caches of
+/// S slots at pos 1 (+ globals.pos); v's weight in `wv_dt` (the others in `wd`).
 case_builder qkv_case(dtype wd, dtype wv_dt, dtype cache_dt, const qkv_shape& s, std::int64_t K, std::int64_t S) {
   const std::int64_t nq = s.q_heads * s.head_dim, nkv = s.kv_heads * s.head_dim;
   case_builder c;
@@ -43,7 +45,12 @@ case_builder qkv_case(dtype wd, dtype wv_dt, dtype cache_dt, const qkv_shape& s,
   c.ints(pos, {57});
   std::vector<std::int32_t> in{x, nw, wq, wk, wv, pos};
   if (s.bias) in.push_back(c.buf("b_qkv", buffer_kind::weight, dtype::f32, {nq + 2 * nkv}));
-  c.task(opcode::rmsnorm_gemv_qkv, in, {q, kc, vc},
+  if (s.head_norm) {
+    const auto hn = c.buf("hn_qk", buffer_kind::weight, s.head_norm_dtype, {2 * s.head_dim});
+    c.range[hn] = {0.25f, 2.0f};
+    in.push_back(hn);
+  }
+  c.task(s.head_norm ? opcode::rmsnorm_gemv_norm_qkv : opcode::rmsnorm_gemv_qkv, in, {q, kc, vc},
          params({{param_key::K, double(K)}, {param_key::hidden, double(K)}, {param_key::eps, 1e-6},
                  {param_key::head_dim, double(s.head_dim)}, {param_key::n_rot, double(s.n_rot)},
                  {param_key::theta, 1000000.0}, {param_key::rope_style, double(s.style)}, {param_key::pos, 1}}));
@@ -134,6 +141,64 @@ TEST_CASE("conformance: RMSNORM_GEMV_QKV's integer-dot loops (the `fast` precisi
     CHECK(task_dispatches(gpu_fast()) == 3);
   }
   // OCTO_GEMV_QKV=0: three launches on request; and without subgroup arithmetic (no _qkv form there).
+  for (const auto& [knob, value] : {std::pair<const char*, const char*>{"OCTO_GEMV_QKV", "0"}, {"OCTO_KERNELS_NO_SUBGROUP", "1"}}) {
+    CAPTURE(std::string(knob));
+    const octo_test::scoped_env env(knob, value);
+    case_builder c = qkv_case(dtype::q8_0, dtype::q8_0, dtype::f16, s, 480, 6);
+    run_case(c, {2e-4 * 480.0 / 256.0, 1e-2}, 2);
+    CHECK(task_dispatches(gpu()) == 3);
+  }
+}
+
+TEST_CASE("conformance: RMSNORM_GEMV_NORM_QKV (Qwen3's q and k head norms), every weight format: one launch") {
+  // Qwen3's form (heads of 128, two query heads a KV head), an interleaved one rotating part of each head
+  // with BF16 head norms, and heads of 16; against RMSNORM_GEMV_NORM_ROPE (q), RMSNORM_GEMV_NORM_KV (k) and
+  // RMSNORM_GEMV_KV (v). Each head's last workgroup normalizes it from the task's scratch (q's part, then
+  // k's), so a part reading the other's sums or counters, or the wrong half of hn_qk, is off by the value.
+  // The one launch's pipelines are the RMSNORM_GEMV_QKV cases' (the form is a push-constant flag).
+  const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
+  for (dtype wd : weight_dtypes) {
+    const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+    for (qkv_shape s : {qkv_shape{4, 2, 128, 128, 0, false, true}, qkv_shape{3, 1, 64, 32, 1, false, true, dtype::bf16},
+                        qkv_shape{2, 2, 16, 16, 0, false, true}}) {
+      const dtype cache_dt = s.head_dim == 128 ? dtype::f16 : (s.head_dim == 64 ? dtype::bf16 : dtype::f32);
+      CAPTURE(octo::ir::name(wd));
+      CAPTURE(s.q_heads);
+      CAPTURE(s.head_dim);
+      CAPTURE(octo::ir::name(cache_dt));
+      case_builder c = qkv_case(wd, wd, cache_dt, s, K, 6);
+      run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f32 ? 2e-4 : 1e-2}, 2);
+      if (gpu().device().subgroup_arithmetic) CHECK(task_dispatches(gpu()) == 1);
+    }
+  }
+}
+
+TEST_CASE("conformance: RMSNORM_GEMV_NORM_QKV's integer-dot loops and three-launch forms (the head norms' scratch in two parts)") {
+  const qkv_shape s{4, 2, 128, 128, 0, false, true};
+  {
+    const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
+    REQUIRE(gpu_fast().device().int_dot);
+    for (dtype wd : {dtype::q8_0, dtype::q4_k}) {
+      CAPTURE(octo::ir::name(wd));
+      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+      case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
+      std::vector<std::vector<std::byte>> one, three;
+      {
+        const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
+        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
+        one = outputs_on(gpu_fast(), c, seed());
+        if (gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == 1);
+      }
+      {
+        // Three launches at once: q's and k's head norms in their own parts of the task's scratch.
+        const octo_test::scoped_env three_launches("OCTO_GEMV_QKV", "0");
+        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
+        three = outputs_on(gpu_fast(), c, seed());
+        CHECK(task_dispatches(gpu_fast()) == 3);
+      }
+      CHECK(one == three);
+    }
+  }
   for (const auto& [knob, value] : {std::pair<const char*, const char*>{"OCTO_GEMV_QKV", "0"}, {"OCTO_KERNELS_NO_SUBGROUP", "1"}}) {
     CAPTURE(std::string(knob));
     const octo_test::scoped_env env(knob, value);

@@ -186,6 +186,24 @@ constexpr builder_row builder_rows[] = {
        return in.fused(octo::attention(q, kc, vc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
      },
      {}},
+    {opcode::rmsnorm_gemv_norm_qkv,
+     [] {
+       inputs in;
+       auto pos = in.g.input<octo::i32>("pos", octo::extents<1>{});
+       // Qwen3's: q and k through their per-head norms
+       const auto h = octo::rmsnorm(in.g.input<octo::f32>("x1", octo::extents<1, 64>{}), in.w, 1e-6);
+       const auto qn = in.g.weight<octo::f32>("q_norm", octo::extents<32>{});
+       const auto kn = in.g.weight<octo::f32>("k_norm", octo::extents<32>{});
+       const auto q = octo::rope(octo::head_rmsnorm(octo::gemv(h, in.g.weight<octo::q8_0>("wq", octo::extents<64, 64>{})), qn, 1e-6),
+                                 pos, {.head_dim = 32});
+       const auto k = octo::rope(octo::head_rmsnorm(octo::gemv(h, in.g.weight<octo::q8_0>("wk", octo::extents<64, 64>{})), kn, 1e-6),
+                                 pos, {.head_dim = 32});
+       const auto v = octo::gemv(h, in.g.weight<octo::q8_0>("wv", octo::extents<64, 64>{}));
+       auto kc = octo::kv_append(in.g.kv_cache<octo::f16>("k", octo::extents<8, 64>{}), k, 0);
+       auto vc = octo::kv_append(in.g.kv_cache<octo::f16>("v", octo::extents<8, 64>{}), v, 0);
+       return in.fused(octo::attention(q, kc, vc, {.n_heads = 2, .n_kv_heads = 2, .head_dim = 32, .kv_len = 2}));
+     },
+     {}},
 };
 
 constexpr auto builder_table = octo::ir::by_opcode<builder_rows>();

@@ -394,18 +394,35 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
   // Llama (no biases): one Q|K|V task a layer, 6 inputs.
   for (const auto& t : octo::models::decoder_step(tiny_llama).tasks)
     if (t.op == opcode::rmsnorm_gemv_qkv) CHECK(t.inputs.size() == 6);
-  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: q takes RMSNORM_GEMV_NORM_ROPE, k
-  // RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV: 7 tasks a layer (Qwen2's 5: its q, k and v one task).
+  // Qwen3's per-head q/k norms sit between the GEMV and RoPE: its q, k and v are one
+  // RMSNORM_GEMV_NORM_QKV task, the two head norms' weights one composite: 5 tasks a layer, as Qwen2's.
   const auto q3 = octo::models::decoder_step(tiny_qwen3);
   std::map<octo::ir::opcode, int> ops3;
   for (const auto& t : q3.tasks) ++ops3[t.op];
   const int L3 = static_cast<int>(tiny_qwen3.layers);
-  CHECK(ops3[opcode::rmsnorm_gemv] == 1);                // the LM head
-  CHECK(ops3[opcode::rmsnorm_gemv_kv] == L3);            // v
-  CHECK(ops3[opcode::rmsnorm_gemv_norm_rope] == L3);     // q with its head norm and RoPE
-  CHECK(ops3[opcode::rmsnorm_gemv_norm_kv] == L3);       // k's, into the cache
+  CHECK(ops3[opcode::rmsnorm_gemv] == 1);  // the LM head
+  CHECK(ops3[opcode::rmsnorm_gemv_norm_qkv] == L3);
+  CHECK(ops3[opcode::rmsnorm_gemv_kv] + ops3[opcode::rmsnorm_gemv_norm_rope] + ops3[opcode::rmsnorm_gemv_norm_kv] +
+            ops3[opcode::rmsnorm_gemv_qkv] ==
+        0);
   CHECK(ops3[opcode::rmsnorm_rope] + ops3[opcode::rmsnorm_rope_kv] + ops3[opcode::rmsnorm] == 0);
-  CHECK(q3.tasks.size() == static_cast<std::size_t>(7 * tiny_qwen3.layers + 2));
+  CHECK(q3.tasks.size() == static_cast<std::size_t>(5 * tiny_qwen3.layers + 2));
+  for (const auto& t : q3.tasks) {
+    if (t.op != opcode::rmsnorm_gemv_norm_qkv) continue;
+    REQUIRE(t.outputs.size() == 3);
+    REQUIRE(t.inputs.size() == 7);
+    const auto& hn = q3.buffers[static_cast<std::size_t>(t.inputs[6])];
+    const std::string l = "blk." + std::to_string(t.params.get(octo::ir::param_key::layer)) + ".";
+    CHECK(hn.source.str() == l + "attn_q_norm.weight|" + l + "attn_k_norm.weight");
+    CHECK(hn.numel() == 2 * tiny_qwen3.head_dim);
+  }
+  for (const auto& b : q3.buffers) CHECK(!b.name.str().ends_with("attn_q_norm.weight"));
+  // Without the Q|K|V chain: q takes RMSNORM_GEMV_NORM_ROPE, k RMSNORM_GEMV_NORM_KV, v RMSNORM_GEMV_KV.
+  std::map<octo::ir::opcode, int> ops3_three;
+  for (const auto& t : octo::models::decoder_step(tiny_qwen3, {.schedule = &three}).tasks) ++ops3_three[t.op];
+  CHECK(ops3_three[opcode::rmsnorm_gemv_kv] == L3);         // v
+  CHECK(ops3_three[opcode::rmsnorm_gemv_norm_rope] == L3);  // q with its head norm and RoPE
+  CHECK(ops3_three[opcode::rmsnorm_gemv_norm_kv] == L3);    // k's, into the cache
   // Without the head-norm chains, the two-task form: RMSNORM_GEMV then RMSNORM_ROPE(_KV).
   const octo::ir::schedule_config older = octo::models::fused_decode_schedule(false);
   const auto q3_two = octo::models::decoder_step(tiny_qwen3, {.schedule = &older});

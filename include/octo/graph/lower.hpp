@@ -46,7 +46,7 @@ constexpr int weight_slot(ir::opcode op) {
     case ir::opcode::gemv_tile: case ir::opcode::gemm_tile: case ir::opcode::gemv_add: return 1;
     case ir::opcode::rmsnorm_gemv: case ir::opcode::rmsnorm_swiglu: case ir::opcode::rmsnorm_gemv_rope:
     case ir::opcode::rmsnorm_gemv_kv: case ir::opcode::rmsnorm_gemv_norm_rope: case ir::opcode::rmsnorm_gemv_norm_kv:
-    case ir::opcode::rmsnorm_gemv_qkv:  // W_q (W_k and W_v follow)
+    case ir::opcode::rmsnorm_gemv_qkv: case ir::opcode::rmsnorm_gemv_norm_qkv:  // W_q (W_k and W_v follow)
       return 2;
     default: return -1;
   }
@@ -229,21 +229,35 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
   // RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)], whose task also writes the two KV_APPENDs'
   // values (their caches: also_writes / written_by). b_qkv is a weight node made here, named (and so
   // sourced, docs/ir.md §5.1) by the three biases' names joined with '|'; a bias goes once nothing else
-  // reads it.
+  // reads it. Qwen3's form: q's and k's GEMVs (no bias) each read by a per-head RMSNORM (sole reader, the
+  // norm's eps) that their ROPE reads, where the schedule fuses head norms into projections (chains 10 and
+  // 11); it becomes RMSNORM_GEMV_NORM_QKV [x, norm_w, W_q, W_k, W_v, pos, hn_qk], hn_qk the two head norms'
+  // weights joined the same way.
   if (chain_on(16)) {
     std::vector<std::int32_t> reader(count, -1);  // the last node reading each node (the only one, where sole)
     for (std::size_t j = 0; j < count; ++j)
       for (std::int32_t s = 0; s < nodes[j].n_in; ++s) reader[static_cast<std::size_t>(nodes[j].in[static_cast<std::size_t>(s)])] = static_cast<std::int32_t>(j);
-    // Per norm: its q, k and v GEMVs (-2 where a role is seen twice).
-    std::vector<std::int32_t> q_of(count, -1), k_of(count, -1), v_of(count, -1);
+    // Per norm: its q, k and v GEMVs (-2 where a role is seen twice); per GEMV, the per-head norm between it
+    // and its ROPE (Qwen3's q and k), or -1.
+    std::vector<std::int32_t> q_of(count, -1), k_of(count, -1), v_of(count, -1), head_norm(count, -1);
     const auto mark = [](std::int32_t& role, std::int32_t g) { role = role == -1 ? g : -2; };
     for (std::size_t j = 0; j < count; ++j) {
       const auto g = static_cast<std::int32_t>(j);
       if (!is(g, ir::opcode::gemv_tile) || !sole(g) || !norm_of(nodes[j].in[0])) continue;
       const auto norm = static_cast<std::size_t>(nodes[j].in[0]);
-      const std::int32_t c = reader[j];
+      std::int32_t c = reader[j];
       if (c < 0) continue;
-      if (is(c, ir::opcode::rope) && nodes[static_cast<std::size_t>(c)].in[0] == g) {
+      if (is(c, ir::opcode::rmsnorm) && sole(c) && nodes[static_cast<std::size_t>(c)].in[0] == g && chain_on(10) && chain_on(11)) {
+        const std::int32_t r = reader[static_cast<std::size_t>(c)];
+        if (r < 0 || !is(r, ir::opcode::rope) || nodes[static_cast<std::size_t>(r)].in[0] != c ||
+            !head_norm_of(c, nodes[static_cast<std::size_t>(r)]) || nodes[j].n_in != 2 ||
+            eps_of(c) != eps_of(static_cast<std::int32_t>(norm)))
+          continue;
+        head_norm[j] = c;
+        c = r;
+      }
+      const std::int32_t src = head_norm[j] >= 0 ? head_norm[j] : g;  // what the ROPE reads
+      if (is(c, ir::opcode::rope) && nodes[static_cast<std::size_t>(c)].in[0] == src) {
         const std::int32_t a = reader[static_cast<std::size_t>(c)];
         if (sole(c) && a >= 0 && is(a, ir::opcode::kv_append) && nodes[static_cast<std::size_t>(a)].in[0] == c) mark(k_of[norm], g);
         else mark(q_of[norm], g);
@@ -255,7 +269,9 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
       const std::int32_t gq = q_of[nm], gk = k_of[nm], gv = v_of[nm];
       if (gq < 0 || gk < 0 || gv < 0) continue;
       const auto at = [&](std::int32_t j) -> const node& { return nodes[static_cast<std::size_t>(j)]; };
-      const std::int32_t rq = reader[static_cast<std::size_t>(gq)], rk = reader[static_cast<std::size_t>(gk)];
+      const std::int32_t hq = head_norm[static_cast<std::size_t>(gq)], hk = head_norm[static_cast<std::size_t>(gk)];
+      const std::int32_t rq = reader[static_cast<std::size_t>(hq >= 0 ? hq : gq)];
+      const std::int32_t rk = reader[static_cast<std::size_t>(hk >= 0 ? hk : gk)];
       const std::int32_t ak = reader[static_cast<std::size_t>(rk)], av = reader[static_cast<std::size_t>(gv)];
       const node &q = at(gq), &k = at(gk), &v = at(gv);
       const node &kc = at(at(ak).in[1]), &vc = at(at(av).in[1]);
@@ -270,28 +286,41 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
       for (auto key : {ir::param_key::head_dim, ir::param_key::rope_style})
         ok = ok && ropeq.params.get(key) == ropek.params.get(key);
       ok = ok && ropeq.params.get_real(ir::param_key::theta) == ropek.params.get_real(ir::param_key::theta);
-      const bool biased = q.n_in == 3;
-      if (ok && biased) {
-        const node &bq = at(q.in[2]), &bk = at(k.in[2]), &bv = at(v.in[2]);
-        ok = bq.kind == node_kind::weight && bk.kind == node_kind::weight && bv.kind == node_kind::weight &&
-             bq.dtype == bk.dtype && bk.dtype == bv.dtype && bq.rank == 1 && bk.rank == 1 && bv.rank == 1 &&
-             !bq.name.empty() && !bk.name.empty() && !bv.name.empty() &&
-             std::size_t{bq.name.len} + bk.name.len + bv.name.len + 2 <= name_buf::capacity;
+      const bool biased = q.n_in == 3, normed = hq >= 0;
+      // The weights joined into one composite node (the biases, or Qwen3's two head norms): 1-D weights of
+      // one dtype with names (their sources, docs/ir.md §5.1) that fit the joined name.
+      std::array<std::int32_t, 3> parts{-1, -1, -1};
+      if (biased) parts = {q.in[2], k.in[2], v.in[2]};
+      if (normed) parts = {at(hq).in[1], at(hk).in[1], -1};
+      ok = ok && normed == (hk >= 0) && !(biased && normed);
+      if (ok && parts[0] >= 0) {
+        std::size_t name_len = 0;
+        for (const std::int32_t p : parts) {
+          if (p < 0) continue;
+          const node& w = at(p);
+          ok = ok && w.kind == node_kind::weight && w.dtype == at(parts[0]).dtype && w.rank == 1 && !w.name.empty();
+          name_len += std::size_t{w.name.len} + 1;
+        }
+        ok = ok && name_len <= name_buf::capacity + 1;
+        if (normed) ok = ok && eps_of(hk) == eps_of(hq) && at(parts[0]).shape[0] == ropeq.params.get(ir::param_key::head_dim) &&
+                        at(parts[1]).shape[0] == ropeq.params.get(ir::param_key::head_dim);
       }
       if (!ok) continue;
-      std::int32_t b_qkv = -1;
-      if (biased) {  // the composite bias, appended (no reference into `nodes` is held across it)
-        const std::int32_t bq = q.in[2], bk = k.in[2], bv = v.in[2];
+      std::int32_t joined = -1;
+      if (parts[0] >= 0) {  // the composite weight, appended (no reference into `nodes` is held across it)
         node b;
         b.kind = node_kind::weight;
-        b.dtype = at(bq).dtype;
+        b.dtype = at(parts[0]).dtype;
         b.rank = 1;
-        b.shape[0] = at(bq).shape[0] + at(bk).shape[0] + at(bv).shape[0];
-        b.name.append(at(bq).name.view(), "|", at(bk).name.view(), "|", at(bv).name.view());
-        b.layer = at(bq).layer;
-        for (std::int32_t part : {bq, bk, bv})
-          if (--uses[static_cast<std::size_t>(part)] == 0) nodes[static_cast<std::size_t>(part)].fused_away = true;
-        b_qkv = static_cast<std::int32_t>(nodes.size());
+        b.layer = at(parts[0]).layer;
+        for (const std::int32_t p : parts) {
+          if (p < 0) continue;
+          if (!b.name.empty()) b.name.append("|");
+          b.name.append(at(p).name.view());
+          b.shape[0] += at(p).shape[0];
+          if (--uses[static_cast<std::size_t>(p)] == 0) nodes[static_cast<std::size_t>(p)].fused_away = true;
+        }
+        joined = static_cast<std::int32_t>(nodes.size());
         nodes.push_back(b);
         uses.push_back(1);
         lost_use.push_back(false);
@@ -300,7 +329,7 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
       const node r = t;
       const std::int64_t K = at(gq).params.get(ir::param_key::K), pos = at(ak).params.get(ir::param_key::pos);
       const std::int32_t wq = at(gq).in[1], wk = at(gk).in[1], wv = at(gv).in[1];
-      t.op = ir::opcode::rmsnorm_gemv_qkv;
+      t.op = normed ? ir::opcode::rmsnorm_gemv_norm_qkv : ir::opcode::rmsnorm_gemv_qkv;
       take_norm(t, static_cast<std::int32_t>(nm));
       drop_use(static_cast<std::int32_t>(nm));  // read by all three GEMVs
       drop_use(static_cast<std::int32_t>(nm));
@@ -311,11 +340,15 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
       push(t, wk);
       push(t, wv);
       push(t, r.in[1]);
-      if (b_qkv >= 0) push(t, b_qkv);
+      if (joined >= 0) push(t, joined);
       t.also_writes = {ak, av};
       nodes[static_cast<std::size_t>(ak)].written_by = rq;
       nodes[static_cast<std::size_t>(av)].written_by = rq;
       for (std::int32_t j : {gq, gk, gv, rk}) absorb(j);
+      if (normed) {
+        absorb(hq);
+        absorb(hk);
+      }
     }
   }
 
@@ -638,7 +671,7 @@ constexpr ir::program lower_fused(const std::vector<node>& nodes, const ir::sche
           tk.est_flops = weights_read * 2 * mt * nt * k;
         } else if (w_node) {  // the RoPE-fused GEMVs: every column of the weight (Q|K|V: of all three)
           std::int64_t w_rows = w_node->shape[0];
-          if (n.op == ir::opcode::rmsnorm_gemv_qkv)
+          if (n.op == ir::opcode::rmsnorm_gemv_qkv || n.op == ir::opcode::rmsnorm_gemv_norm_qkv)
             w_rows += nodes[static_cast<std::size_t>(n.in[3])].shape[0] + nodes[static_cast<std::size_t>(n.in[4])].shape[0];
           tk.est_bytes = ir::nbytes(w_dtype, w_rows * k);
           tk.est_flops = 2 * nodes[static_cast<std::size_t>(n.in[0])].numel_rows() * w_rows * k;

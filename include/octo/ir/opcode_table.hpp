@@ -71,4 +71,8 @@
   /* v into its cache unrotated; three outputs, the caches written and not read.                           */  \
   X(rmsnorm_gemv_qkv, 28, "RMSNORM_GEMV_QKV", 6, 7, 3,                                                        \
     "[x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache: RMSNORM_GEMV_ROPE (q), RMSNORM_GEMV_KV (k, v)", \
+    param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos) \
+  /* Qwen3's form: q and k with their per-head norms (their weights one after another in hn_qk).        */  \
+  X(rmsnorm_gemv_norm_qkv, 29, "RMSNORM_GEMV_NORM_QKV", 7, 7, 3,                                              \
+    "[x, norm_w, W_q, W_k, W_v, pos, hn_qk] -> q, k_cache, v_cache: RMSNORM_GEMV_NORM_ROPE (q), RMSNORM_GEMV_NORM_KV (k), RMSNORM_GEMV_KV (v)", \
     param_key::eps, param_key::hidden, param_key::K, param_key::head_dim, param_key::n_rot, param_key::pos)

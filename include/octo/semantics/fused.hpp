@@ -1,4 +1,4 @@
-// The fused decode ops (opcodes 19-28, docs/opcodes.md "Fused ops"): each is, by definition, the
+// The fused decode ops (opcodes 19-29, docs/opcodes.md "Fused ops"): each is, by definition, the
 // composition of the reference semantics of the plain ops it fuses, evaluated in the same order with the
 // same fp32 intermediates. So the reference VM computes a fused program bit for bit as it computes the
 // unfused one, and conformance checks every fused kernel against that composition.
@@ -167,6 +167,27 @@ inline void rmsnorm_gemv_qkv(std::span<const float> x, std::span<const float> no
   fused_rope plain = r;
   plain.n_rot = 0;
   rmsnorm_gemv_kv(x, norm_w, wv, part(nq + nk, nv), {}, v_cache, v_dtype, kv_row, hidden, eps, K, plain, pos);
+}
+
+/// RMSNORM_GEMV_NORM_QKV: Qwen3's three projections of one norm. q = RMSNORM_GEMV_NORM_ROPE(x, norm_w, W_q,
+/// hn_q, pos); k_cache[pos + t] = row t of RMSNORM_GEMV_NORM_ROPE(x, norm_w, W_k, hn_k, pos)
+/// (RMSNORM_GEMV_NORM_KV); v_cache[pos + t] = row t of the unrotated GEMV(h, W_v) (RMSNORM_GEMV_KV, n_rot =
+/// 0). `head_norm` is hn_q | hn_k, head_dim elements each.
+inline void rmsnorm_gemv_norm_qkv(std::span<const float> x, std::span<const float> norm_w, std::span<const float> wq,
+                                  std::span<const float> wk, std::span<const float> wv,
+                                  std::span<const float> head_norm, std::span<const std::int32_t> positions,
+                                  std::span<float> q, std::span<std::byte> k_cache, ir::dtype k_dtype,
+                                  std::span<std::byte> v_cache, ir::dtype v_dtype, std::int64_t kv_row,
+                                  std::int64_t hidden, float eps, std::int64_t K, const fused_rope& r, std::int64_t pos) {
+  const auto hd = static_cast<std::size_t>(detail::positive_extent(r.head_dim, "RMSNORM_GEMV_NORM_QKV", "head_dim"));
+  detail::require(head_norm.size() == 2 * hd, "RMSNORM_GEMV_NORM_QKV",
+                  "hn_qk must hold the q and k head norms' head_dim weights one after another");
+  rmsnorm_gemv_norm_rope(x, norm_w, wq, head_norm.subspan(0, hd), positions, q, hidden, eps, K, r);
+  rmsnorm_gemv_norm_kv(x, norm_w, wk, head_norm.subspan(hd, hd), positions, k_cache, k_dtype, kv_row, hidden, eps, K,
+                       r, pos);
+  fused_rope plain = r;
+  plain.n_rot = 0;
+  rmsnorm_gemv_kv(x, norm_w, wv, {}, {}, v_cache, v_dtype, kv_row, hidden, eps, K, plain, pos);
 }
 
 }  // namespace octo::semantics

@@ -179,6 +179,7 @@ gemv_operands operands_of(const task_context& c) {
     case ir::opcode::rmsnorm_gemv_norm_rope: o = {6, 2, 1, 4, -1, 4, true, 3}; break;
     case ir::opcode::rmsnorm_gemv_norm_kv: o = {7, 2, 1, 5, -1, 5, true, 3, 4}; break;
     case ir::opcode::rmsnorm_gemv_qkv: o = {4, 2, 1, 5, n_in > 6 ? 6 : -1, 5, true}; break;  // plan_qkv: q's part
+    case ir::opcode::rmsnorm_gemv_norm_qkv: o = {6, 2, 1, 5, -1, 5, true, 6}; break;           // (as above)
     default: o.bias = n_in > 2 ? 2 : -1; break;  // GEMV_TILE / GEMM_TILE [x, W(, b)]
   }
   return o;
@@ -206,7 +207,8 @@ namespace {
 bool norm_fused(ir::opcode op) {
   return op == ir::opcode::rmsnorm_gemv || op == ir::opcode::rmsnorm_swiglu || op == ir::opcode::rmsnorm_gemv_rope ||
          op == ir::opcode::rmsnorm_gemv_kv || op == ir::opcode::rmsnorm_gemv_norm_rope ||
-         op == ir::opcode::rmsnorm_gemv_norm_kv || op == ir::opcode::rmsnorm_gemv_qkv;
+         op == ir::opcode::rmsnorm_gemv_norm_kv || op == ir::opcode::rmsnorm_gemv_qkv ||
+         op == ir::opcode::rmsnorm_gemv_norm_qkv;
 }
 
 /// Whether the integer GEMVs reading the row that `writer` writes take its runs: those of a GEMV_ADD
@@ -313,7 +315,7 @@ kernel_launch plan_qkv(const task_context& c);
 }  // namespace
 
 kernel_launch plan_gemv(const task_context& c) {
-  if (c.task.op == ir::opcode::rmsnorm_gemv_qkv) return plan_qkv(c);
+  if (c.task.op == ir::opcode::rmsnorm_gemv_qkv || c.task.op == ir::opcode::rmsnorm_gemv_norm_qkv) return plan_qkv(c);
   return plan_gemv_shaped(c, {}, nullptr);
 }
 
@@ -808,19 +810,27 @@ bool qkv_one_launch(const task_context& c, ir::dtype w) {
   return v == 2 ? ir::layout(w).block_elems != 256 : v == 1;
 }
 
-/// RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] -> q, k_cache, v_cache (docs/opcodes.md).
-/// Each projection is planned as the task it stands for (RMSNORM_GEMV_ROPE for q, RMSNORM_GEMV_KV for k
-/// and v with the bias's parts), k and v at q's rows and width a workgroup. Where the three are launches
-/// of one gemv.comp module alike (one weight format, subgroups, no scratch of their own), they run as one
+/// RMSNORM_GEMV_QKV [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] and RMSNORM_GEMV_NORM_QKV [x, norm_w, W_q,
+/// W_k, W_v, pos, hn_qk] -> q, k_cache, v_cache (docs/opcodes.md). Each projection is planned as the task it
+/// stands for (RMSNORM_GEMV_ROPE for q, RMSNORM_GEMV_KV for k and v with the bias's parts; Qwen3's form
+/// RMSNORM_GEMV_NORM_ROPE for q, RMSNORM_GEMV_NORM_KV for k with their head norms' weights, RMSNORM_GEMV_KV
+/// for v), k and v at q's rows and width a workgroup. Where the three are launches of one gemv.comp module
+/// alike (one weight format, subgroups, no scratch of their own but the head norms'), they run as one
 /// launch of the module's _qkv form (gemv.comp GEMV_QKV) over their three grids one after another: one
 /// dispatch where there were three. Elsewhere (weights of different formats, as a Q4_K_M file's Q6_K v
 /// beside Q4_K q and k in some layers; no subgroup arithmetic; the 256-element formats by default and
 /// everywhere with OCTO_GEMV_QKV=0: qkv_one_launch) the three launches run side by side
-/// (kernel_launch::beside), as the three tasks did.
+/// (kernel_launch::beside), as the three tasks did. The head norms' scratch is the task's: q's counters and
+/// sums, then k's from the next 16 bytes.
 kernel_launch plan_qkv(const task_context& c) {
   const ir::task& t = c.task;
-  require(c, (t.inputs.size() == 6 || t.inputs.size() == 7) && t.outputs.size() == 3,
-          "needs inputs [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] and outputs q, k_cache, v_cache");
+  const bool normed = t.op == ir::opcode::rmsnorm_gemv_norm_qkv;
+  if (normed)
+    require(c, t.inputs.size() == 7 && t.outputs.size() == 3,
+            "needs inputs [x, norm_w, W_q, W_k, W_v, pos, hn_qk] and outputs q, k_cache, v_cache");
+  else
+    require(c, (t.inputs.size() == 6 || t.inputs.size() == 7) && t.outputs.size() == 3,
+            "needs inputs [x, norm_w, W_q, W_k, W_v, pos(, b_qkv)] and outputs q, k_cache, v_cache");
   const auto id = [&](std::size_t k) { return t.inputs[k]; };
   const auto x = input(c, 0), wq = input(c, 2), wk = input(c, 3), wv = input(c, 4);
   const std::int64_t K = param_i(c, ir::param_key::K);
@@ -829,25 +839,29 @@ kernel_launch plan_qkv(const task_context& c) {
           "W_q, W_k and W_v must be rows of K, W_k and W_v of one shape");
   const auto kc = tensor(c, t.outputs[1]), vc = tensor(c, t.outputs[2]);
   require(c, kc.dtype() == vc.dtype() && kc.numel() == vc.numel(), "the k and v caches differ in dtype or size");
-  // The three tasks, over the program or, with a bias, a copy that also holds the bias's parts as
-  // buffers of their own.
-  ir::program biased_program;
+  // The three tasks, over the program or, with a composite weight (the bias, the head norms), a copy
+  // that also holds its parts as buffers of their own.
+  ir::program parted_program;
   const ir::program* parts_program = &c.program;
   std::vector<std::uint64_t> address(c.buffer_address.begin(), c.buffer_address.end());
-  std::array<std::int32_t, 3> bias{-1, -1, -1};
-  std::uint32_t b_dtype = 0;
+  std::array<std::int32_t, 3> joined_part{-1, -1, -1};  // the biases of q, k, v, or the head norms of q, k
+  std::uint32_t joined_dtype = 0;
   if (t.inputs.size() == 7) {
     const auto b = input(c, 6);
-    biased_program = c.program;
-    parts_program = &biased_program;
-    b_dtype = static_cast<std::uint32_t>(b.dtype());
-    const std::int64_t n[3] = {wq.numel() / K, wk.numel() / K, wv.numel() / K};
-    require(c, b.numel() == n[0] + n[1] + n[2], "b_qkv must hold the q, k and v biases one after another");
+    parted_program = c.program;
+    parts_program = &parted_program;
+    joined_dtype = static_cast<std::uint32_t>(b.dtype());
+    const std::int64_t hd = param_i(c, ir::param_key::head_dim);
+    const std::array<std::int64_t, 3> n = normed ? std::array<std::int64_t, 3>{hd, hd, 0}
+                                                 : std::array<std::int64_t, 3>{wq.numel() / K, wk.numel() / K, wv.numel() / K};
+    require(c, b.numel() == n[0] + n[1] + n[2],
+            normed ? "hn_qk must hold the q and k head norms' head_dim weights one after another"
+                   : "b_qkv must hold the q, k and v biases one after another");
     std::int64_t off = 0;
-    for (std::size_t p = 0; p < 3; ++p) {
-      bias[p] = static_cast<std::int32_t>(biased_program.buffers.size());
-      ir::buffer& pb = biased_program.buffers.emplace_back();
-      pb.id = bias[p];
+    for (std::size_t p = 0; p < 3 && n[p] > 0; ++p) {
+      joined_part[p] = static_cast<std::int32_t>(parted_program.buffers.size());
+      ir::buffer& pb = parted_program.buffers.emplace_back();
+      pb.id = joined_part[p];
       pb.name = std::string(b.buf->name.view()) + " part " + std::to_string(p);
       pb.kind = ir::buffer_kind::weight;
       pb.dtype = b.dtype();
@@ -857,31 +871,41 @@ kernel_launch plan_qkv(const task_context& c) {
     }
   }
   std::array<ir::task, 3> part{t, t, t};
-  part[0].op = ir::opcode::rmsnorm_gemv_rope;
-  part[0].inputs = {id(0), id(1), id(2), id(5)};
+  if (normed) {
+    part[0].op = ir::opcode::rmsnorm_gemv_norm_rope;
+    part[0].inputs = {id(0), id(1), id(2), joined_part[0], id(5)};
+    part[1].op = ir::opcode::rmsnorm_gemv_norm_kv;
+    part[1].inputs = {id(0), id(1), id(3), joined_part[1], t.outputs[1], id(5)};
+  } else {
+    part[0].op = ir::opcode::rmsnorm_gemv_rope;
+    part[0].inputs = {id(0), id(1), id(2), id(5)};
+    part[1].op = ir::opcode::rmsnorm_gemv_kv;
+    part[1].inputs = {id(0), id(1), id(3), t.outputs[1], id(5)};
+  }
   part[0].outputs = {t.outputs[0]};
-  part[1].op = ir::opcode::rmsnorm_gemv_kv;
-  part[1].inputs = {id(0), id(1), id(3), t.outputs[1], id(5)};
   part[1].outputs = {t.outputs[1]};
   part[2].op = ir::opcode::rmsnorm_gemv_kv;
   part[2].inputs = {id(0), id(1), id(4), t.outputs[2]};
   part[2].outputs = {t.outputs[2]};
   part[2].params.set(ir::param_key::n_rot, 0);
-  for (std::size_t p = 0; p < 3; ++p)
-    if (bias[p] >= 0) part[p].inputs.push_back(bias[p]);
+  if (!normed)
+    for (std::size_t p = 0; p < 3; ++p)
+      if (joined_part[p] >= 0) part[p].inputs.push_back(joined_part[p]);
   std::array<gemv_fields, 3> f;
   std::array<kernel_launch, 3> l;
+  std::uint64_t q_scratch = 0;  // q's part of the task's scratch, a multiple of 16 bytes (k's follows)
   const auto plan_parts = [&](std::uint64_t shared_scratch) {
-    const auto plan_part = [&](std::size_t p, gemv_shape shape) {
+    const auto plan_part = [&](std::size_t p, gemv_shape shape, std::uint64_t scratch) {
       const task_context ctx{*parts_program, part[p], address, c.globals_address, c.device, c.fast_precision,
-                             c.scratch_address, c.task_scratch_address, shared_scratch, c.transient_scratch_address, {}};
+                             scratch, c.task_scratch_address, shared_scratch, c.transient_scratch_address, {}};
       return plan_gemv_shaped(ctx, shape, &f[p]);
     };
-    l[0] = plan_part(0, {});
+    l[0] = plan_part(0, {}, c.scratch_address);
+    q_scratch = (l[0].scratch_bytes + 15) / 16 * 16;
     const bool q_gemv = f[0].filled && l[0].spec_constants.size() >= 6;
     const gemv_shape shape = q_gemv ? gemv_shape{l[0].spec_constants[1], l[0].spec_constants[0]} : gemv_shape{};
-    l[1] = plan_part(1, shape);
-    l[2] = plan_part(2, shape);
+    l[1] = plan_part(1, shape, c.scratch_address != 0 ? c.scratch_address + q_scratch : 0);
+    l[2] = plan_part(2, shape, 0);
   };
   plan_parts(c.shared_scratch_address);
   // x rounded ahead (a `before` launch into the task's shared scratch) serves all three only where they
@@ -892,9 +916,11 @@ kernel_launch plan_qkv(const task_context& c) {
       plan_parts(0);
       break;
     }
+  const std::uint64_t scratch_bytes = l[1].scratch_bytes > 0 ? q_scratch + l[1].scratch_bytes : l[0].scratch_bytes;
+  require(c, l[2].scratch_bytes == 0 && (normed || scratch_bytes == 0), "a projection asks for a scratch of its own");
 
   // One launch: the same module and constants (but FUSE), one row, no indirect count, no scratch of
-  // their own, the same x rounding ahead (if any), and a _qkv form of the module.
+  // their own (but the head norms'), the same x rounding ahead (if any), and a _qkv form of the module.
   std::string_view qkv_shader;
   for (const auto& m : gemv_modules)
     if (l[0].shader == m.sg) qkv_shader = m.qkv;
@@ -905,38 +931,45 @@ kernel_launch plan_qkv(const task_context& c) {
   for (std::size_t p = 0; p < 3 && one; ++p) {
     auto sc = l[p].spec_constants, sc0 = l[0].spec_constants;
     one = f[p].filled && l[p].shader == l[0].shader && sc.size() == sc0.size() && sc.size() >= 6;
-    if (one) sc[5] = sc0[5] = 0;  // FUSE: q's RoPE, k's and v's cache writes
+    if (one) sc[5] = sc0[5] = 0;  // FUSE: q's RoPE, k's and v's cache writes, the head norms
     one = one && sc == sc0 && l[p].groups[1] == 1 && l[p].groups[2] == 1 && !l[p].indirect &&
-          l[p].alternatives.empty() && l[p].scratch_bytes == 0 && l[p].transient_scratch_bytes == 0 &&
+          l[p].alternatives.empty() && l[p].transient_scratch_bytes == 0 &&
           l[p].weight_copies.empty() && l[p].before.size() == l[0].before.size() &&
           l[p].shared_scratch_key == l[0].shared_scratch_key && f[p].x == f[0].x && f[p].w_row_bytes == f[0].w_row_bytes;
     if (sc.size() > 8) one = one && sc[8] == 1;  // one lane (the integer loops' LANES)
     groups += l[p].groups[0];
   }
-  one = one && l[0].groups[0] < 65536 && l[1].groups[0] < 65536 && groups <= 65535 && f[0].n_tile < 65536 &&
-        f[1].n_tile < 65536 && f[1].n_tile == f[2].n_tile && f[1].style == f[2].style;
+  // The grids gemv.comp's qkv_select derives from the widths (ceil(pairs / (NR / 2)) each).
+  const std::uint32_t nr = one ? l[0].spec_constants[1] : 2;
+  const auto grid_of = [&](std::uint32_t n_tile) { return (n_tile / 2 + nr / 2 - 1) / (nr / 2); };
+  one = one && l[0].groups[0] == grid_of(f[0].n_tile) && l[1].groups[0] == grid_of(f[1].n_tile) && groups <= 65535 &&
+        f[0].n_tile < 65536 && f[1].n_tile < 65536 && f[1].n_tile == f[2].n_tile && f[1].style == f[2].style &&
+        f[1].style < 65536 && f[0].nw_dtype < 256 && joined_dtype < 32;
   if (!one) {  // three launches side by side (the x rounding ahead, if any, once: the first's)
     kernel_launch main = std::move(l[0]);
+    main.scratch_bytes = scratch_bytes;
     for (std::size_t p = 1; p < 3; ++p) {
       l[p].before.clear();
+      l[p].scratch_bytes = 0;
       main.beside.push_back(std::move(l[p]));
     }
     return main;
   }
-  const std::uint32_t gq = l[0].groups[0], gk = l[1].groups[0];
   kernel_launch m = std::move(l[0]);
   m.shader = qkv_shader;
   m.spec_constants[5] = 4;  // FUSE_ROPE: the pair mode every part runs (gemv.comp GEMV_QKV)
   m.groups = {static_cast<std::uint32_t>(groups), 1, 1};
-  const std::uint64_t b_addr = bias[0] >= 0 ? address[static_cast<std::size_t>(bias[0])] : 0;
+  m.scratch_bytes = scratch_bytes;
+  const std::uint64_t joined_addr = joined_part[0] >= 0 ? address[static_cast<std::size_t>(joined_part[0])] : 0;
+  const std::uint32_t style = f[1].style | f[0].nw_dtype << 16 | joined_dtype << 24 |
+                              (!normed && joined_part[0] >= 0 ? 1u << 29 : 0u) | (normed ? 1u << 30 : 0u);
   m.push_constants = push_builder{}
-                         .addr(f[0].x).addr(f[0].nw).addr(f[0].w).addr(f[1].w).addr(f[2].w).addr(b_addr)
+                         .addr(f[0].x).addr(f[0].nw).addr(f[0].w).addr(f[1].w).addr(f[2].w).addr(joined_addr)
                          .addr(f[0].aux).addr(f[0].y).addr(f[1].y).addr(f[2].y).addr(c.globals_address)
+                         .addr(normed ? c.scratch_address : 0)
                          .u32(f[0].K).u32(f[0].w_row_bytes)
-                         .u32(gq | gk << 16)
                          .u32(f[0].n_tile | f[1].n_tile << 16)
-                         .u32(f[1].rope).u32(f[1].style).u32(f[1].kv_pos)
-                         .u32(f[0].nw_dtype | b_dtype << 8 | (bias[0] >= 0 ? 1u << 16 : 0u))
+                         .u32(f[1].rope).u32(style).u32(f[1].kv_pos)
                          .f32(f[0].eps).f32(f[0].log2_theta)
                          .take();
   return m;

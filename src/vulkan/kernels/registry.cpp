@@ -51,6 +51,7 @@ constexpr kernel_row kernel_rows[] = {
     {opcode::rmsnorm_gemv_norm_rope, plan_gemv, {}},
     {opcode::rmsnorm_gemv_norm_kv, plan_gemv, {}},
     {opcode::rmsnorm_gemv_qkv, plan_gemv, {}},
+    {opcode::rmsnorm_gemv_norm_qkv, plan_gemv, {}},
 };
 
 constexpr auto kernel_table = ir::by_opcode<kernel_rows>();
