@@ -36,8 +36,9 @@
 //     to arrive normalizes the head (the norm weight at `bias`, its dtype in bias_dtype: these ops have
 //     no bias), rotates and stores it, and resets the counter (no workgroup waits on another, as decode
 //     attention merges its chunks).
-//   GEMV_QKV (a define: the gemv_*_qkv modules, RMSNORM_GEMV_QKV): the q, k and v projections' grids in
-//     one launch, each workgroup running its part in the RoPE / KV pair mode (qkv_select, below).
+//   GEMV_QKV (a define: the gemv_*_qkv modules, RMSNORM_GEMV_QKV and RMSNORM_GEMV_NORM_QKV): the q, k and v
+//     projections' grids in one launch, each workgroup running its part in the RoPE / KV pair mode, q and
+//     k of Qwen3's form with the head norm (qkv_select, below).
 #include "common/weights.glsl"
 layout(local_size_x_id = 0) in;  // before reduce.glsl: its shared array is sized by the workgroup
 #include "common/reduce.glsl"

@@ -31,10 +31,10 @@ struct segment {
 
 /// The schedule a decode step gets by default: every fusion lowering knows (docs/ir.md §5.1), so a
 /// layer is RMSNORM_GEMV_QKV (q, k and v with their RoPE and cache writes) | attention | GEMV_ADD (o) |
-/// RMSNORM_SWIGLU | GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's q and k, with their per-head
-/// norms, are RMSNORM_GEMV_NORM_ROPE and RMSNORM_GEMV_NORM_KV, its v RMSNORM_GEMV_KV. `qkv` = false
-/// leaves q, k and v three tasks (RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV twice; the runtime's
-/// OCTO_FUSION=no-qkv). A prefill's default is prefill_schedule(), below.
+/// RMSNORM_SWIGLU | GEMV_ADD (down), and the head RMSNORM_GEMV; Qwen3's q, k and v, with q's and k's
+/// per-head norms, are RMSNORM_GEMV_NORM_QKV. `qkv` = false leaves q, k and v three tasks
+/// (RMSNORM_GEMV_ROPE, RMSNORM_GEMV_KV twice; Qwen3's RMSNORM_GEMV_NORM_ROPE, RMSNORM_GEMV_NORM_KV and
+/// RMSNORM_GEMV_KV; the runtime's OCTO_FUSION=no-qkv). A prefill's default is prefill_schedule(), below.
 /// `head_norm_projections` = false leaves out the chains that take a per-head norm into its projection
 /// (Qwen3's q and k then take two tasks each: RMSNORM_GEMV, then RMSNORM_ROPE(_KV)), for measuring one
 /// form against the other (the runtime's OCTO_FUSION=no-head-norm).
