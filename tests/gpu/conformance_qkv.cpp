@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <utility>
 #include <string>
@@ -84,18 +85,15 @@ std::vector<std::vector<std::byte>> outputs_on(octo::vm::vulkan_vm& vm, case_bui
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("conformance: RMSNORM_GEMV_QKV, every weight format: one launch over q, k and v") {
-  // Qwen2.5's form (rotate-half, a bias, 7 query heads a KV head), an interleaved one without a bias
-  // (Llama's) rotating part of each head, and heads of 16. F16 / F32 / BF16 caches; globals.pos = 2:
-  // the rows go to cache slot 3, every other slot as it was. OCTO_GEMV_QKV=1: the one launch for the
-  // 256-element formats too (by default they take three: kernels/gemv.cpp qkv_one_launch).
+/// Every weight format's one launch (OCTO_GEMV_QKV=1: the 256-element formats too, which take three by
+/// default: kernels/gemv.cpp qkv_one_launch) over each shape, into caches of `cache_of(shape)`, against
+/// the reference VM; globals.pos = 2: the rows go to cache slot 3, every other slot as it was.
+void every_format_one_launch(std::initializer_list<qkv_shape> shapes, dtype (*cache_of)(const qkv_shape&)) {
   const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
   for (dtype wd : weight_dtypes) {
     const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
-    for (qkv_shape s : {qkv_shape{7, 1, 64, 64, 0, true}, qkv_shape{4, 2, 32, 16, 1, false}, qkv_shape{3, 3, 16, 16, 0, true}}) {
-      const dtype cache_dt = s.head_dim == 64 ? dtype::f16 : (s.head_dim == 32 ? dtype::f32 : dtype::bf16);
+    for (const qkv_shape& s : shapes) {
+      const dtype cache_dt = cache_of(s);
       CAPTURE(octo::ir::name(wd));
       CAPTURE(s.q_heads);
       CAPTURE(s.head_dim);
@@ -108,39 +106,31 @@ TEST_CASE("conformance: RMSNORM_GEMV_QKV, every weight format: one launch over q
   }
 }
 
-TEST_CASE("conformance: RMSNORM_GEMV_QKV's integer-dot loops (the `fast` precision) and its three-launch forms") {
-  const qkv_shape s{7, 1, 64, 64, 0, true};
-  // The integer loops round x to int8 per run of 16 (docs/precision.md; conformance_gemv.cpp checks them
-  // against that contract): here the one launch must give the three launches' bits (OCTO_GEMV_QKV=0, the
-  // kernels the three tasks ran), and both stay near the f32 composition (a wrong part, pair or head is
-  // off by the value itself; the rounding moved outputs of about 1.5 by up to 0.23 on Q8_0 at x in [-3, 3]).
-  {
-    const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
-    REQUIRE(gpu_fast().device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
-    for (dtype wd : {dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
-      CAPTURE(octo::ir::name(wd));
-      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
-      case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
-      std::vector<std::vector<std::byte>> one, three;
-      {
-        const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
-        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
-        one = outputs_on(gpu_fast(), c, seed());
-        if (gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == 1);
-      }
-      {
-        const octo_test::scoped_env three_launches("OCTO_GEMV_QKV", "0");
-        three = outputs_on(gpu_fast(), c, seed());
-        CHECK(task_dispatches(gpu_fast()) == 3);
-      }
-      CHECK(one == three);
+/// The integer loops (the `fast` precision) over `formats`: they round x to int8 per run of 16
+/// (docs/precision.md; conformance_gemv.cpp checks them against that contract), so here the one launch
+/// must give the three launches' bits (OCTO_GEMV_QKV=0, the kernels the three tasks ran), and both stay
+/// near the f32 composition (a wrong part, pair or head is off by the value itself; the rounding moved
+/// outputs of about 1.5 by up to 0.23 on Q8_0 at x in [-3, 3]).
+void idot_one_launch_as_three(const qkv_shape& s, std::initializer_list<dtype> formats) {
+  const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
+  REQUIRE(gpu_fast().device().int_dot);  // Vulkan 1.3 requires shaderIntegerDotProduct
+  for (dtype wd : formats) {
+    CAPTURE(octo::ir::name(wd));
+    const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
+    case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
+    std::vector<std::vector<std::byte>> one, three;
+    for (const bool one_launch : {true, false}) {
+      const octo_test::scoped_env knob("OCTO_GEMV_QKV", one_launch ? "1" : "0");
+      run_case(c, {0.5, 0.1}, 2, &gpu_fast());
+      (one_launch ? one : three) = outputs_on(gpu_fast(), c, seed());
+      if (!one_launch || gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == (one_launch ? 1 : 3));
     }
-    // Weights of two formats (a Q4_K_M file's Q6_K v beside Q4_K q and k): the three launches side by side.
-    case_builder c = qkv_case(dtype::q4_k, dtype::q6_k, dtype::f16, s, 768, 6);
-    run_case(c, {0.5, 0.1}, 2, &gpu_fast());
-    CHECK(task_dispatches(gpu_fast()) == 3);
+    CHECK(one == three);
   }
-  // OCTO_GEMV_QKV=0: three launches on request; and without subgroup arithmetic (no _qkv form there).
+}
+
+/// Three launches on request (OCTO_GEMV_QKV=0) and without subgroup arithmetic (no _qkv form there).
+void three_launch_forms(const qkv_shape& s) {
   for (const auto& [knob, value] : {std::pair<const char*, const char*>{"OCTO_GEMV_QKV", "0"}, {"OCTO_KERNELS_NO_SUBGROUP", "1"}}) {
     CAPTURE(std::string(knob));
     const octo_test::scoped_env env(knob, value);
@@ -148,6 +138,28 @@ TEST_CASE("conformance: RMSNORM_GEMV_QKV's integer-dot loops (the `fast` precisi
     run_case(c, {2e-4 * 480.0 / 256.0, 1e-2}, 2);
     CHECK(task_dispatches(gpu()) == 3);
   }
+}
+
+}  // namespace
+
+TEST_CASE("conformance: RMSNORM_GEMV_QKV, every weight format: one launch over q, k and v") {
+  // Qwen2.5's form (rotate-half, a bias, 7 query heads a KV head), an interleaved one without a bias
+  // (Llama's) rotating part of each head, and heads of 16. F16 / F32 / BF16 caches.
+  every_format_one_launch({qkv_shape{7, 1, 64, 64, 0, true}, qkv_shape{4, 2, 32, 16, 1, false}, qkv_shape{3, 3, 16, 16, 0, true}},
+                          [](const qkv_shape& s) { return s.head_dim == 64 ? dtype::f16 : (s.head_dim == 32 ? dtype::f32 : dtype::bf16); });
+}
+
+TEST_CASE("conformance: RMSNORM_GEMV_QKV's integer-dot loops (the `fast` precision) and its three-launch forms") {
+  const qkv_shape s{7, 1, 64, 64, 0, true};
+  idot_one_launch_as_three(s, {dtype::q8_0, dtype::q4_k, dtype::q6_k});
+  {
+    // Weights of two formats (a Q4_K_M file's Q6_K v beside Q4_K q and k): the three launches side by side.
+    const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
+    case_builder c = qkv_case(dtype::q4_k, dtype::q6_k, dtype::f16, s, 768, 6);
+    run_case(c, {0.5, 0.1}, 2, &gpu_fast());
+    CHECK(task_dispatches(gpu_fast()) == 3);
+  }
+  three_launch_forms(s);
 }
 
 TEST_CASE("conformance: RMSNORM_GEMV_NORM_QKV (Qwen3's q and k head norms), every weight format: one launch") {
@@ -156,54 +168,14 @@ TEST_CASE("conformance: RMSNORM_GEMV_NORM_QKV (Qwen3's q and k head norms), ever
   // RMSNORM_GEMV_KV (v). Each head's last workgroup normalizes it from the task's scratch (q's part, then
   // k's), so a part reading the other's sums or counters, or the wrong half of hn_qk, is off by the value.
   // The one launch's pipelines are the RMSNORM_GEMV_QKV cases' (the form is a push-constant flag).
-  const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
-  for (dtype wd : weight_dtypes) {
-    const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
-    for (qkv_shape s : {qkv_shape{4, 2, 128, 128, 0, false, true}, qkv_shape{3, 1, 64, 32, 1, false, true, dtype::bf16},
-                        qkv_shape{2, 2, 16, 16, 0, false, true}}) {
-      const dtype cache_dt = s.head_dim == 128 ? dtype::f16 : (s.head_dim == 64 ? dtype::bf16 : dtype::f32);
-      CAPTURE(octo::ir::name(wd));
-      CAPTURE(s.q_heads);
-      CAPTURE(s.head_dim);
-      CAPTURE(octo::ir::name(cache_dt));
-      case_builder c = qkv_case(wd, wd, cache_dt, s, K, 6);
-      run_case(c, {2e-4 * double(K) / 256.0, cache_dt == dtype::f32 ? 2e-4 : 1e-2}, 2);
-      if (gpu().device().subgroup_arithmetic) CHECK(task_dispatches(gpu()) == 1);
-    }
-  }
+  every_format_one_launch({qkv_shape{4, 2, 128, 128, 0, false, true}, qkv_shape{3, 1, 64, 32, 1, false, true, dtype::bf16},
+                           qkv_shape{2, 2, 16, 16, 0, false, true}},
+                          [](const qkv_shape& s) { return s.head_dim == 128 ? dtype::f16 : (s.head_dim == 64 ? dtype::bf16 : dtype::f32); });
 }
 
 TEST_CASE("conformance: RMSNORM_GEMV_NORM_QKV's integer-dot loops and three-launch forms (the head norms' scratch in two parts)") {
+  // Three launches at once: q's and k's head norms each in their own part of the task's scratch.
   const qkv_shape s{4, 2, 128, 128, 0, false, true};
-  {
-    const octo_test::scoped_env idot("OCTO_GEMV_IDOT", "1");
-    REQUIRE(gpu_fast().device().int_dot);
-    for (dtype wd : {dtype::q8_0, dtype::q4_k}) {
-      CAPTURE(octo::ir::name(wd));
-      const std::int64_t K = octo::ir::layout(wd).block_elems == 256 ? 768 : 480;
-      case_builder c = qkv_case(wd, wd, dtype::f16, s, K, 6);
-      std::vector<std::vector<std::byte>> one, three;
-      {
-        const octo_test::scoped_env one_launch("OCTO_GEMV_QKV", "1");
-        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
-        one = outputs_on(gpu_fast(), c, seed());
-        if (gpu_fast().device().subgroup_arithmetic) CHECK(task_dispatches(gpu_fast()) == 1);
-      }
-      {
-        // Three launches at once: q's and k's head norms in their own parts of the task's scratch.
-        const octo_test::scoped_env three_launches("OCTO_GEMV_QKV", "0");
-        run_case(c, {0.5, 0.1}, 2, &gpu_fast());
-        three = outputs_on(gpu_fast(), c, seed());
-        CHECK(task_dispatches(gpu_fast()) == 3);
-      }
-      CHECK(one == three);
-    }
-  }
-  for (const auto& [knob, value] : {std::pair<const char*, const char*>{"OCTO_GEMV_QKV", "0"}, {"OCTO_KERNELS_NO_SUBGROUP", "1"}}) {
-    CAPTURE(std::string(knob));
-    const octo_test::scoped_env env(knob, value);
-    case_builder c = qkv_case(dtype::q8_0, dtype::q8_0, dtype::f16, s, 480, 6);
-    run_case(c, {2e-4 * 480.0 / 256.0, 1e-2}, 2);
-    CHECK(task_dispatches(gpu()) == 3);
-  }
+  idot_one_launch_as_three(s, {dtype::q8_0, dtype::q4_k});
+  three_launch_forms(s);
 }
