@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Random-weight Qwen2ForCausalLM and Qwen3ForCausalLM reference models for octo's converter and runtime
-tests (issue 5, item 6b), with transformers' outputs as the oracle.
+"""Random-weight Qwen2ForCausalLM, Qwen3ForCausalLM and LlamaForCausalLM (with Llama 3.1's "llama3" RoPE
+scaling) reference models for octo's converter and runtime tests (issue 5, item 6b), with transformers'
+outputs as the oracle.
 
 For each model: model.safetensors (F32) + config.json, and reference.json holding three fixed prompts
 (token ids), the last-position logits of each (computed in float64 from the F32 weights, stored as
@@ -38,14 +39,23 @@ def make_config(kind):
     common = dict(vocab_size=632, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
                   bos_token_id=0, eos_token_id=0, initializer_range=0.1)
-    theta = 10000.0 if kind == "qwen2" else 1000000.0
+    theta = 10000.0 if kind in ("qwen2", "llama3") else 1000000.0
+    rope = {"rope_type": "default"}
     if kind == "qwen2":
         cls, extra = transformers.Qwen2Config, dict(tie_word_embeddings=True)
-    else:  # head_dim 32 != 64 / 4, untied output head
+    elif kind == "qwen3":  # head_dim 32 != 64 / 4, untied output head
         cls, extra = transformers.Qwen3Config, dict(tie_word_embeddings=False, head_dim=32, attention_bias=False)
+    else:  # Llama 3.2's form: tied, no biases, the llama3 RoPE scaling. head_dim 16, so of the 8 frequencies
+        # (wavelengths 6.3, 19.9, 62.8, 199, 628, ...) the first keeps its own, the next three lie on the
+        # ramp between 256 / 16 and 256 / 1, and the rest are divided by 8.
+        cls, extra = transformers.LlamaConfig, dict(tie_word_embeddings=True, attention_bias=False, mlp_bias=False)
+        rope = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 16.0,
+                "original_max_position_embeddings": 256}
     try:
-        return cls(**common, **extra, rope_parameters={"rope_type": "default", "rope_theta": theta})
+        return cls(**common, **extra, rope_parameters={**rope, "rope_theta": theta})
     except TypeError:
+        if kind == "llama3":
+            return cls(**common, **extra, rope_theta=theta, rope_scaling=rope)
         return cls(**common, **extra, rope_theta=theta)
 
 
@@ -84,10 +94,11 @@ def reference(model):
 
 
 def build(kind, out_dir, tokenizer_json):
-    gen = torch.Generator().manual_seed(SEED + (0 if kind == "qwen2" else 1))
+    gen = torch.Generator().manual_seed(SEED + {"qwen2": 0, "qwen3": 1, "llama3": 2}[kind])
     config = make_config(kind)
     config._attn_implementation = "eager"
-    cls = transformers.Qwen2ForCausalLM if kind == "qwen2" else transformers.Qwen3ForCausalLM
+    cls = {"qwen2": transformers.Qwen2ForCausalLM, "qwen3": transformers.Qwen3ForCausalLM,
+           "llama3": transformers.LlamaForCausalLM}[kind]
     model = cls(config).float().eval()
     randomize(model, gen)
     if config.tie_word_embeddings:
@@ -111,6 +122,8 @@ def build(kind, out_dir, tokenizer_json):
     ref["f16"] = reference(m64)
     with open(os.path.join(out_dir, "reference.json"), "w") as f:
         json.dump(ref, f)
+    if kind == "llama3":
+        check_llama3_scaling(model)
     print(kind, "params", sum(p.numel() for p in model.parameters()), "min margins f32", ref["f32"]["min_margin"],
           "f16", ref["f16"]["min_margin"], "greedy f32", ref["f32"]["greedy"], "greedy f16", ref["f16"]["greedy"])
 
@@ -126,17 +139,31 @@ def tokenizer_ids(paths, out_file):
     print(json.dumps(out))
 
 
+def check_llama3_scaling(model):
+    """The llama3 model's rotary frequencies differ from plain RoPE's, so its test checks the scaling."""
+    emb = model.model.rotary_emb
+    inv = emb.inv_freq.double()
+    plain = 1.0 / (10000.0 ** (torch.arange(0, 16, 2, dtype=torch.float64) / 16))
+    ratio = (inv / plain).tolist()
+    print("llama3 inv_freq / plain:", [round(r, 6) for r in ratio])
+    assert abs(ratio[0] - 1) < 1e-6 and abs(ratio[-1] - 0.125) < 1e-6 and 0.125 < ratio[2] < 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--tokenizer", default=os.path.join(os.path.dirname(__file__), "..", "models", "tiny-qwen",
                                                         "tokenizer.json"))
     ap.add_argument("--tinystories-tokenizer")
+    ap.add_argument("--kinds", default="qwen2,qwen3,llama3", help="the models to make (default: all three)")
     a = ap.parse_args()
     torch.manual_seed(SEED)
     print("torch", torch.__version__, "transformers", transformers.__version__)
-    for kind in ("qwen2", "qwen3"):
+    kinds = a.kinds.split(",")
+    for kind in kinds:
         build(kind, os.path.join(a.out, kind), a.tokenizer)
+    if a.kinds != "qwen2,qwen3,llama3":
+        return
     paths = {"tiny_qwen": a.tokenizer}
     if a.tinystories_tokenizer:
         paths["tinystories"] = a.tinystories_tokenizer

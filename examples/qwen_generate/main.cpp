@@ -1,4 +1,4 @@
-// qwen_generate: streams the continuation of a prompt (or a ChatML chat turn) from a GGUF model or a
+// qwen_generate: streams the continuation of a prompt (or a chat turn: ChatML or Llama 3) from a GGUF model or a
 // decomposed directory, on the best Vulkan device or on the CPU reference VM, all layers resident or
 // streamed under a VRAM budget. Every bad option or file gives one line and exit 1.
 #include <algorithm>
@@ -118,7 +118,7 @@ options parse(int argc, char** argv) {
   });
   app.add_option("-p,--prompt", o.prompt, "the prompt (default: empty, i.e. BOS only where the model has one)")
       ->type_name("TEXT");
-  app.add_flag("--chat", o.chat, "wrap the prompt as a ChatML user turn (instruct models)");
+  app.add_flag("--chat", o.chat, "wrap the prompt as a user turn in the model's chat format (ChatML or Llama 3)");
   value("-n,--n-predict", "N", "tokens to generate (default 128)",
         [&](const std::string& v) { o.n_predict = parse_int("--n-predict", v, 0, std::int64_t(1) << 30); });
   value("--temperature,--temp", "T", "0: greedy (default 0)",
@@ -298,7 +298,13 @@ std::string one_line(std::string s) {
 int run_with(const options& o, octo::runtime::engine& e) {
   const auto& tok = e.model().tokenizer();
   std::vector<std::int32_t> prompt;
-  if (o.chat) prompt = tok.encode(octo::model_file::apply_chatml({{"user", o.prompt}}), true, true);
+  if (o.chat) {
+    const auto format = octo::model_file::chat_format_of(tok.vocab());
+    if (!format)
+      bad("--chat: the model's chat template is neither ChatML (<|im_start|>) nor Llama 3's (<|start_header_id|>), the "
+          "formats octo writes; give the prompt in the model's own format without --chat");
+    prompt = tok.encode(octo::model_file::apply_chat(*format, {{"user", o.prompt}}), true, true);
+  }
   else prompt = tok.encode(o.prompt, true, false);
   for (const std::int32_t id : o.then_ids) {
     if (id >= e.model().config().vocab) bad("--then-ids: " + std::to_string(id) + " is past the model's vocabulary");
@@ -413,7 +419,9 @@ int run_with(const options& o, octo::runtime::engine& e) {
     std::cerr << e.model().architecture() << ": vocab " << c.vocab << ", hidden " << c.hidden << ", layers " << c.layers
               << ", heads " << c.heads << "/" << c.kv_heads << " x " << c.head_dim << ", ffn " << c.ffn << ", ctx "
               << c.max_ctx << " (KV cache " << octo::ir::name(e.model().kv_dtype()) << "), weights "
-              << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "")
+              << octo::ir::name(c.weight_dtype) << (c.tied_embeddings ? ", tied" : "") << ", RoPE theta " << c.rope_theta
+              << (c.rope_ramp.on() ? ", low frequencies scaled by " + std::to_string(c.rope_ramp.low_scale) + " (Llama 3's ramp)"
+                                   : std::string())
               << "\n";
     if (o.vm == octo::runtime::backend::vulkan) {
       const auto s = e.decode_stats();

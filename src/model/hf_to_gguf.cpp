@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -45,6 +46,9 @@ struct hf_config {
   std::string hf_arch, arch;
   std::int64_t vocab = 0, hidden = 0, ffn = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ctx = 0;
   double eps = 1e-6, rope_theta = 10000.0;
+  // Llama 3's RoPE scaling ("rope_type": "llama3"): factor 0 where there is none.
+  double rope_factor = 0.0, rope_low_freq_factor = 0.0, rope_high_freq_factor = 0.0;
+  std::int64_t rope_original_ctx = 0;
   bool tied = false, qkv_bias = false;
   std::int64_t bos = -1, eos = -1, pad = -1;  // ids config.json names (fallbacks for the tokenizer's)
 };
@@ -102,8 +106,24 @@ hf_config read_config(const fs::path& folder) {
   const json* scaling = c.contains("rope_scaling") && c["rope_scaling"].is_object() ? &c["rope_scaling"] : rope;
   if (scaling) {
     std::string type = scaling->value("rope_type", scaling->value("type", std::string("default")));
-    if (type != "default")
-      throw error("convert: RoPE scaling '" + type + "' is not supported (only plain RoPE)");
+    if (type == "llama3") {
+      const auto number = [&](const char* k) {
+        if (!scaling->contains(k) || !(*scaling)[k].is_number())
+          throw error("convert: '" + path.string() + "': the llama3 RoPE scaling lacks a number \"" + k + "\"");
+        return (*scaling)[k].get<double>();
+      };
+      h.rope_factor = number("factor");
+      h.rope_low_freq_factor = number("low_freq_factor");
+      h.rope_high_freq_factor = number("high_freq_factor");
+      const double orig = number("original_max_position_embeddings");
+      if (!(h.rope_factor >= 1.0 && h.rope_factor < 1e6) || !(h.rope_low_freq_factor > 0.0) ||
+          !(h.rope_high_freq_factor > h.rope_low_freq_factor && h.rope_high_freq_factor < 1e6) || !(orig >= 1.0 && orig < 1e12))
+        throw error("convert: '" + path.string() + "': the llama3 RoPE scaling needs factor >= 1, 0 < low_freq_factor < "
+                    "high_freq_factor and original_max_position_embeddings >= 1");
+      h.rope_original_ctx = static_cast<std::int64_t>(orig);
+    } else if (type != "default") {
+      throw error("convert: RoPE scaling '" + type + "' is not supported (plain RoPE and llama3's)");
+    }
   }
   if (c.contains("hidden_act") && c["hidden_act"].is_string() && c["hidden_act"].get<std::string>() != "silu")
     throw error("convert: hidden_act '" + c["hidden_act"].get<std::string>() + "' is not supported (only silu)");
@@ -255,7 +275,8 @@ ir::dtype matrix_type(const hf_convert_options& o, role r, std::int64_t layer, s
 
 // One tensor to write: where it comes from and what it becomes.
 struct planned_tensor {
-  const safetensors_tensor* src = nullptr;
+  const safetensors_tensor* src = nullptr;  // null: `values` (F32) are the data
+  std::vector<float> values;
   std::string name;
   std::vector<std::int64_t> shape;  // row-major (HF order)
   ir::dtype type = ir::dtype::f32;
@@ -317,6 +338,7 @@ void convert_rows(const planned_tensor& p, std::int64_t r0, std::int64_t r1, std
 // Writes `p`'s bytes to `s` in chunks of rows (about 64 MiB of output each), the rows of a chunk
 // split among `threads` workers.
 void stream_tensor(const planned_tensor& p, gguf_stream& s, unsigned threads, std::vector<std::uint8_t>& buf) {
+  if (!p.src) return s.write(std::as_bytes(std::span(p.values)));
   const std::int64_t rows = p.rows(), row_bytes = ir::nbytes(p.type, p.cols());
   const std::int64_t chunk_rows = std::max<std::int64_t>(1, (std::int64_t(64) << 20) / std::max<std::int64_t>(row_bytes, 1));
   for (std::int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
@@ -351,6 +373,30 @@ void stream_tensor(const planned_tensor& p, gguf_stream& s, unsigned threads, st
   release_pages(p.src->data.data(), p.src->data.size());
 }
 
+// Llama 3's RoPE scaling as the divisor of each frequency, as llama.cpp's converter writes
+// rope_freqs.weight (Hugging Face's _compute_llama3_parameters, in double): 1 for wavelengths under
+// original / high_freq_factor, factor over original / low_freq_factor, and between them
+// 1 / ((1 - smooth) / factor + smooth), smooth = (original / wavelength - low) / (high - low).
+std::vector<float> llama3_rope_divisors(const hf_config& h) {
+  constexpr double two_pi = 6.283185307179586;
+  const double orig = static_cast<double>(h.rope_original_ctx);
+  const double low_wavelen = orig / h.rope_low_freq_factor, high_wavelen = orig / h.rope_high_freq_factor;
+  std::vector<float> f(static_cast<std::size_t>(h.head_dim / 2));
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const double freq = std::pow(h.rope_theta, -static_cast<double>(2 * i) / static_cast<double>(h.head_dim));
+    const double wavelen = two_pi / freq;
+    double d = 1.0;
+    if (wavelen > low_wavelen) {
+      d = h.rope_factor;
+    } else if (wavelen >= high_wavelen) {
+      const double smooth = (orig / wavelen - h.rope_low_freq_factor) / (h.rope_high_freq_factor - h.rope_low_freq_factor);
+      d = 1.0 / ((1.0 - smooth) / h.rope_factor + smooth);
+    }
+    f[i] = static_cast<float>(d);
+  }
+  return f;
+}
+
 class planner {
  public:
   planner(const safetensors_model& st, const hf_convert_options& o, std::int64_t layers)
@@ -371,6 +417,15 @@ class planner {
     p.shape = std::move(shape);
     p.heads = heads;
     p.type = p.shape.size() == 2 ? matrix_type(o_, r, layer, layers_, p.cols()) : ir::dtype::f32;
+    plan_.push_back(std::move(p));
+  }
+
+  // Plans a vector made here (not read from the checkpoint) as GGUF F32 tensor `name`.
+  void add_values(const std::string& name, std::vector<float> values) {
+    planned_tensor p;
+    p.name = name;
+    p.shape = {static_cast<std::int64_t>(values.size())};
+    p.values = std::move(values);
     plan_.push_back(std::move(p));
   }
 
@@ -505,6 +560,7 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
     c.add(p + "mlp.down_proj.weight", b + "ffn_down.weight", {d, h.ffn}, 0, role::ffn_down, l);
   }
   c.add("model.norm.weight", "output_norm.weight", {d});
+  if (h.rope_factor > 0.0) c.add_values("rope_freqs.weight", llama3_rope_divisors(h));
   if (h.tied) {
     if (st.find("lm_head.weight")) c.skip("lm_head.weight");  // the embedding itself, or a saved copy
   } else {

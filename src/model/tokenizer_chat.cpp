@@ -1,8 +1,19 @@
-// ChatML, as Qwen2's chat template renders it, written out directly.
+// ChatML, as Qwen2's chat template renders it, and Llama 3's headers, written out directly.
+#include <algorithm>
+
 #include "octo/error.hpp"
 #include "octo/model_file/chat_template.hpp"
+#include "octo/model_file/vocabulary.hpp"
 
 namespace octo::model_file {
+
+namespace {
+void check_role(const chat_message& m) {
+  if (m.role.empty()) throw error("chat: a message has an empty role");
+  if (m.role.find_first_of("\n<|>") != std::string::npos)
+    throw error("chat: role '" + m.role + "' contains a newline or markup character");
+}
+}  // namespace
 
 std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt) {
   std::string out;
@@ -15,13 +26,47 @@ std::string apply_chatml(const std::vector<chat_message>& messages, bool add_gen
   };
   if (messages.empty() || messages.front().role != "system") turn("system", chatml_default_system);
   for (const auto& m : messages) {
-    if (m.role.empty()) throw error("chat: a message has an empty role");
-    if (m.role.find_first_of("\n<|>") != std::string::npos)
-      throw error("chat: role '" + m.role + "' contains a newline or markup character");
+    check_role(m);
     turn(m.role, m.content);
   }
   if (add_generation_prompt) out += "<|im_start|>assistant\n";
   return out;
+}
+
+std::string apply_llama3(const std::vector<chat_message>& messages, bool add_generation_prompt) {
+  std::string out;
+  const auto header = [&](std::string_view role) {
+    out += "<|start_header_id|>";
+    out += role;
+    out += "<|end_header_id|>\n\n";
+  };
+  for (const auto& m : messages) {
+    check_role(m);
+    header(m.role);
+    out += m.content;
+    out += "<|eot_id|>";
+  }
+  if (add_generation_prompt) header("assistant");
+  return out;
+}
+
+std::string_view name(chat_format f) { return f == chat_format::llama3 ? "Llama 3" : "ChatML"; }
+
+std::optional<chat_format> chat_format_of(const vocabulary& v) {
+  if (!v.chat_template.empty()) {
+    if (v.chat_template.find("<|start_header_id|>") != std::string::npos) return chat_format::llama3;
+    if (v.chat_template.find("<|im_start|>") != std::string::npos) return chat_format::chatml;
+    return std::nullopt;
+  }
+  const auto has = [&](std::string_view t) { return std::find(v.tokens.begin(), v.tokens.end(), t) != v.tokens.end(); };
+  if (has("<|start_header_id|>") && has("<|eot_id|>")) return chat_format::llama3;
+  if (has("<|im_start|>") && has("<|im_end|>")) return chat_format::chatml;
+  return std::nullopt;
+}
+
+std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt) {
+  return f == chat_format::llama3 ? apply_llama3(messages, add_generation_prompt)
+                                  : apply_chatml(messages, add_generation_prompt);
 }
 
 }  // namespace octo::model_file

@@ -24,6 +24,9 @@ stream::stored_config to_stored_config(const models::model_config& c, std::int64
   s.qkv_bias = c.qkv_bias;
   s.qk_norm = c.qk_norm;
   s.rope = c.rope == rope_style::interleaved ? "interleaved" : "neox";
+  s.rope_low_scale = c.rope_ramp.low_scale;
+  s.rope_ramp_slope = c.rope_ramp.slope;
+  s.rope_ramp_offset = c.rope_ramp.offset;
   s.max_ctx = c.max_ctx;
   s.context_length = context_length;
   s.weight_dtype = c.weight_dtype;
@@ -51,6 +54,8 @@ models::model_config config_from_manifest(const stream::manifest& m, std::int64_
   c.qkv_bias = s.qkv_bias;
   c.qk_norm = s.qk_norm;
   c.rope = s.rope == "interleaved" ? rope_style::interleaved : rope_style::neox;
+  c.rope_ramp = {static_cast<float>(s.rope_low_scale), static_cast<float>(s.rope_ramp_slope),
+                 static_cast<float>(s.rope_ramp_offset)};
   c.weight_dtype = s.weight_dtype;
   if (ctx < 0) throw octo::error(where + ": context length " + std::to_string(ctx) + " is negative");
   c.max_ctx = ctx > 0 ? ctx : s.max_ctx;

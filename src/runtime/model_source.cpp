@@ -142,6 +142,20 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   c.qk_norm = c.architecture == models::arch::qwen3;
   // GGUF's llama converter permutes q/k rows for the interleaved (GPT-J) pairing; Qwen keeps NeoX.
   c.rope = c.architecture == models::arch::llama ? rope_style::interleaved : rope_style::neox;
+  // Llama 3.1+'s RoPE scaling, as llama.cpp's converter stores it: a divisor per frequency.
+  constexpr std::string_view rope_freqs = "rope_freqs.weight";
+  if (const auto* rf = f.find_tensor(rope_freqs)) {
+    if (rf->ggml_type != model_file::to_ggml_type(ir::dtype::f32) || rf->dims.size() != 1 || rf->dims[0] != c.head_dim / 2)
+      fail(f, "tensor 'rope_freqs.weight' must be F32 with head_dim / 2 = " + std::to_string(c.head_dim / 2) +
+                  " values, has shape " + shape_text(rf->dims));
+    std::vector<float> factors(static_cast<std::size_t>(c.head_dim / 2));
+    f.read_tensor(*rf, std::as_writable_bytes(std::span(factors)));
+    const auto ramp = semantics::rope_ramp_fit(factors, c.rope_theta, c.head_dim);
+    if (!ramp)
+      fail(f, "tensor 'rope_freqs.weight' is not Llama 3's RoPE scaling (unscaled high frequencies, low ones divided "
+              "by one factor, a linear ramp between), the one frequency scaling octo runs");
+    c.rope_ramp = *ramp;
+  }
   check_blocks(f, c.layers, a);
   if (ctx < 0) fail(f, "context length " + std::to_string(ctx) + " is negative");
   c.max_ctx = ctx > 0 ? ctx : std::min<std::int64_t>(train_ctx, 4096);
@@ -157,6 +171,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   for (const auto& b : models::decoder_step(c).buffers)
     if (b.kind == ir::buffer_kind::weight)
       for (auto& part : ir::source_parts(ir::source_key(b))) read.insert(std::move(part));
+  read.insert(std::string(rope_freqs));  // read above, into the config
   for (const auto& t : f.tensors())
     if (!read.contains(t.name))
       fail(f, "tensor " + octo::quoted(t.name, 80) + " is not part of the " + a + " model its metadata describes");

@@ -3,6 +3,7 @@
 #include "octo/stream/manifest.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -68,6 +69,7 @@ class reader {
     if (it == j_.end()) throw octo::error(where(k) + " is missing");
     return *it;
   }
+  bool has(const char* k) const { return j_.contains(k); }
   std::string where(const char* k) const { return path_.empty() ? std::string(k) : path_ + "." + k; }
   std::string str(const char* k) const {
     const auto& v = field(k);
@@ -113,13 +115,15 @@ class reader {
 };
 
 json config_json(const stored_config& c) {
-  return json{{"architecture", c.architecture}, {"vocab", c.vocab},          {"hidden", c.hidden},
+  json j{{"architecture", c.architecture}, {"vocab", c.vocab},          {"hidden", c.hidden},
               {"layers", c.layers},             {"heads", c.heads},          {"kv_heads", c.kv_heads},
               {"head_dim", c.head_dim},         {"ffn", c.ffn},              {"rope_theta", c.rope_theta},
               {"rms_eps", c.rms_eps},           {"tied_embeddings", c.tied_embeddings},
               {"qkv_bias", c.qkv_bias},         {"qk_norm", c.qk_norm},      {"rope", c.rope},
               {"max_ctx", c.max_ctx},           {"context_length", c.context_length},
               {"weight_dtype", std::string(ir::name(c.weight_dtype))}};
+  if (c.rope_low_scale != 1.0) j["rope_ramp"] = json::array({c.rope_low_scale, c.rope_ramp_slope, c.rope_ramp_offset});
+  return j;
 }
 
 stored_config config_of(const reader& r) {
@@ -138,6 +142,17 @@ stored_config config_of(const reader& r) {
   c.qkv_bias = r.boolean("qkv_bias");
   c.qk_norm = r.boolean("qk_norm");
   c.rope = r.str("rope");
+  if (r.has("rope_ramp")) {
+    const auto& a = r.array("rope_ramp");
+    if (a.size() != 3 || !a[0].is_number() || !a[1].is_number() || !a[2].is_number())
+      throw octo::error(r.where("rope_ramp") + " is not three numbers [low_scale, slope, offset]");
+    c.rope_low_scale = a[0].get<double>();
+    c.rope_ramp_slope = a[1].get<double>();
+    c.rope_ramp_offset = a[2].get<double>();
+    if (!(c.rope_low_scale > 0.0 && c.rope_low_scale < 1.0) || !std::isfinite(c.rope_ramp_slope) ||
+        !std::isfinite(c.rope_ramp_offset))
+      throw octo::error(r.where("rope_ramp") + " needs low_scale in (0, 1) and a finite slope and offset");
+  }
   c.max_ctx = r.i64("max_ctx");
   c.context_length = r.i64("context_length");
   const auto dt = ir::parse<ir::dtype>(r.str("weight_dtype"));

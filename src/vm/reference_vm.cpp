@@ -388,7 +388,7 @@ struct reference_row {
 float fused_eps(const task_io& io) { return static_cast<float>(io.P.get_real(param_key::eps)); }
 semantics::fused_rope fused_rope_of(const task_io& io) {
   return {io.P.get(param_key::head_dim), static_cast<float>(io.P.get_real(param_key::theta)),
-          io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot)};
+          io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot), semantics::rope_ramp_of(io.P)};
 }
 /// The row length of the KV cache a fused op writes in place (its input `slot`).
 std::int64_t fused_cache_row(const task_io& io, std::size_t slot) {
@@ -445,7 +445,7 @@ constexpr reference_row reference_rows[] = {
      [](task_io& io) {
        const auto hd = io.P.get(param_key::head_dim);
        semantics::rope(io.in(0), io.in_i32(1), io.out, hd, static_cast<float>(io.P.get_real(param_key::theta)),
-                       io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot, hd));
+                       io.P.get(param_key::rope_style, 0), io.P.get(param_key::n_rot, hd), semantics::rope_ramp_of(io.P));
      }},
     {ir::opcode::silu_mul, [](task_io& io) { semantics::silu_mul(io.in(0), io.in(1), io.out); }},
     {ir::opcode::gelu, [](task_io& io) { semantics::gelu(io.in(0), io.out); }},

@@ -190,10 +190,15 @@ struct indirect_groups {
   }
 };
 
+/// A kernel_launch::spec_constants value that leaves the module's default for that constant_id (so that
+/// a launch may set constants past ids it does not set, e.g. add_rope_ramp's).
+inline constexpr std::uint32_t spec_default = 0xffffffffu;
+
 /// One dispatch.
 struct kernel_launch {
   std::string_view shader;                    // name of a compiled module, e.g. "gemv_f16" (shaders/gemv.comp variant)
-  std::vector<std::uint32_t> spec_constants;  // values for constant_id 0, 1, 2... (0 is the workgroup size by convention)
+  std::vector<std::uint32_t> spec_constants;  // values for constant_id 0, 1, 2... (0 is the workgroup size by
+                                              // convention); spec_default: the module's own
   std::array<std::uint32_t, 3> groups{1, 1, 1};
   push_block push_constants;                  // at most device.max_push_constants bytes
   std::uint64_t scratch_bytes = 0;            // device scratch the kernel needs (task_context::scratch_address)

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 
+#include "kernel_registry.hpp"
 #include "octo/error.hpp"
 #include "octo/file_io.hpp"
 #include "spirv_registry.hpp"
@@ -143,7 +144,8 @@ vk::Pipeline pipelines::get(std::string_view shader, std::span<const std::uint32
                 .first;
     std::vector<vk::SpecializationMapEntry> entries;
     for (std::uint32_t i = 0; i < spec.size(); ++i)
-      entries.emplace_back(i, static_cast<std::uint32_t>(i * sizeof(std::uint32_t)), sizeof(std::uint32_t));
+      if (spec[i] != spec_default)  // kernel_registry.hpp: the module's default
+        entries.emplace_back(i, static_cast<std::uint32_t>(i * sizeof(std::uint32_t)), sizeof(std::uint32_t));
     vk::SpecializationInfo si(static_cast<std::uint32_t>(entries.size()), entries.data(), spec.size_bytes(), spec.data());
     vk::PipelineShaderStageCreateInfo stage({}, vk::ShaderStageFlagBits::eCompute, *mod->second, "main",
                                             spec.empty() ? nullptr : &si);

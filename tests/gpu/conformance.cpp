@@ -292,6 +292,24 @@ TEST_CASE("conformance: ROPE, NeoX and interleaved, full and partial rotation") 
     c.task(opcode::rope, {x, pos}, {y}, params({{param_key::head_dim, hd}, {param_key::theta, 1000000.0}}));
     run_case(c, {2e-3, 0});
   }
+  for (int style : {0, 1}) {
+    // Llama 3.1 8B's frequency scaling (factor 8, low / high frequency factors 1 / 4, 8192 positions
+    // originally): the ramp's params as semantics::rope_ramp defines them, shaders/common/rope.glsl's
+    // specialization constants on the device.
+    CAPTURE(style);
+    const std::int64_t T = 4, heads = 2, hd = 128;
+    case_builder c;
+    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
+    auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
+    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
+    c.ints(pos, {3, 1000, 2047, 4095});
+    const double pi = std::acos(-1.0);
+    c.task(opcode::rope, {x, pos}, {y},
+           params({{param_key::head_dim, hd}, {param_key::theta, 500000.0}, {param_key::rope_style, style},
+                   {param_key::rope_low_scale, 0.125}, {param_key::rope_ramp_slope, 8192.0 / (2 * pi * 3)},
+                   {param_key::rope_ramp_offset, -1.0 / 3}}));
+    run_case(c, {2e-3, 0});
+  }
 }
 
 TEST_CASE("conformance: DEQUANT I8 / I4 with and without zero points") {

@@ -111,6 +111,49 @@ TEST_CASE("Vulkan vs reference VM on quantized GGUFs (Q8_0; Q4_K, Q6_K for tiny-
   }
 }
 
+TEST_CASE("Vulkan vs reference VM with Llama 3's RoPE scaling: every kernel that rotates takes the ramp") {
+  // tinystories-656k (HF llama, head_dim 16) given Llama 3.1's "llama3" rope scaling: the converter
+  // writes rope_freqs.weight, the config reads it as a ramp (unit_hf_to_gguf, unit_reference_ops check
+  // both against Hugging Face's formula), and here the Vulkan VM's rotations follow the reference VM's:
+  // a 300-token prompt in one pass (q and k rotated in the GEMMs' epilogue), the same prompt in passes
+  // of 4 (the small-pass forms), and decode steps (q, k and v one task).
+  const fs::path stories = fs::path(OCTO_SHARED_DATA_DIR) / "tinystories-656k";
+  const fs::path dir = fs::temp_directory_path() / ("octo_gpu_llama3_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  test::tinystories_scaled(dir);
+  const fs::path out = dir / "llama3.gguf", plain_out = dir / "plain.gguf";
+  model_file::hf_convert_options o;
+  o.type = ir::dtype::f16;
+  model_file::convert_hf_to_gguf(dir, out, o);
+  model_file::convert_hf_to_gguf(stories, plain_out, o);
+  std::vector<std::int32_t> prompt;
+  for (int i = 0; i < 300; ++i) prompt.push_back(std::int32_t(3 + (i * 37) % 2000));
+  for (const std::int64_t chunk : {512, 4}) {
+    CAPTURE(chunk);
+    runtime::engine_options eo;
+    eo.ctx = 320;
+    eo.kv_type = ir::dtype::f32;
+    eo.prefill_chunk = chunk;
+    eo.vulkan.pipeline_cache_dir.push_back('-');
+    eo.vulkan.precision = vm::matmul_precision::accurate;
+    runtime::engine gpu(out, eo), gpu_plain(plain_out, eo);
+    eo.vm = runtime::backend::reference;
+    runtime::engine ref(out, eo);
+    CHECK(gpu.model().config().rope_ramp.on());
+    const auto a = gpu.prefill(prompt), b = ref.prefill(prompt), p = gpu_plain.prefill(prompt);
+    MESSAGE("prefill in passes of " << chunk << ": relative L2 against the reference VM " << test::rel_l2(a, b)
+                                    << ", against the unscaled model " << test::rel_l2(a, p));
+    CHECK(test::rel_l2(a, b) < 1e-4);
+    CHECK(test::rel_l2(a, p) > 1e-3);  // the scaling changed the answer
+    for (std::int32_t next : {5, 300, 1999, 0}) {
+      const auto da = gpu.decode(next), db = ref.decode(next);
+      CHECK(test::rel_l2(da, db) < 1e-4);
+    }
+    CHECK(gpu.validation_messages() == 0);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("IQ4_NL / IQ4_XS GGUFs: the Vulkan VM equals the reference VM; on trained weights the logits stay near F32's") {
   // tiny-qwen (random weights, rows of 256 and 512: every matrix IQ4_NL, or IQ4_XS) checks the kernels
   // against the reference VM on the same file: prompt logits and 24 greedy ids. tinystories-656k (real

@@ -44,4 +44,27 @@ inline std::filesystem::path hf_reference_gguf(const std::string& kind, ir::dtyp
   return out;
 }
 
+/// Llama 3.1's "llama3" RoPE scaling (transformers 4's rope_scaling form) as the tests use it on
+/// tinystories-656k (head_dim 16, theta 10000): wavelengths under 256 / 16 keep their frequency, over
+/// 256 are divided by 8, three of the eight lie on the ramp between.
+inline nlohmann::json llama3_scaling() {
+  return {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 16.0},
+          {"original_max_position_embeddings", 256}};
+}
+
+/// A copy of ../shared/data/tinystories-656k (a real HF LlamaForCausalLM) in `dir` with config.json's
+/// "rope_scaling" set to `scaling` (llama3_scaling() by default); returns `dir`.
+inline std::filesystem::path tinystories_scaled(const std::filesystem::path& dir,
+                                                const nlohmann::json& scaling = llama3_scaling()) {
+  const std::filesystem::path src = std::filesystem::path(OCTO_SHARED_DATA_DIR) / "tinystories-656k";
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"config.json", "tokenizer.json", "model.safetensors", "special_tokens_map.json"})
+    std::filesystem::copy_file(src / f, dir / f, std::filesystem::copy_options::overwrite_existing);
+  std::ifstream in(src / "config.json");
+  nlohmann::json c = nlohmann::json::parse(in);
+  c["rope_scaling"] = scaling;
+  std::ofstream(dir / "config.json") << c.dump();
+  return dir;
+}
+
 }  // namespace octo::test

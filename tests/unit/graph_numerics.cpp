@@ -90,11 +90,17 @@ void rmsnorm_inplace(double* x, const vec& w, std::int64_t n, double eps) {
   for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] * r * w[static_cast<std::size_t>(i)];
 }
 
-void rope_inplace(double* x, std::int64_t n_heads, std::int64_t hd, std::int64_t pos, double theta, bool interleaved) {
+// The frequency ramp as docs/opcodes.md defines it (unit_reference_ops checks that definition against
+// Hugging Face's llama3 formula), in float64.
+void rope_inplace(double* x, std::int64_t n_heads, std::int64_t hd, std::int64_t pos, double theta, bool interleaved,
+                  const octo::semantics::rope_ramp& ramp = {}) {
   for (std::int64_t h = 0; h < n_heads; ++h) {
     double* v = x + h * hd;
     for (std::int64_t i = 0; i < hd / 2; ++i) {
-      const double ang = static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+      double inv = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+      if (ramp.on())
+        inv *= ramp.low_scale + std::clamp(double(ramp.slope) * inv + ramp.offset, 0.0, 1.0) * (1.0 - ramp.low_scale);
+      const double ang = static_cast<double>(pos) * inv;
       const std::int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + hd / 2;
       const double xa = v[a], xb = v[b];
       v[a] = xa * std::cos(ang) - xb * std::sin(ang);
@@ -133,8 +139,8 @@ struct oracle {
         for (std::int64_t hh = 0; hh < c.kv_heads; ++hh) rmsnorm_inplace(k.data() + hh * hd, w.at(blk(l, "attn_k_norm.weight")), hd, c.rms_eps);
       }
       const bool inter = c.rope == octo::rope_style::interleaved;
-      rope_inplace(q.data(), c.heads, hd, pos, c.rope_theta, inter);
-      rope_inplace(k.data(), c.kv_heads, hd, pos, c.rope_theta, inter);
+      rope_inplace(q.data(), c.heads, hd, pos, c.rope_theta, inter, c.rope_ramp);
+      rope_inplace(k.data(), c.kv_heads, hd, pos, c.rope_theta, inter, c.rope_ramp);
       k_cache[L].resize(static_cast<std::size_t>(pos + 1));
       v_cache[L].resize(static_cast<std::size_t>(pos + 1));
       k_cache[L][static_cast<std::size_t>(pos)] = k;
@@ -228,7 +234,18 @@ constexpr model_config tiny_qwen3{.name = "tiny-qwen3", .architecture = octo::mo
                                   .qkv_bias = false, .qk_norm = true, .rope = octo::rope_style::neox,
                                   .max_ctx = 16, .weight_dtype = octo::ir::dtype::f32};
 
+// Llama 3.1's form: tiny_llama with a frequency ramp whose middle lies between its frequencies (head_dim 8:
+// inv_freq 1, 0.1, 0.01, 0.001; the ramp s = 20 inv - 0.5 keeps the first, scales the last two by 1/8
+// and takes 0.1 halfway).
+constexpr model_config tiny_llama3 = [] {
+  model_config c = tiny_llama;
+  c.name = "tiny-llama3";
+  c.rope_ramp = {0.125f, 20.0f, -0.5f};
+  return c;
+}();
+
 // The programs are proven at compile time too.
+static_assert(octo::validate(octo::models::decoder_step(tiny_llama3)).ok);
 static_assert(octo::validate(octo::models::decoder_step(tiny_llama)).ok);
 static_assert(octo::validate(octo::models::decoder_step(tiny_qwen2, {.argmax = true})).ok);
 static_assert(octo::validate(octo::models::prefill(tiny_qwen3, 5)).ok);
@@ -302,6 +319,7 @@ void check_prefill(const model_config& c, std::uint64_t seed) {
 TEST_CASE("decoder_step matches a float64 forward pass over several positions (llama, qwen2, qwen3)") {
   const octo::ir::schedule_config defaults;
   check_decode(tiny_llama, defaults, 1);
+  check_decode(tiny_llama3, defaults, 1);
   check_decode(tiny_qwen2, defaults, 2);
   check_decode(tiny_qwen3, defaults, 3);
 }
@@ -319,6 +337,13 @@ TEST_CASE("GEMV tiling changes the schedule, not the numbers") {
 TEST_CASE("fused decode (the default schedule) matches the float64 pass; fused and plain logits are identical") {
   const auto fused = octo::models::fused_decode_schedule();
   check_decode(tiny_llama, fused, 11);
+  check_decode(tiny_llama3, fused, 11);
+  // The ramp reaches every task that rotates, fused or not.
+  for (const auto& t : octo::models::decoder_step(tiny_llama3).tasks)
+    if (t.params.has(octo::ir::param_key::theta) || t.op == octo::ir::opcode::rmsnorm_gemv_qkv) {
+      CAPTURE(octo::ir::name(t.op));
+      CHECK(octo::semantics::rope_ramp_of(t.params).low_scale == 0.125f);
+    }
   check_decode(tiny_qwen2, fused, 12);
   check_decode(tiny_qwen3, fused, 13);
   auto fused_tiled = fused;
@@ -326,7 +351,7 @@ TEST_CASE("fused decode (the default schedule) matches the float64 pass; fused a
   check_decode(tiny_qwen2, fused_tiled, 14);
   // A fused op is defined as the composition of its ops' reference semantics, evaluated alike: the
   // reference VM's fused and plain programs agree bit for bit, position after position.
-  for (const model_config* c : {&tiny_llama, &tiny_qwen2, &tiny_qwen3}) {
+  for (const model_config* c : {&tiny_llama, &tiny_llama3, &tiny_qwen2, &tiny_qwen3}) {
     const weights w = random_weights(*c, 15);
     const octo::ir::schedule_config plain_sc;
     const auto plain_p = octo::models::decoder_step(*c, {.schedule = &plain_sc});
@@ -439,6 +464,7 @@ TEST_CASE("fusion: the default decode step's tasks per layer, and what lowering 
 
 TEST_CASE("prefill (GEMM tiles, causal attention) matches the float64 pass row by row") {
   check_prefill(tiny_llama, 6);
+  check_prefill(tiny_llama3, 6);
   check_prefill(tiny_qwen2, 7);
   check_prefill(tiny_qwen3, 8);
 }

@@ -8,6 +8,7 @@
 // in-memory writer, the temporary/rename behaviour, and reference-VM logits of quantized tiny-qwen files.
 #include <doctest/doctest.h>
 
+#include "../support/hf_reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_data.hpp"
 
@@ -31,6 +32,7 @@
 #include "octo/model_file/tokenizer.hpp"
 #include "octo/model_file/vocabulary.hpp"
 #include "octo/runtime/engine.hpp"
+#include "octo/runtime/model_source.hpp"
 
 namespace fs = std::filesystem;
 using namespace octo;
@@ -321,6 +323,99 @@ TEST_CASE("converter errors name the problem") {
   CHECK(error_of(dir, out).find("has no tokenizer") != std::string::npos);
   fs::remove_all(dir);
   fs::remove(out);
+}
+
+TEST_CASE("Llama 3's RoPE scaling: rope_freqs.weight as llama.cpp writes it, read back as the config's ramp") {
+  // tinystories-656k (head_dim 16, theta 10000) given Llama 3.1's "llama3" rope scaling, in transformers
+  // 4's key (rope_scaling) and 5's (rope_parameters).
+  const auto dir = temp_path("llama3");
+  fs::remove_all(dir);
+  test::tinystories_scaled(dir, nullptr);
+  const json plain_config = json::parse(slurp(dir / "config.json"));
+  const json scaling = test::llama3_scaling();
+  const auto out = temp_path("llama3.gguf"), plain_out = temp_path("llama3_plain.gguf");
+  convert_hf_to_gguf(dir, plain_out, options(ir::dtype::f32));
+  for (const bool v5 : {false, true}) {
+    CAPTURE(v5);
+    json c = plain_config;
+    if (v5) {
+      c.erase("rope_theta");
+      c["rope_scaling"] = nullptr;
+      json p = scaling;
+      p["rope_theta"] = 10000.0;
+      c["rope_parameters"] = p;
+    } else {
+      c["rope_scaling"] = scaling;
+    }
+    std::ofstream(dir / "config.json") << c.dump();
+    convert_hf_to_gguf(dir, out, options(ir::dtype::f32));
+    const auto f = gguf_file::open(out);
+    // Hugging Face's _compute_llama3_parameters in float64, written here: the divisor of frequency i is
+    // its unscaled inv_freq over its scaled one (wavelengths 6.3 and below 256 / 16 keep theirs, over
+    // 256 are divided by 8, between them the smooth ramp).
+    const auto t = f.tensor("rope_freqs.weight");
+    REQUIRE(t.type == ir::dtype::f32);
+    REQUIRE(t.elements() == 8);
+    const auto got = to_f32(t);
+    for (int i = 0; i < 8; ++i) {
+      const double inv = std::pow(10000.0, -2.0 * i / 16), wavelen = 2 * std::acos(-1.0) / inv;
+      double scaled = inv;
+      if (wavelen > 256.0) scaled = inv / 8;
+      else if (wavelen >= 256.0 / 16) {
+        const double smooth = (256.0 / wavelen - 1.0) / 15.0;
+        scaled = (1 - smooth) * inv / 8 + smooth * inv;
+      }
+      CHECK(got[std::size_t(i)] == doctest::Approx(inv / scaled).epsilon(1e-6));
+    }
+    CHECK(got[0] == 1.0f);
+    CHECK(got[7] == 8.0f);
+    const auto config = runtime::config_from_gguf(f);
+    CHECK(config.rope_ramp.on());
+    CHECK(config.rope_ramp.low_scale == 0.125f);
+  }
+  // The scaled file's model answers differently from the plain one's (the ramp reaches the graph).
+  runtime::engine_options eo;
+  eo.vm = runtime::backend::reference;
+  eo.ctx = 64;
+  std::vector<std::int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(std::int32_t(1 + (i * 37) % 2000));
+  runtime::engine scaled(out, eo), plain(plain_out, eo);
+  const auto ls = scaled.prefill(prompt), lp = plain.prefill(prompt);
+  const double diff = test::rel_l2(ls, lp);
+  MESSAGE("relative L2 between the scaled and plain models' logits: " << diff);
+  CHECK(diff > 1e-3);
+  // A table that is no ramp is refused by name, not run with other frequencies.
+  {
+    const auto f = gguf_file::open(out);
+    const auto* info = f.find_tensor("rope_freqs.weight");
+    REQUIRE(info);
+    std::string bytes = slurp(out);
+    const float zigzag[8] = {1, 4, 1, 4, 4, 4, 4, 4};
+    std::memcpy(bytes.data() + f.data_offset() + info->offset, zigzag, sizeof zigzag);
+    const auto bad_file = temp_path("llama3_bad.gguf");
+    std::ofstream(bad_file, std::ios::binary) << bytes;
+    std::string what = "(no error)";
+    try {
+      runtime::config_from_gguf(gguf_file::open(bad_file));
+    } catch (const octo::error& e) {
+      what = e.what();
+    }
+    fs::remove(bad_file);
+    CHECK(what.find("tensor 'rope_freqs.weight' is not Llama 3's RoPE scaling") != std::string::npos);
+  }
+  // A llama3 scaling without its numbers, and other scalings, are refused by name.
+  json c = plain_config;
+  json bad = scaling;
+  bad.erase("low_freq_factor");
+  c["rope_scaling"] = bad;
+  std::ofstream(dir / "config.json") << c.dump();
+  CHECK(error_of(dir, out).find("lacks a number \"low_freq_factor\"") != std::string::npos);
+  c["rope_scaling"] = json{{"rope_type", "yarn"}, {"factor", 4.0}};
+  std::ofstream(dir / "config.json") << c.dump();
+  CHECK(error_of(dir, out).find("RoPE scaling 'yarn' is not supported") != std::string::npos);
+  fs::remove_all(dir);
+  fs::remove(out);
+  fs::remove(plain_out);
 }
 
 TEST_CASE("sharded checkpoints (model.safetensors.index.json) with F16 and BF16 tensors") {

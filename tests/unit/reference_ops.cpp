@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <octo/error.hpp>
+#include <octo/semantics/rope.hpp>
 #include <octo/vm/reference_vm.hpp>
 
 #include "../support/single_task.hpp"
@@ -415,6 +417,107 @@ TEST_CASE("ROPE: rotate-half and interleaved against the float64 formula") {
     // fp32 angles (as HF computes them) drift by ~pos * 2^-24 rad.
     CHECK(closeness(vm.read_f32("y"), want, 5e-4, 0) <= 1.0);
   }
+}
+
+namespace {
+// Llama 3's scaled frequency i of n_rot, as Hugging Face's _compute_llama3_parameters computes it (float64
+// here): the test's oracle, written from the published formula rather than from semantics::rope_ramp.
+struct llama3_scaling {
+  double factor, low, high, original;
+};
+double llama3_inv_freq(double theta, std::int64_t i, std::int64_t n_rot, const llama3_scaling& s) {
+  const double inv = std::pow(theta, -2.0 * double(i) / double(n_rot)), wavelen = 2 * std::acos(-1.0) / inv;
+  if (wavelen < s.original / s.high) return inv;
+  if (wavelen > s.original / s.low) return inv / s.factor;
+  const double smooth = (s.original / wavelen - s.low) / (s.high - s.low);
+  return (1 - smooth) * inv / s.factor + smooth * inv;
+}
+octo::semantics::rope_ramp ramp_of(const llama3_scaling& s) {
+  return {float(1 / s.factor), float(s.original / (2 * std::acos(-1.0) * (s.high - s.low))), float(-s.low / (s.high - s.low))};
+}
+}  // namespace
+
+TEST_CASE("ROPE with Llama 3's frequency scaling (the ramp params) against Hugging Face's formula in float64") {
+  std::mt19937 rng(110);
+  // Llama 3.1 8B's and 3.2 1B's scalings, and a small one whose ramp holds three of eight frequencies.
+  const std::vector<std::tuple<std::int64_t, double, llama3_scaling>> cases{
+      {128, 500000.0, {8, 1, 4, 8192}}, {64, 500000.0, {32, 1, 4, 8192}}, {16, 10000.0, {8, 1, 16, 256}}};
+  for (const auto& [hd, theta, sc] : cases) {
+    for (std::int64_t style : {0, 1}) {
+      CAPTURE(hd);
+      CAPTURE(style);
+      const std::int64_t T = 3, n = 2;
+      const auto r = ramp_of(sc);
+      auto p = params().set(param_key::head_dim, hd).set_real(param_key::theta, theta).set(param_key::rope_style, style);
+      octo::semantics::set_rope_ramp(p, r);
+      CHECK(p.has(param_key::rope_low_scale));
+      reference_vm vm(single_task(opcode::rope, {{"x", {T, n * hd}}, {"pos", {T}, dtype::i32}}, {"y", {T, n * hd}}, p));
+      const auto x = random_floats(rng, std::size_t(T * n * hd));
+      const std::vector<std::int32_t> pos{5, 1000, 30000};
+      vm.write("x", x);
+      vm.write_i32("pos", pos);
+      poison(vm, "y");
+      vm.run();
+      std::vector<double> want(x.begin(), x.end()), plain(x.begin(), x.end());
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t h = 0; h < n; ++h)
+          for (std::int64_t i = 0; i < hd / 2; ++i) {
+            const std::int64_t a = style == 0 ? i : 2 * i, b = style == 0 ? i + hd / 2 : 2 * i + 1;
+            const std::size_t base = std::size_t(t * n * hd + h * hd);
+            const double xa = x[base + std::size_t(a)], xb = x[base + std::size_t(b)];
+            for (auto* w : {&want, &plain}) {
+              const double ang = pos[std::size_t(t)] *
+                                 (w == &want ? llama3_inv_freq(theta, i, hd, sc) : std::pow(theta, -2.0 * double(i) / double(hd)));
+              (*w)[base + std::size_t(a)] = xa * std::cos(ang) - xb * std::sin(ang);
+              (*w)[base + std::size_t(b)] = xa * std::sin(ang) + xb * std::cos(ang);
+            }
+          }
+      // fp32 angles drift by ~pos * 2^-24 rad (up to 30000 here).
+      const auto y = vm.read_f32("y");
+      CHECK(closeness(y, want, 5e-3, 0) <= 1.0);
+      CHECK(closeness(y, plain, 5e-3, 0) > 1.0);  // the scaling is not a no-op at these positions
+    }
+  }
+}
+
+TEST_CASE("rope_ramp_fit: llama.cpp's rope_freqs tables become the ramp; other tables are refused") {
+  using octo::semantics::rope_ramp_fit;
+  const std::vector<std::tuple<std::int64_t, double, llama3_scaling>> cases{
+      {128, 500000.0, {8, 1, 4, 8192}}, {64, 500000.0, {32, 1, 4, 8192}}, {16, 10000.0, {8, 1, 16, 256}},
+      {128, 500000.0, {16, 1, 4, 8192}}};
+  for (const auto& [hd, theta, sc] : cases) {
+    CAPTURE(hd);
+    // The divisors as llama.cpp's converter writes rope_freqs.weight: inv_freq / scaled inv_freq, in f32.
+    std::vector<float> table(static_cast<std::size_t>(hd / 2));
+    for (std::int64_t i = 0; i < hd / 2; ++i)
+      table[std::size_t(i)] = float(std::pow(theta, -2.0 * double(i) / double(hd)) / llama3_inv_freq(theta, i, hd, sc));
+    const auto r = rope_ramp_fit(table, theta, hd);
+    REQUIRE(r);
+    const auto want = ramp_of(sc);
+    CHECK(r->low_scale == doctest::Approx(want.low_scale).epsilon(1e-6));
+    CHECK(r->slope == doctest::Approx(want.slope).epsilon(1e-4));
+    CHECK(r->offset == doctest::Approx(want.offset).epsilon(1e-4));
+    for (std::int64_t i = 0; i < hd / 2; ++i) {
+      const double inv = std::pow(theta, -2.0 * double(i) / double(hd));
+      CHECK(inv * r->multiplier(float(inv)) == doctest::Approx(llama3_inv_freq(theta, i, hd, sc)).epsilon(1e-5));
+    }
+  }
+  // A table of ones is no scaling; a step (no frequency on the ramp) and a one-point ramp still fit.
+  CHECK(!rope_ramp_fit(std::vector<float>(8, 1.0f), 10000.0, 16)->on());
+  const std::vector<float> step{1, 1, 1, 4, 4, 4, 4, 4};
+  const auto rs = rope_ramp_fit(step, 10000.0, 16);
+  REQUIRE(rs);
+  CHECK(rs->low_scale == 0.25f);
+  const std::vector<float> one{1, 1, 2, 4, 4, 4, 4, 4};
+  const auto ro = rope_ramp_fit(one, 10000.0, 16);
+  REQUIRE(ro);
+  CHECK(ro->multiplier(float(std::pow(10000.0, -4.0 / 16))) == doctest::Approx(0.5).epsilon(1e-5));
+  // Not a ramp: non-monotone, divisors under 1, the wrong length, not finite.
+  CHECK(!rope_ramp_fit(std::vector<float>{1, 4, 1, 4, 4, 4, 4, 4}, 10000.0, 16));
+  CHECK(!rope_ramp_fit(std::vector<float>{1, 1, 0.5f, 1, 1, 1, 1, 1}, 10000.0, 16));
+  CHECK(!rope_ramp_fit(std::vector<float>{1, 1, 1, 4, 4, 4, 4}, 10000.0, 16));
+  CHECK(!rope_ramp_fit(std::vector<float>{1, 1, 1, 4, 4, 4, 4, std::numeric_limits<float>::infinity()}, 10000.0, 16));
+  CHECK(!rope_ramp_fit(std::vector<float>{1, 1, 2, 3, 4, 5, 6, 7}, 10000.0, 16));  // no common low frequency scale
 }
 
 TEST_CASE("ROPE conventions differ exactly as documented on a hand-checked case") {

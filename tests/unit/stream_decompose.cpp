@@ -16,9 +16,11 @@
 #include "octo/model_file/gguf.hpp"
 #include "octo/model_file/vocabulary.hpp"
 #include "octo/runtime/decomposed.hpp"
+#include "octo/runtime/engine.hpp"
 #include "octo/runtime/model_source.hpp"
 #include "octo/stream/layer_reader.hpp"
 #include "octo/stream/manifest.hpp"
+#include "../support/hf_reference.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_data.hpp"
 
@@ -82,6 +84,9 @@ void check_against_gguf(const fs::path& gguf_path, const fs::path& dir, bool zst
   CHECK(back.qkv_bias == cfg.qkv_bias);
   CHECK(back.qk_norm == cfg.qk_norm);
   CHECK(back.rope == cfg.rope);
+  CHECK(back.rope_ramp.low_scale == cfg.rope_ramp.low_scale);
+  CHECK(back.rope_ramp.slope == cfg.rope_ramp.slope);
+  CHECK(back.rope_ramp.offset == cfg.rope_ramp.offset);
   CHECK(back.max_ctx == cfg.max_ctx);
   CHECK(back.weight_dtype == cfg.weight_dtype);
   CHECK(m.layer_count() == cfg.layers);
@@ -166,6 +171,31 @@ TEST_CASE("decompose stories260K and tiny-qwen: tensors byte-identical, checksum
   const auto err = error_of([&] { m.check_source(stream::describe_source(tiny_qwen())); });
   CHECK(err.find("another model version") != std::string::npos);
   CHECK(err.find("stories260K.gguf") != std::string::npos);
+}
+
+TEST_CASE("decompose a Llama 3.1-style GGUF: the RoPE scaling kept in the manifest, the model answers as from the GGUF") {
+  const octo::test::temp_dir tmp("decompose-llama3");
+  const auto gguf = tmp / "llama3.gguf", out = tmp / "llama3.octo";
+  model_file::convert_hf_to_gguf(octo::test::tinystories_scaled(tmp / "hf"), gguf, {});
+  run(gguf, out);
+  check_against_gguf(gguf, out, false);
+  const auto m = stream::manifest::load(out, stream::verify_level::sizes);
+  CHECK(runtime::config_from_manifest(m).rope_ramp.on());
+  // The decomposition streamed layer by layer answers as the GGUF does (the reference VM, both).
+  runtime::engine_options eo;
+  eo.vm = runtime::backend::reference;
+  eo.ctx = 32;
+  runtime::engine a(gguf, eo), b(out, eo);
+  const std::vector<std::int32_t> prompt{1, 50, 700, 31, 9, 1200, 44};
+  CHECK(a.prefill(prompt) == b.prefill(prompt));
+  // A manifest whose rope_ramp is not three numbers, or whose low scale is out of range, is refused.
+  const auto manifest = octo::test::slurp(out / "manifest.json");
+  for (const char* bad : {"[0.125, 1.0]", "[2.0, 1.0, 0.0]", "\"x\""}) {
+    auto j = nlohmann::json::parse(manifest);
+    j["config"]["rope_ramp"] = nlohmann::json::parse(bad);
+    std::ofstream(out / "manifest.json") << j.dump();
+    CHECK(error_of([&] { stream::manifest::load(out, stream::verify_level::sizes); }).find("rope_ramp") != std::string::npos);
+  }
 }
 
 TEST_CASE("decompose with zstd: layer files compressed, decoded bytes equal the GGUF's") {

@@ -257,6 +257,32 @@ TEST_CASE("Hugging Face loader: broken files give one clear octo::error") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("Llama 3's chat format, and which format a model's template or vocabulary asks for") {
+  using octo::model_file::chat_format;
+  // As Llama 3's template renders a conversation (its <|begin_of_text|> is the tokenizer's BOS).
+  CHECK(octo::model_file::apply_llama3({{"system", "Be brief."}, {"user", "Hi"}}) ==
+        "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  CHECK(octo::model_file::apply_llama3({{"user", "a"}}, false) == "<|start_header_id|>user<|end_header_id|>\n\na<|eot_id|>");
+  CHECK_THROWS_AS(octo::model_file::apply_llama3({{"us|er", "x"}}), octo::error);
+  octo::model_file::vocabulary v;
+  v.chat_template = "{% for m in messages %}{{ '<|start_header_id|>' + m['role'] }}{% endfor %}";
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::llama3);
+  v.chat_template = "{% for m in messages %}{{'<|im_start|>' + m['role']}}{% endfor %}";
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::chatml);
+  v.chat_template = "{{ bos_token }}[INST] {{ m }} [/INST]";  // Mistral's: neither
+  CHECK(!octo::model_file::chat_format_of(v));
+  v.chat_template.clear();  // no template: the markers the vocabulary has
+  CHECK(!octo::model_file::chat_format_of(v));
+  v.tokens = {"a", "<|im_start|>", "<|im_end|>"};
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::chatml);
+  v.tokens = {"a", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::llama3);
+  CHECK(octo::model_file::chat_format_of(qwen2().vocab()) == chat_format::chatml);
+  CHECK(octo::model_file::apply_chat(chat_format::chatml, {{"user", "Hi"}}) == apply_chatml({{"user", "Hi"}}));
+}
+
 TEST_CASE("qwen2: ChatML as Qwen2's template renders it") {
   CHECK(apply_chatml({{"user", "Hi there"}}) ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"

@@ -12,14 +12,14 @@
 
 namespace octo::detail {
 
-/// Concatenates text and integers by appending, never `"literal" + std::string&&` (which g++ 12 at -O3
+/// Concatenates text and numbers by appending, never `"literal" + std::string&&` (which g++ 12 at -O3
 /// flags with a false -Wstringop-overflow inside string::insert).
 template <class... Parts>
 std::string message(const Parts&... parts) {
   std::string s;
   auto add = [&s](const auto& p) {
     using P = std::remove_cvref_t<decltype(p)>;
-    if constexpr (std::is_integral_v<P>)
+    if constexpr (std::is_arithmetic_v<P>)
       s += std::to_string(p);
     else
       s += std::string_view(p);

@@ -11,6 +11,7 @@
 #include "octo/graph/node.hpp"
 #include "octo/ir/program.hpp"
 #include "octo/ir/schedule_config.hpp"
+#include "octo/semantics/rope.hpp"
 
 namespace octo::detail {
 
@@ -195,6 +196,7 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
     for (std::int32_t k = 0; k < r.params.n; ++k)
       if (r.params.items[static_cast<std::size_t>(k)].key == ir::param_key::theta)
         t.params.set_real(ir::param_key::theta, r.params.items[static_cast<std::size_t>(k)].f);
+    semantics::set_rope_ramp(t.params, semantics::rope_ramp_of(r.params));
   };
   const auto push = [](node& t, std::int32_t j) { t.in[static_cast<std::size_t>(t.n_in++)] = j; };
   const auto eps_of = [&](std::int32_t j) { return nodes[static_cast<std::size_t>(j)].params.get_real(ir::param_key::eps, -1.0); };
@@ -286,6 +288,8 @@ constexpr void fuse_nodes(std::vector<node>& nodes, const fusion_set& f) {
       for (auto key : {ir::param_key::head_dim, ir::param_key::rope_style})
         ok = ok && ropeq.params.get(key) == ropek.params.get(key);
       ok = ok && ropeq.params.get_real(ir::param_key::theta) == ropek.params.get_real(ir::param_key::theta);
+      for (auto key : {ir::param_key::rope_low_scale, ir::param_key::rope_ramp_slope, ir::param_key::rope_ramp_offset})
+        ok = ok && ropeq.params.get_real(key, 0.0) == ropek.params.get_real(key, 0.0);
       const bool biased = q.n_in == 3, normed = hq >= 0;
       // The weights joined into one composite node (the biases, or Qwen3's two head norms): 1-D weights of
       // one dtype with names (their sources, docs/ir.md §5.1) that fit the joined name.

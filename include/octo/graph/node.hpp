@@ -62,7 +62,7 @@ struct op_params {
     std::int64_t i = 0;
     double f = 0.0;
   };
-  std::array<item, 10> items{};
+  std::array<item, 13> items{};
   std::int32_t n = 0;
 
   constexpr op_params& set(ir::param_key k, std::int64_t v) {

@@ -20,10 +20,10 @@ namespace octo::ir {
 enum class param_key : std::uint8_t {
   K = 0, N_tile, n_off, M_tile, m_off, eps, hidden, head_dim, kv_start, kv_len, scale, n_heads,
   n_kv_heads, theta, pos, qdtype, group, rope_style, causal, q_pos, n_rot, alpha, partial, dim,
-  layer, kv_block,
+  layer, kv_block, rope_low_scale, rope_ramp_slope, rope_ramp_offset,
   unknown = 255,
 };
-inline constexpr int param_key_count = 26;
+inline constexpr int param_key_count = 29;
 
 enum class param_type : std::uint8_t { i32, real };
 
@@ -60,6 +60,11 @@ inline constexpr std::array<param_field, param_key_count> param_fields{{
     {"dim", param_type::i32},        // SOFTMAX: length of the normalised (last) axis
     {"layer", param_type::i32},      // the model layer a task belongs to (metrics, streaming)
     {"kv_block", param_type::i32},   // attention: KV positions per split (split-K decode)
+    // RoPE frequency scaling (Llama 3's; semantics::rope_ramp): inv_freq_i is multiplied by
+    // low_scale + s_i (1 - low_scale), s_i = clamp(slope * inv_freq_i + offset, 0, 1). Absent: no scaling.
+    {"rope_low_scale", param_type::real},    // the lowest frequencies' multiplier (1 / factor)
+    {"rope_ramp_slope", param_type::real},   // per unit of inv_freq
+    {"rope_ramp_offset", param_type::real},
 }};
 
 constexpr std::optional<param_key> parse_param_key(std::string_view s) {

@@ -1,8 +1,10 @@
-// chat_template: the ChatML conversation format of instruct models (Qwen2 / Qwen2.5), built directly
-// instead of interpreting the Jinja template shipped in tokenizer_config.json.
+// chat_template: the conversation formats of instruct models, built directly instead of interpreting the
+// Jinja template a model ships: ChatML (Qwen2, Qwen2.5, Qwen3) and Llama 3's headers (Llama 3, 3.1, 3.2).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace octo::model_file {
@@ -19,5 +21,22 @@ inline constexpr const char* chatml_default_system = "You are a helpful assistan
 // conversation has none, then "<|im_start|>assistant\n" if add_generation_prompt. An empty role throws
 // octo::error.
 std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt = true);
+
+// "<|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>" per message (no default system
+// message), then "<|start_header_id|>assistant<|end_header_id|>\n\n" if add_generation_prompt. The
+// <|begin_of_text|> before it is the tokenizer's BOS (encode with add_special). An empty role throws.
+std::string apply_llama3(const std::vector<chat_message>& messages, bool add_generation_prompt = true);
+
+enum class chat_format { chatml, llama3 };
+std::string_view name(chat_format f);  // "ChatML", "Llama 3"
+
+struct vocabulary;
+// The format a model's chat template (tokenizer.chat_template) writes: Llama 3's where it uses
+// <|start_header_id|>, ChatML where it uses <|im_start|>; without a template, the one whose markers the
+// vocabulary holds as tokens. nullopt: neither (octo renders no other format).
+std::optional<chat_format> chat_format_of(const vocabulary& v);
+
+// The messages in format `f` (apply_chatml or apply_llama3).
+std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt = true);
 
 }  // namespace octo::model_file

@@ -155,7 +155,7 @@ constexpr act decoder_layer(graph& g, const model_config& c, std::int64_t l, con
     q = octo::head_rmsnorm(q, vec("attn_q_norm.weight", c.head_dim), c.rms_eps).named(key("q_norm").view());
     k = octo::head_rmsnorm(k, vec("attn_k_norm.weight", c.head_dim), c.rms_eps).named(key("k_norm").view());
   }
-  const rope_params rp{.head_dim = c.head_dim, .theta = c.rope_theta, .style = c.rope, .n_rot = 0};
+  const rope_params rp{.head_dim = c.head_dim, .theta = c.rope_theta, .style = c.rope, .n_rot = 0, .ramp = c.rope_ramp};
   q = octo::rope(q, pos, rp).named(key("q_rope").view());
   k = octo::rope(k, pos, rp).named(key("k_rope").view());
   const auto k_cache = g.kv_cache(kv_dtype, key("k_cache").view(), dextents<2>{ctx, kv_width});

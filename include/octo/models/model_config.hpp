@@ -38,6 +38,9 @@ struct model_config {
   bool qkv_bias = false;         // Qwen2
   bool qk_norm = false;          // Qwen3: per-head RMSNorm of q and k before RoPE
   rope_style rope = rope_style::neox;
+  // RoPE frequency scaling (Llama 3.1+: the GGUF's rope_freqs.weight, config.json's "llama3" rope
+  // scaling); the default scales nothing (semantics::rope_ramp).
+  semantics::rope_ramp rope_ramp{};
   std::int64_t max_ctx = 2048;   // KV cache rows
   std::int64_t trained_ctx = 0;  // the context the model was trained for (GGUF context_length); 0: unknown
   ir::dtype weight_dtype = ir::dtype::f16;  // matrices; norms and biases are f32 as in GGUF
@@ -59,6 +62,9 @@ struct model_config {
     if (head_dim % 2 != 0) detail::graph_error("octo::models::model_config: head_dim must be even (RoPE pairs)");
     if (!(rope_theta > 0.0) || !(rms_eps > 0.0))
       detail::graph_error("octo::models::model_config: rope_theta and rms_eps must be positive");
+    if (!(rope_ramp.low_scale > 0.0f && rope_ramp.low_scale <= 1.0f) || rope_ramp.slope != rope_ramp.slope ||
+        rope_ramp.offset != rope_ramp.offset)
+      detail::graph_error("octo::models::model_config: rope_ramp needs low_scale in (0, 1] and finite slope and offset");
     if (!ir::is_float(weight_dtype) && !ir::is_block_quantized(weight_dtype))
       detail::graph_error("octo::models::model_config: weight_dtype must be float or block-quantized");
   }

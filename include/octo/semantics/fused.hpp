@@ -71,6 +71,7 @@ struct fused_rope {
   float theta = 0.0f;
   std::int64_t style = 0;
   std::int64_t n_rot = 0;
+  rope_ramp ramp{};
 };
 inline std::vector<float> rmsnorm_gemv_rope_rows(std::span<const float> x, std::span<const float> norm_w,
                                                  std::span<const float> w, std::span<const float> bias,
@@ -82,7 +83,7 @@ inline std::vector<float> rmsnorm_gemv_rope_rows(std::span<const float> x, std::
   gemv_tile(fused_norm(x, norm_w, hidden, eps), w, bias, y, K, static_cast<std::int64_t>(N), 0);
   if (r.n_rot == 0) return y;
   std::vector<float> out(y.size());
-  rope(y, pos, out, r.head_dim, r.theta, r.style, r.n_rot);
+  rope(y, pos, out, r.head_dim, r.theta, r.style, r.n_rot, r.ramp);
   return out;
 }
 
@@ -110,7 +111,7 @@ inline void rmsnorm_gemv_kv(std::span<const float> x, std::span<const float> nor
 inline void rmsnorm_rope(std::span<const float> x, std::span<const float> norm_w, std::span<const std::int32_t> pos,
                          std::span<float> y, std::int64_t hidden, float eps, const fused_rope& r) {
   const auto h = fused_norm(x, norm_w, hidden, eps);
-  rope(h, pos, y, r.head_dim, r.theta, r.style, r.n_rot);
+  rope(h, pos, y, r.head_dim, r.theta, r.style, r.n_rot, r.ramp);
 }
 
 /// RMSNORM_ROPE_KV: cache[pos + t] = row t of RMSNORM_ROPE(x, norm_w, positions).

@@ -37,6 +37,9 @@ struct stored_config {
   double rope_theta = 0.0, rms_eps = 0.0;
   bool tied_embeddings = false, qkv_bias = false, qk_norm = false;
   std::string rope;                  // "neox" or "interleaved"
+  // RoPE frequency scaling (models::model_config::rope_ramp; "rope_ramp": [low_scale, slope, offset] in
+  // the manifest, absent where there is none): the defaults scale nothing.
+  double rope_low_scale = 1.0, rope_ramp_slope = 0.0, rope_ramp_offset = 0.0;
   std::int64_t max_ctx = 0;          // config_from_gguf's default KV length (min(context_length, 4096))
   std::int64_t context_length = 0;   // the model's trained context (GGUF <arch>.context_length)
   ir::dtype weight_dtype = ir::dtype::f16;

@@ -140,6 +140,7 @@ kernel_launch plan_rope(const task_context& c) {
                          .u32(u32(c, T, "tokens")).u32(u32(c, heads, "heads")).u32(hd).u32(n_rot).u32(style)
                          .f32(static_cast<float>(std::log2(theta)))
                          .take();
+  add_rope_ramp(c, l);
   return l;
 }
 
@@ -193,6 +194,7 @@ kernel_launch plan_norm_rope(const task_context& c) {
                          .f32(static_cast<float>(c.task.params.get_real(ir::param_key::eps, 0.0)))
                          .f32(static_cast<float>(std::log2(theta)))
                          .take();
+  add_rope_ramp(c, l);
   return l;
 }
 

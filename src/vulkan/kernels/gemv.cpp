@@ -315,8 +315,11 @@ kernel_launch plan_qkv(const task_context& c);
 }  // namespace
 
 kernel_launch plan_gemv(const task_context& c) {
-  if (c.task.op == ir::opcode::rmsnorm_gemv_qkv || c.task.op == ir::opcode::rmsnorm_gemv_norm_qkv) return plan_qkv(c);
-  return plan_gemv_shaped(c, {}, nullptr);
+  kernel_launch l = c.task.op == ir::opcode::rmsnorm_gemv_qkv || c.task.op == ir::opcode::rmsnorm_gemv_norm_qkv
+                        ? plan_qkv(c)
+                        : plan_gemv_shaped(c, {}, nullptr);
+  add_rope_ramp(c, l);
+  return l;
 }
 
 namespace {

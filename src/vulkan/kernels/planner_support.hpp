@@ -16,6 +16,7 @@
 
 #include "octo/error.hpp"
 #include "octo/ir/enums.hpp"
+#include "octo/semantics/rope.hpp"
 #include "vulkan/kernel_registry.hpp"
 
 namespace octo::vm::vulkan::kernels {
@@ -91,6 +92,27 @@ inline std::uint32_t opt_u32(const task_context& c, ir::param_key k, std::int64_
 inline std::uint32_t u32(const task_context& c, std::int64_t v, const char* what) {
   if (v < 0 || v > 0xffffffffLL) fail(c, std::string(what) + " = " + std::to_string(v) + " is out of range");
   return static_cast<std::uint32_t>(v);
+}
+
+/// RoPE's frequency ramp (semantics::rope_ramp) as shaders/common/rope.glsl's specialization constants
+/// 16 (on), 17-19 (low_scale, slope, offset: f32 bits), on the launches of a task that has one that may
+/// rotate: the main one, its alternatives and those beside it (a module without RoPE ignores them); not
+/// the `before` kernels (rounding, dequantizing), which tasks of a wavefront share by equality. The
+/// constants between a module's own and 16 keep their defaults (spec_default). Nothing where the task
+/// has no ramp.
+inline void add_rope_ramp(const task_context& c, kernel_launch& l) {
+  const auto r = semantics::rope_ramp_of(c.task.params);
+  if (!r.on()) return;
+  const auto set = [&](auto& self, kernel_launch& k) -> void {
+    if (k.spec_constants.size() < 20) k.spec_constants.resize(20, spec_default);
+    k.spec_constants[16] = 1;
+    k.spec_constants[17] = std::bit_cast<std::uint32_t>(r.low_scale);
+    k.spec_constants[18] = std::bit_cast<std::uint32_t>(r.slope);
+    k.spec_constants[19] = std::bit_cast<std::uint32_t>(r.offset);
+    for (auto* v : {&k.alternatives, &k.beside})
+      for (auto& x : *v) self(self, x);
+  };
+  set(set, l);
 }
 
 /// A 1-D count of workgroups laid over x and z (shaders read octo_group_linear()).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "octo/graph/op_support.hpp"
+#include "octo/semantics/rope.hpp"
 
 namespace octo {
 
@@ -13,6 +14,7 @@ struct rope_params {
   double theta = 10000.0;
   rope_style style = rope_style::neox;
   std::int64_t n_rot = 0;  // rotated dims per head; 0 means head_dim
+  semantics::rope_ramp ramp{};  // frequency scaling (Llama 3.1+); the default scales nothing
 };
 
 namespace detail {
@@ -43,11 +45,14 @@ constexpr auto rope(const tensor<XD, XE>& x, const tensor<PD, PE>& pos, const ro
   if (n_rot <= 0 || n_rot > rp.head_dim || n_rot % 2 != 0)
     detail::graph_error("octo::rope: n_rot must be even and within head_dim");
   if (!(rp.theta > 0.0)) detail::graph_error("octo::rope: theta must be positive");
+  if (!(rp.ramp.low_scale > 0.0f && rp.ramp.low_scale <= 1.0f))
+    detail::graph_error("octo::rope: the ramp's low_scale must be in (0, 1]");
   detail::op_params p;
   p.set(ir::param_key::head_dim, rp.head_dim);
   p.set_real(ir::param_key::theta, rp.theta);
   p.set(ir::param_key::rope_style, static_cast<std::int64_t>(rp.style));
   if (n_rot != rp.head_dim) p.set(ir::param_key::n_rot, n_rot);
+  semantics::set_rope_ramp(p, rp.ramp);
   return detail::make_op<f32>(detail::owner_of("octo::rope: operands from different graphs", x, pos),
                               ir::opcode::rope, {x.node, pos.node}, p, ir::dtype::f32, x.ext);
 }
