@@ -263,52 +263,44 @@ TEST_CASE("conformance: SOFTMAX and SAMPLE_ARGMAX") {
 }
 
 TEST_CASE("conformance: ROPE, NeoX and interleaved, full and partial rotation") {
-  for (int style : {0, 1}) {
-    for (std::int64_t n_rot : {64, 32}) {
-      CAPTURE(style);
-      CAPTURE(n_rot);
-      const std::int64_t T = 4, heads = 3, hd = 64;
-      case_builder c;
-      auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
-      auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
-      auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
-      c.ints(pos, {0, 1, 17, 63});
-      c.task(opcode::rope, {x, pos}, {y},
-             params({{param_key::head_dim, hd}, {param_key::theta, 10000.0}, {param_key::rope_style, style},
-                     {param_key::n_rot, n_rot}}));
-      run_case(c, {2e-5, 1e-4});
-    }
-  }
-  {
-    // Long-context positions: angles of thousands of radians. Both sides compute the angle in f32 as
-    // Hugging Face does; theta^x differs by an ulp or two between GPU and CPU, which at position 4095
-    // moves the angle by ~5e-4 rad: the tolerance says so.
-    const std::int64_t T = 4, heads = 2, hd = 128;
+  // One ROPE task over T = 4 rows of `heads` heads at `positions`, with `p` (head_dim among them).
+  const auto rope_case = [](std::int64_t heads, std::int64_t hd, std::vector<std::int32_t> positions,
+                            const octo::ir::param_list& p, tolerance tol) {
+    const std::int64_t T = 4;
     case_builder c;
     auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
     auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
     auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
-    c.ints(pos, {255, 1000, 2047, 4095});
-    c.task(opcode::rope, {x, pos}, {y}, params({{param_key::head_dim, hd}, {param_key::theta, 1000000.0}}));
-    run_case(c, {2e-3, 0});
+    c.ints(pos, positions);
+    c.task(opcode::rope, {x, pos}, {y}, p);
+    run_case(c, tol);
+  };
+  for (int style : {0, 1}) {
+    for (std::int64_t n_rot : {64, 32}) {
+      CAPTURE(style);
+      CAPTURE(n_rot);
+      rope_case(3, 64, {0, 1, 17, 63},
+                params({{param_key::head_dim, 64}, {param_key::theta, 10000.0}, {param_key::rope_style, style},
+                        {param_key::n_rot, n_rot}}),
+                {2e-5, 1e-4});
+    }
   }
+  // Long-context positions: angles of thousands of radians. Both sides compute the angle in f32 as
+  // Hugging Face does; theta^x differs by an ulp or two between GPU and CPU, which at position 4095
+  // moves the angle by ~5e-4 rad: the tolerance says so.
+  rope_case(2, 128, {255, 1000, 2047, 4095}, params({{param_key::head_dim, 128}, {param_key::theta, 1000000.0}}),
+            {2e-3, 0});
   for (int style : {0, 1}) {
     // Llama 3.1 8B's frequency scaling (factor 8, low / high frequency factors 1 / 4, 8192 positions
     // originally): the ramp's params as semantics::rope_ramp defines them, shaders/common/rope.glsl's
     // specialization constants on the device.
     CAPTURE(style);
-    const std::int64_t T = 4, heads = 2, hd = 128;
-    case_builder c;
-    auto x = c.buf("x", buffer_kind::io_input, dtype::f32, {T, heads * hd});
-    auto pos = c.buf("pos", buffer_kind::io_input, dtype::i32, {T});
-    auto y = c.buf("y", buffer_kind::io_output, dtype::f32, {T, heads * hd});
-    c.ints(pos, {3, 1000, 2047, 4095});
     const double pi = std::acos(-1.0);
-    c.task(opcode::rope, {x, pos}, {y},
-           params({{param_key::head_dim, hd}, {param_key::theta, 500000.0}, {param_key::rope_style, style},
-                   {param_key::rope_low_scale, 0.125}, {param_key::rope_ramp_slope, 8192.0 / (2 * pi * 3)},
-                   {param_key::rope_ramp_offset, -1.0 / 3}}));
-    run_case(c, {2e-3, 0});
+    rope_case(2, 128, {3, 1000, 2047, 4095},
+              params({{param_key::head_dim, 128}, {param_key::theta, 500000.0}, {param_key::rope_style, style},
+                      {param_key::rope_low_scale, 0.125}, {param_key::rope_ramp_slope, 8192.0 / (2 * pi * 3)},
+                      {param_key::rope_ramp_offset, -1.0 / 3}}),
+              {2e-3, 0});
   }
 }
 
