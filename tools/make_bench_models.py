@@ -62,6 +62,10 @@ def config_dict(shape):
         keys["use_sliding_window"] = False
     if family != "qwen2":
         keys.update(head_dim=head_dim(shape), attention_bias=False)
+    if family == "llama":  # Llama 3.1 / 3.2's RoPE scaling (the GGUF gets rope_freqs.weight, as theirs do)
+        keys["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0 if shape == "llama-8b" else 32.0,
+                                "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 8192}
     try:
         import transformers
         cfg = getattr(transformers, config_class)(**keys)
