@@ -15,7 +15,9 @@ carry=${CARRY_DIR:-.carry}
 tokenizer=${QWEN2_TOKENIZER:-$root/../shared/data/qwen2-tokenizer}
 targets=(gpu_conformance gpu_conformance_gemv gpu_conformance_fused gpu_conformance_qkv gpu_fused_decode gpu_gemm_tiles gpu_prefill_head gpu_layer_stats gpu_control_words bench_layer_skip bench_vm_dispatch bench_gemv_bandwidth bench_gemm bench_decode bench_kernels bench_stream bench_attention octo_tool octo_devices qwen_generate)
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
   -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" > /dev/null
 cmake --build "$build" --target "${targets[@]}" -j"${JOBS:-2}"
 
