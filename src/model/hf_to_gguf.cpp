@@ -49,6 +49,7 @@ struct hf_config {
   // Llama 3's RoPE scaling ("rope_type": "llama3"): factor 0 where there is none.
   double rope_factor = 0.0, rope_low_freq_factor = 0.0, rope_high_freq_factor = 0.0;
   std::int64_t rope_original_ctx = 0;
+  double rope_linear_factor = 0.0;  // "linear": positions divided by it (0: none)
   bool tied = false, qkv_bias = false;
   std::int64_t bos = -1, eos = -1, pad = -1;  // ids config.json names (fallbacks for the tokenizer's)
 };
@@ -121,8 +122,13 @@ hf_config read_config(const fs::path& folder) {
         throw error("convert: '" + path.string() + "': the llama3 RoPE scaling needs factor >= 1, 0 < low_freq_factor < "
                     "high_freq_factor and original_max_position_embeddings >= 1");
       h.rope_original_ctx = static_cast<std::int64_t>(orig);
+    } else if (type == "linear") {
+      if (!scaling->contains("factor") || !(*scaling)["factor"].is_number() ||
+          !((*scaling)["factor"].get<double>() >= 1.0 && (*scaling)["factor"].get<double>() < 1e6))
+        throw error("convert: '" + path.string() + "': the linear RoPE scaling needs a \"factor\" in [1, 1e6)");
+      h.rope_linear_factor = (*scaling)["factor"].get<double>();
     } else if (type != "default") {
-      throw error("convert: RoPE scaling '" + type + "' is not supported (plain RoPE and llama3's)");
+      throw error("convert: RoPE scaling '" + type + "' is not supported (plain RoPE, linear and llama3's)");
     }
   }
   if (c.contains("hidden_act") && c["hidden_act"].is_string() && c["hidden_act"].get<std::string>() != "silu")
@@ -507,6 +513,10 @@ hf_convert_summary convert_hf_to_gguf(const fs::path& folder, const fs::path& ou
   w.set_u32(a + ".attention.head_count_kv", std::uint32_t(h.kv_heads));
   w.set_f32(a + ".rope.freq_base", float(h.rope_theta));
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", float(h.eps));
+  if (h.rope_linear_factor > 0.0) {  // as llama.cpp's converter writes it
+    w.set_string(a + ".rope.scaling.type", "linear");
+    w.set_f32(a + ".rope.scaling.factor", float(h.rope_linear_factor));
+  }
   if (a == "llama") {
     w.set_u32(a + ".vocab_size", std::uint32_t(h.vocab));
     w.set_u32(a + ".rope.dimension_count", std::uint32_t(h.head_dim));

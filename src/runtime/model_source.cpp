@@ -117,9 +117,16 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   c.rms_eps = meta_real(f, a + ".attention.layer_norm_rms_epsilon");
   if (f.contains(a + ".rope.dimension_count") && meta_int(f, a + ".rope.dimension_count") != c.head_dim)
     fail(f, "partial rotary embeddings (rope.dimension_count != head dim) are not supported");
+  // RoPE scaling: none, linear (every frequency divided by rope.scaling.factor: the ramp at its low scale
+  // everywhere), or Llama 3's table (rope_freqs.weight, below); others are refused by name.
   if (const auto* st = f.find(a + ".rope.scaling.type"); st && st->type() == model_file::gguf_type::string &&
-                                                          st->as_string() != "none")
-    fail(f, "RoPE scaling '" + st->as_string() + "' is not supported");
+                                                          st->as_string() != "none") {
+    if (st->as_string() != "linear")
+      fail(f, "RoPE scaling '" + st->as_string() + "' is not supported (linear and Llama 3's are)");
+    const double factor = meta_real(f, a + ".rope.scaling.factor");
+    if (!(factor >= 1.0 && factor < 1e6)) fail(f, "rope.scaling.factor " + std::to_string(factor) + " is not in [1, 1e6)");
+    c.rope_ramp = {static_cast<float>(1.0 / factor), 0.0f, 0.0f};
+  }
   if (c.heads % c.kv_heads != 0)
     fail(f, "head_count " + std::to_string(c.heads) + " is not a multiple of head_count_kv " + std::to_string(c.kv_heads));
   if (c.head_dim % 2 != 0) fail(f, "head dim " + std::to_string(c.head_dim) + " is odd");
@@ -145,6 +152,7 @@ models::model_config config_from_gguf(const model_file::gguf_file& f, std::int64
   // Llama 3.1+'s RoPE scaling, as llama.cpp's converter stores it: a divisor per frequency.
   constexpr std::string_view rope_freqs = "rope_freqs.weight";
   if (const auto* rf = f.find_tensor(rope_freqs)) {
+    if (c.rope_ramp.on()) fail(f, "the file gives both a linear RoPE scaling and rope_freqs.weight");
     if (rf->ggml_type != model_file::to_ggml_type(ir::dtype::f32) || rf->dims.size() != 1 || rf->dims[0] != c.head_dim / 2)
       fail(f, "tensor 'rope_freqs.weight' must be F32 with head_dim / 2 = " + std::to_string(c.head_dim / 2) +
                   " values, has shape " + shape_text(rf->dims));

@@ -302,6 +302,11 @@ TEST_CASE("conformance: ROPE, NeoX and interleaved, full and partial rotation") 
                       {param_key::rope_ramp_offset, -1.0 / 3}}),
               {2e-3, 0});
   }
+  // The linear scaling (every frequency divided by 4): the ramp at its low scale everywhere.
+  rope_case(2, 64, {3, 100, 1000, 4095},
+            params({{param_key::head_dim, 64}, {param_key::theta, 10000.0}, {param_key::rope_low_scale, 0.25},
+                    {param_key::rope_ramp_slope, 0.0}, {param_key::rope_ramp_offset, 0.0}}),
+            {2e-3, 0});
 }
 
 TEST_CASE("conformance: DEQUANT I8 / I4 with and without zero points") {

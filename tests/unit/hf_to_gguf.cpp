@@ -403,6 +403,23 @@ TEST_CASE("Llama 3's RoPE scaling: rope_freqs.weight as llama.cpp writes it, rea
     fs::remove(bad_file);
     CHECK(what.find("tensor 'rope_freqs.weight' is not Llama 3's RoPE scaling") != std::string::npos);
   }
+  // The linear scaling: GGUF metadata as llama.cpp writes it, every frequency divided by the factor.
+  {
+    json c = plain_config;
+    c["rope_scaling"] = json{{"type", "linear"}, {"factor", 4.0}};
+    std::ofstream(dir / "config.json") << c.dump();
+    convert_hf_to_gguf(dir, out, options(ir::dtype::f32));
+    const auto f = gguf_file::open(out);
+    CHECK(f.get_string("llama.rope.scaling.type") == "linear");
+    CHECK(f.get_f32("llama.rope.scaling.factor") == 4.0f);
+    CHECK(!f.find_tensor("rope_freqs.weight"));
+    const auto config = runtime::config_from_gguf(f);
+    CHECK(config.rope_ramp.low_scale == 0.25f);
+    CHECK(config.rope_ramp.multiplier(0.5f) == 0.25f);
+    CHECK(config.rope_ramp.multiplier(0.001f) == 0.25f);
+    runtime::engine linear(out, eo);
+    CHECK(test::rel_l2(linear.prefill(prompt), lp) > 1e-3);
+  }
   // A llama3 scaling without its numbers, and other scalings, are refused by name.
   json c = plain_config;
   json bad = scaling;
@@ -413,6 +430,9 @@ TEST_CASE("Llama 3's RoPE scaling: rope_freqs.weight as llama.cpp writes it, rea
   c["rope_scaling"] = json{{"rope_type", "yarn"}, {"factor", 4.0}};
   std::ofstream(dir / "config.json") << c.dump();
   CHECK(error_of(dir, out).find("RoPE scaling 'yarn' is not supported") != std::string::npos);
+  c["rope_scaling"] = json{{"type", "linear"}};
+  std::ofstream(dir / "config.json") << c.dump();
+  CHECK(error_of(dir, out).find("the linear RoPE scaling needs a \"factor\"") != std::string::npos);
   fs::remove_all(dir);
   fs::remove(out);
   fs::remove(plain_out);

@@ -480,6 +480,29 @@ TEST_CASE("ROPE with Llama 3's frequency scaling (the ramp params) against Huggi
   }
 }
 
+TEST_CASE("ROPE with the linear scaling (a ramp at its low scale everywhere): positions divided by the factor") {
+  std::mt19937 rng(111);
+  const std::int64_t T = 3, hd = 32;
+  auto p = params().set(param_key::head_dim, hd).set_real(param_key::theta, 10000.0);
+  octo::semantics::set_rope_ramp(p, {0.25f, 0.0f, 0.0f});
+  reference_vm vm(single_task(opcode::rope, {{"x", {T, hd}}, {"pos", {T}, dtype::i32}}, {"y", {T, hd}}, p));
+  const auto x = random_floats(rng, std::size_t(T * hd));
+  const std::vector<std::int32_t> pos{4, 400, 4000};
+  vm.write("x", x);
+  vm.write_i32("pos", pos);
+  poison(vm, "y");
+  vm.run();
+  std::vector<double> want(x.begin(), x.end());
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t i = 0; i < hd / 2; ++i) {
+      const double ang = pos[std::size_t(t)] / 4.0 * std::pow(10000.0, -2.0 * double(i) / double(hd));
+      const std::size_t a = std::size_t(t * hd + i), b = a + std::size_t(hd / 2);
+      want[a] = x[a] * std::cos(ang) - x[b] * std::sin(ang);
+      want[b] = x[a] * std::sin(ang) + x[b] * std::cos(ang);
+    }
+  CHECK(closeness(vm.read_f32("y"), want, 1e-3, 0) <= 1.0);
+}
+
 TEST_CASE("rope_ramp_fit: llama.cpp's rope_freqs tables become the ramp; other tables are refused") {
   using octo::semantics::rope_ramp_fit;
   const std::vector<std::tuple<std::int64_t, double, llama3_scaling>> cases{

@@ -78,13 +78,13 @@ inline std::optional<rope_ramp> rope_ramp_fit(std::span<const float> factors, do
       if (ramp.empty()) {  // a step between the last scaled and the first full frequency
         if (!(hi > inv_lo)) return std::nullopt;
         a = 1.0 / (hi - inv_lo);
+        b = -a * inv_lo;
       } else {  // through the one ramp point, steep enough to reach 0 and 1 by its neighbours
         const auto [x, y] = ramp.front();
         if (!(x > inv_lo && hi > x)) return std::nullopt;
         a = std::max(y / (x - inv_lo), (1.0 - y) / (hi - x));
         b = y - a * x;
       }
-      if (ramp.empty()) b = -a * inv_lo;
     }
     r = {static_cast<float>(low), static_cast<float>(a), static_cast<float>(b)};
     if (!r.on()) return std::nullopt;
