@@ -71,8 +71,9 @@ models::model_config tiny(models::arch a, std::int64_t vocab) {
 }
 
 // A GGUF holding every weight the config's decode graph reads (values 1/64), with `vocab_from`'s
-// tokenizer.ggml.* metadata.
-std::vector<std::byte> tiny_model(const models::model_config& c, const model_file::gguf_file& vocab_from) {
+// tokenizer.ggml.* metadata, and `rope_freqs` (Llama 3's RoPE scaling) as rope_freqs.weight where given.
+std::vector<std::byte> tiny_model(const models::model_config& c, const model_file::gguf_file& vocab_from,
+                                  const std::vector<float>& rope_freqs = {}) {
   model_file::gguf_writer w;
   const std::string a(models::name(c.architecture));
   w.set_string("general.architecture", a);
@@ -93,6 +94,8 @@ std::vector<std::byte> tiny_model(const models::model_config& c, const model_fil
     std::vector<float> v(std::size_t(b.numel()), 1.0f / 64);
     w.add_tensor(key, ir::dtype::f32, dims, std::as_bytes(std::span(v)));
   }
+  if (!rope_freqs.empty())
+    w.add_tensor("rope_freqs.weight", ir::dtype::f32, {std::int64_t(rope_freqs.size())}, std::as_bytes(std::span(rope_freqs)));
   return w.to_bytes();
 }
 
@@ -172,6 +175,8 @@ int main(int argc, char** argv) {
     const auto model = tiny_model(c, spm ? stories_file : qwen_file);
     if (spm) tiny_llama = model;
     save("gguf_model", n + ".gguf", "", model);
+    // head_dim 4: two frequencies, the second divided by 8 (a step of Llama 3's scaling)
+    if (spm) save("gguf_model", "llama3.gguf", "", tiny_model(c, stories_file, {1.0f, 8.0f}));
     save("ir_json", n + "_decode.json", "", ir::to_json(models::decoder_step(c)));
     save("ir_json", n + "_prefill.json", "", ir::to_json(models::prefill(c, 3)));
   }
