@@ -149,9 +149,9 @@ stored_config config_of(const reader& r) {
     c.rope_low_scale = a[0].get<double>();
     c.rope_ramp_slope = a[1].get<double>();
     c.rope_ramp_offset = a[2].get<double>();
-    if (!(c.rope_low_scale > 0.0 && c.rope_low_scale < 1.0) || !std::isfinite(c.rope_ramp_slope) ||
-        !std::isfinite(c.rope_ramp_offset))
-      throw octo::error(r.where("rope_ramp") + " needs low_scale in (0, 1) and a finite slope and offset");
+    if (!(c.rope_low_scale > 0.0 && c.rope_low_scale < 1.0) || !(std::abs(c.rope_ramp_slope) < 1e30) ||
+        !(std::abs(c.rope_ramp_offset) < 1e30))
+      throw octo::error(r.where("rope_ramp") + " needs low_scale in (0, 1), and slope and offset under 1e30 in size");
   }
   c.max_ctx = r.i64("max_ctx");
   c.context_length = r.i64("context_length");

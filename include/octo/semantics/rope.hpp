@@ -86,6 +86,7 @@ inline std::optional<rope_ramp> rope_ramp_fit(std::span<const float> factors, do
         b = y - a * x;
       }
     }
+    if (!(std::abs(a) < 1e30 && std::abs(b) < 1e30)) return std::nullopt;  // f32 holds them
     r = {static_cast<float>(low), static_cast<float>(a), static_cast<float>(b)};
     if (!r.on()) return std::nullopt;
   }
