@@ -23,10 +23,10 @@ inline constexpr std::int64_t rope_interleaved = 1;  // pairs (2i, 2i+1)
 /// rope_low_scale, rope_ramp_slope, rope_ramp_offset): each inv_freq_i is multiplied by
 ///   m_i = low_scale + s_i (1 - low_scale),  s_i = clamp(slope * inv_freq_i + offset, 0, 1),
 /// so high frequencies (s = 1) keep theirs and low ones (s = 0) are divided by 1 / low_scale. Llama 3's
-/// (factor, low_freq_factor, high_freq_factor, original_max_position_embeddings) give low_scale =
-/// 1 / factor, slope = original / (2 pi (high - low)), offset = -low / (high - low): s_i is Hugging Face's
-/// `smooth` where the wavelength 2 pi / inv_freq_i lies between original / high and original / low, and
-/// crosses 0 and 1 exactly at those bounds. The default (low_scale 1) is no scaling.
+/// factor, low_freq_factor (lo), high_freq_factor (hi) and original_max_position_embeddings give
+/// low_scale = 1 / factor, slope = original / (2 pi (hi - lo)), offset = -lo / (hi - lo): s_i is Hugging
+/// Face's `smooth` where the wavelength 2 pi / inv_freq_i lies between original / hi and original / lo,
+/// and crosses 0 and 1 exactly at those bounds. The default (low_scale 1) is no scaling.
 struct rope_ramp {
   float low_scale = 1.0f, slope = 0.0f, offset = 0.0f;
   constexpr bool on() const { return low_scale != 1.0f; }
