@@ -299,11 +299,10 @@ int run_with(const options& o, octo::runtime::engine& e) {
   const auto& tok = e.model().tokenizer();
   std::vector<std::int32_t> prompt;
   if (o.chat) {
-    const auto format = octo::model_file::chat_format_of(tok.vocab());
-    if (!format)
+    if (!octo::model_file::chat_format_of(tok.vocab()))
       bad("--chat: the model's chat template is neither ChatML (<|im_start|>) nor Llama 3's (<|start_header_id|>), the "
           "formats octo writes; give the prompt in the model's own format without --chat");
-    prompt = tok.encode(octo::model_file::apply_chat(*format, {{"user", o.prompt}}), true, true);
+    prompt = tok.encode(octo::model_file::apply_chat(tok.vocab(), {{"user", o.prompt}}), true, true);
   }
   else prompt = tok.encode(o.prompt, true, false);
   for (const std::int32_t id : o.then_ids) {

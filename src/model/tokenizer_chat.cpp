@@ -15,7 +15,8 @@ void check_role(const chat_message& m) {
 }
 }  // namespace
 
-std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt) {
+std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt,
+                         std::optional<std::string_view> default_system) {
   std::string out;
   auto turn = [&](std::string_view role, std::string_view content) {
     out += "<|im_start|>";
@@ -24,7 +25,7 @@ std::string apply_chatml(const std::vector<chat_message>& messages, bool add_gen
     out += content;
     out += "<|im_end|>\n";
   };
-  if (messages.empty() || messages.front().role != "system") turn("system", chatml_default_system);
+  if (default_system && (messages.empty() || messages.front().role != "system")) turn("system", *default_system);
   for (const auto& m : messages) {
     check_role(m);
     turn(m.role, m.content);
@@ -62,6 +63,36 @@ std::optional<chat_format> chat_format_of(const vocabulary& v) {
   if (has("<|start_header_id|>") && has("<|eot_id|>")) return chat_format::llama3;
   if (has("<|im_start|>") && has("<|im_end|>")) return chat_format::chatml;
   return std::nullopt;
+}
+
+std::optional<std::string> chatml_default_system_of(std::string_view t) {
+  // Qwen2.5's form: a literal system turn (the text holds no quote, brace or markup).
+  for (std::string_view open : {std::string_view("<|im_start|>system\\n"), std::string_view("<|im_start|>system\n")})
+    for (std::size_t at = t.find(open); at != std::string_view::npos; at = t.find(open, at + 1)) {
+      const std::size_t from = at + open.size(), end = t.find("<|im_end|>", from);
+      if (end == std::string_view::npos) break;
+      const std::string_view text = t.substr(from, end - from);
+      if (!text.empty() && text.find_first_of("'\"{}<>|") == std::string_view::npos) return std::string(text);
+    }
+  // Qwen2's form: {% set system_message = '...' %}.
+  constexpr std::string_view set = "system_message = '";
+  if (const std::size_t at = t.find(set); at != std::string_view::npos) {
+    const std::size_t from = at + set.size(), end = t.find('\'', from);
+    if (end != std::string_view::npos && end > from) return std::string(t.substr(from, end - from));
+  }
+  return std::nullopt;
+}
+
+std::string apply_chat(const vocabulary& v, const std::vector<chat_message>& messages, bool add_generation_prompt) {
+  const auto f = chat_format_of(v);
+  if (!f)
+    throw error("chat: the model's chat template is neither ChatML (<|im_start|>) nor Llama 3's (<|start_header_id|>), "
+                "the formats octo writes");
+  if (*f == chat_format::llama3) return apply_llama3(messages, add_generation_prompt);
+  if (v.chat_template.empty()) return apply_chatml(messages, add_generation_prompt);
+  const auto system = chatml_default_system_of(v.chat_template);
+  return apply_chatml(messages, add_generation_prompt,
+                      system ? std::optional<std::string_view>(*system) : std::nullopt);
 }
 
 std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt) {

@@ -283,6 +283,39 @@ TEST_CASE("Llama 3's chat format, and which format a model's template or vocabul
   CHECK(octo::model_file::apply_chat(chat_format::chatml, {{"user", "Hi"}}) == apply_chatml({{"user", "Hi"}}));
 }
 
+TEST_CASE("ChatML's default system message as each Qwen template writes it (Qwen2, Qwen2.5, Qwen3)") {
+  using octo::model_file::chatml_default_system_of;
+  // Parts of the templates as their GGUFs hold them (Jinja's '\n' is a backslash and an n there).
+  const std::string qwen25 =
+      "{%- if tools %}{{- '<|im_start|>system\\n' }}{%- if messages[0]['role'] == 'system' %}"
+      "{{- messages[0]['content'] }}{%- else %}{{- 'You are Qwen, created by Alibaba Cloud. You are a helpful "
+      "assistant.' }}{%- endif %}{%- else %}{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
+      "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by "
+      "Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}{%- endif %}{%- endif %}";
+  const std::string qwen3 =
+      "{%- if messages[0].role == 'system' %}{{- '<|im_start|>system\\n' + messages[0].content + "
+      "'<|im_end|>\\n' }}{%- endif %}{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + "
+      "message.content + '<|im_end|>' + '\\n' }}{%- endfor %}{%- if add_generation_prompt %}"
+      "{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+  CHECK(chatml_default_system_of(qwen25) == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.");
+  CHECK(!chatml_default_system_of(qwen3));
+  CHECK(chatml_default_system_of(qwen2().vocab().chat_template) == "You are a helpful assistant.");
+  octo::model_file::vocabulary v;
+  v.chat_template = qwen3;
+  CHECK(octo::model_file::apply_chat(v, {{"user", "Hi"}}) == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  v.chat_template = qwen25;
+  CHECK(octo::model_file::apply_chat(v, {{"user", "Hi"}}) ==
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  CHECK(octo::model_file::apply_chat(v, {{"system", "Be brief."}, {"user", "Hi"}}) ==
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  v.chat_template = "{% for m in messages %}<|start_header_id|>{{ m.role }}{% endfor %}";
+  CHECK(octo::model_file::apply_chat(v, {{"user", "Hi"}}) == octo::model_file::apply_llama3({{"user", "Hi"}}));
+  v.chat_template = "[INST] {{ m }} [/INST]";
+  CHECK_THROWS_AS(octo::model_file::apply_chat(v, {{"user", "Hi"}}), octo::error);
+  CHECK(octo::model_file::apply_chat(qwen2().vocab(), {{"user", "Hi"}}) == apply_chatml({{"user", "Hi"}}));
+}
+
 TEST_CASE("qwen2: ChatML as Qwen2's template renders it") {
   CHECK(apply_chatml({{"user", "Hi there"}}) ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"

@@ -17,10 +17,17 @@ struct chat_message {
 // Qwen2's default system prompt, used when the conversation does not start with a system message.
 inline constexpr const char* chatml_default_system = "You are a helpful assistant.";
 
-// "<|im_start|>ROLE\nCONTENT<|im_end|>\n" per message, Qwen2's default system message first when the
-// conversation has none, then "<|im_start|>assistant\n" if add_generation_prompt. An empty role throws
-// octo::error.
-std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt = true);
+// "<|im_start|>ROLE\nCONTENT<|im_end|>\n" per message, a system message of `default_system` first when
+// the conversation has none (none with nullopt), then "<|im_start|>assistant\n" if
+// add_generation_prompt. An empty role throws octo::error.
+std::string apply_chatml(const std::vector<chat_message>& messages, bool add_generation_prompt = true,
+                         std::optional<std::string_view> default_system = chatml_default_system);
+
+// The system message a ChatML chat template adds where a conversation has none: the literal text between
+// "<|im_start|>system\n" (a newline or Jinja's \n) and "<|im_end|>" (Qwen2.5's "You are Qwen, created
+// by Alibaba Cloud. ..."), or a `system_message = '...'` default (Qwen2's); nullopt where the template
+// writes no literal one (Qwen3's adds none).
+std::optional<std::string> chatml_default_system_of(std::string_view chat_template);
 
 // "<|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>" per message (no default system
 // message), then "<|start_header_id|>assistant<|end_header_id|>\n\n" if add_generation_prompt. The
@@ -36,7 +43,12 @@ struct vocabulary;
 // vocabulary holds as tokens. nullopt: neither (octo renders no other format).
 std::optional<chat_format> chat_format_of(const vocabulary& v);
 
-// The messages in format `f` (apply_chatml or apply_llama3).
+// The messages in format `f` (apply_chatml with Qwen2's default system message, or apply_llama3).
 std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt = true);
+
+// The messages as the model's own template writes them: its format (chat_format_of) and, for ChatML, the
+// default system message its template has (chatml_default_system_of; Qwen2's where the model has no
+// template). Throws octo::error where the model's format is neither.
+std::string apply_chat(const vocabulary& v, const std::vector<chat_message>& messages, bool add_generation_prompt = true);
 
 }  // namespace octo::model_file
