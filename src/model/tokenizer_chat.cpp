@@ -51,8 +51,6 @@ std::string apply_llama3(const std::vector<chat_message>& messages, bool add_gen
   return out;
 }
 
-std::string_view name(chat_format f) { return f == chat_format::llama3 ? "Llama 3" : "ChatML"; }
-
 std::optional<chat_format> chat_format_of(const vocabulary& v) {
   if (!v.chat_template.empty()) {
     if (v.chat_template.find("<|start_header_id|>") != std::string::npos) return chat_format::llama3;
@@ -93,11 +91,6 @@ std::string apply_chat(const vocabulary& v, const std::vector<chat_message>& mes
   const auto system = chatml_default_system_of(v.chat_template);
   return apply_chatml(messages, add_generation_prompt,
                       system ? std::optional<std::string_view>(*system) : std::nullopt);
-}
-
-std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt) {
-  return f == chat_format::llama3 ? apply_llama3(messages, add_generation_prompt)
-                                  : apply_chatml(messages, add_generation_prompt);
 }
 
 }  // namespace octo::model_file

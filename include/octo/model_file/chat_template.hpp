@@ -35,16 +35,12 @@ std::optional<std::string> chatml_default_system_of(std::string_view chat_templa
 std::string apply_llama3(const std::vector<chat_message>& messages, bool add_generation_prompt = true);
 
 enum class chat_format { chatml, llama3 };
-std::string_view name(chat_format f);  // "ChatML", "Llama 3"
 
 struct vocabulary;
 // The format a model's chat template (tokenizer.chat_template) writes: Llama 3's where it uses
 // <|start_header_id|>, ChatML where it uses <|im_start|>; without a template, the one whose markers the
 // vocabulary holds as tokens. nullopt: neither (octo renders no other format).
 std::optional<chat_format> chat_format_of(const vocabulary& v);
-
-// The messages in format `f` (apply_chatml with Qwen2's default system message, or apply_llama3).
-std::string apply_chat(chat_format f, const std::vector<chat_message>& messages, bool add_generation_prompt = true);
 
 // The messages as the model's own template writes them: its format (chat_format_of) and, for ChatML, the
 // default system message its template has (chatml_default_system_of; Qwen2's where the model has no
