@@ -38,23 +38,79 @@ std::string pcre2_message(int code) {
 
 struct bpe_encoder::regex {
   pcre2_code* code = nullptr;
-  ~regex() { pcre2_code_free(code); }
+  pcre2_code* digits = nullptr;  // SmolLM's Digits pre-tokenizer: each \p{N} a piece before `code` splits
+  ~regex() {
+    pcre2_code_free(code);
+    pcre2_code_free(digits);
+  }
 };
 
-bpe_encoder::bpe_encoder(const vocabulary& vocab, const token_map& ids) : regex_(std::make_unique<regex>()) {
-  const char* pattern = nullptr;
-  if (vocab.pre == "qwen2") pattern = qwen2_pattern;
-  else if (vocab.pre == "llama-bpe" || vocab.pre == "llama3") pattern = llama3_pattern;
-  else if (vocab.pre == "default" || vocab.pre == "gpt2" || vocab.pre.empty()) pattern = gpt2_pattern;
-  else throw error("tokenizer: unsupported pre-tokenizer '" + vocab.pre + "'");
+namespace {
 
+pcre2_code* compile(const char* pattern) {
   int code = 0;
   PCRE2_SIZE offset = 0;
   // MATCH_INVALID_UTF: bytes that are not UTF-8 never match and so become pieces of their own.
-  regex_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
-                               PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &offset, nullptr);
-  if (!regex_->code) throw error("tokenizer: pre-tokenizer regex does not compile: " + pcre2_message(code));
-  pcre2_jit_compile(regex_->code, PCRE2_JIT_COMPLETE);  // the interpreter remains if JIT is unavailable
+  pcre2_code* c = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                                PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &offset, nullptr);
+  if (!c) throw error("tokenizer: pre-tokenizer regex does not compile: " + pcre2_message(code));
+  pcre2_jit_compile(c, PCRE2_JIT_COMPLETE);  // the interpreter remains if JIT is unavailable
+  return c;
+}
+
+struct match_data {
+  pcre2_match_data* md;
+  explicit match_data(const pcre2_code* code) : md(pcre2_match_data_create_from_pattern(code, nullptr)) {
+    if (!md) throw error("tokenizer: out of memory for regex match data");
+  }
+  ~match_data() { pcre2_match_data_free(md); }
+  match_data(const match_data&) = delete;
+  match_data& operator=(const match_data&) = delete;
+};
+
+// Calls piece(start, end) for every match of `code` in text and for the bytes between matches (which no
+// alternative takes), in order, covering the text.
+template <class F>
+void split(const pcre2_code* code, std::string_view text, F&& piece) {
+  const match_data m(code);
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const int rc = pcre2_match(code, subject, text.size(), pos, 0, m.md, nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) {
+      piece(pos, text.size());
+      break;
+    }
+    if (rc < 0) throw error("tokenizer: pre-tokenizer regex failed: " + pcre2_message(rc));
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(m.md);
+    size_t start = ov[0], end = ov[1];
+    if (start > pos) piece(pos, start);
+    if (end == start) {  // cannot happen with these patterns; never loop forever anyway
+      end = std::min(text.size(), start + utf8_length(uint8_t(text[start])));
+    }
+    piece(start, end);
+    pos = end;
+  }
+}
+
+}  // namespace
+
+bpe_encoder::bpe_encoder(const vocabulary& vocab, const token_map& ids) : regex_(std::make_unique<regex>()) {
+  // GGUF's tokenizer.ggml.pre names the pre-tokenizer; several names share one regex (as llama.cpp maps
+  // them): DeepSeek-R1's Qwen distills ship Qwen2's tokenizer as "deepseek-r1-qwen", Smaug's is
+  // Llama 3's as "smaug-bpe".
+  // Smaug's is Llama 3's as "smaug-bpe"; SmolLM's ("smollm": Hugging Face's Digits(individual) then
+  // ByteLevel) splits off every digit, then splits the rest as GPT-2 does.
+  const char* pattern = nullptr;
+  const std::string& pre = vocab.pre;
+  if (pre == "qwen2" || pre == "deepseek-r1-qwen") pattern = qwen2_pattern;
+  else if (pre == "llama-bpe" || pre == "llama3" || pre == "smaug-bpe") pattern = llama3_pattern;
+  else if (pre == "default" || pre == "gpt2" || pre.empty() || pre == "smollm") pattern = gpt2_pattern;
+  else
+    throw error("tokenizer: unsupported pre-tokenizer '" + pre +
+                "' (octo knows gpt2, qwen2, deepseek-r1-qwen, llama-bpe, smaug-bpe and smollm)");
+  regex_->code = compile(pattern);
+  if (pre == "smollm") regex_->digits = compile("\\p{N}");
 
   for (int b = 0; b < 256; ++b) {
     std::string text;
@@ -83,31 +139,13 @@ bpe_encoder::bpe_encoder(const vocabulary& vocab, const token_map& ids) : regex_
 bpe_encoder::~bpe_encoder() = default;
 
 void bpe_encoder::encode(std::string_view text, std::vector<int32_t>& out) const {
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(regex_->code, nullptr);
-  if (!md) throw error("tokenizer: out of memory for regex match data");
-  struct guard {
-    pcre2_match_data* md;
-    ~guard() { pcre2_match_data_free(md); }
-  } g{md};
-
-  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const int rc = pcre2_match(regex_->code, subject, text.size(), pos, 0, md, nullptr);
-    if (rc == PCRE2_ERROR_NOMATCH) {
-      encode_word(text.substr(pos), out);
-      break;
-    }
-    if (rc < 0) throw error("tokenizer: pre-tokenizer regex failed: " + pcre2_message(rc));
-    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-    size_t start = ov[0], end = ov[1];
-    if (start > pos) encode_word(text.substr(pos, start - pos), out);  // bytes no alternative takes
-    if (end == start) {  // cannot happen with these patterns; never loop forever anyway
-      end = std::min(text.size(), start + utf8_length(uint8_t(text[start])));
-    }
-    encode_word(text.substr(start, end - start), out);
-    pos = end;
-  }
+  const auto words = [&](std::string_view part) {
+    split(regex_->code, part, [&](size_t a, size_t b) { encode_word(part.substr(a, b - a), out); });
+  };
+  if (regex_->digits)
+    split(regex_->digits, text, [&](size_t a, size_t b) { words(text.substr(a, b - a)); });
+  else
+    words(text);
 }
 
 void bpe_encoder::encode_word(std::string_view word, std::vector<int32_t>& out) const {

@@ -156,8 +156,18 @@ vocabulary load(const std::filesystem::path& path) {
       v.merges.push_back(a + " " + b);
     }
     v.pre = "default";
+    bool digits = false, split = false;
     for (const json* p : parts(pre, "pretokenizers")) {
-      if (p->value("type", "") != "Split") continue;
+      const std::string type = p->value("type", "");
+      if (type == "ByteLevel") continue;
+      if (type == "Digits") {  // SmolLM's: every digit a piece of its own, then GPT-2's split
+        if (!p->value("individual_digits", false))
+          throw error(where + "unsupported pre-tokenizer Digits without individual_digits");
+        digits = true;
+        continue;
+      }
+      if (type != "Split") throw error(where + "unsupported pre-tokenizer '" + type + "'");
+      split = true;
       std::string regex;
       if (p->contains("pattern") && (*p)["pattern"].is_object() && (*p)["pattern"].contains("Regex") &&
           (*p)["pattern"]["Regex"].is_string())
@@ -166,6 +176,8 @@ vocabulary load(const std::filesystem::path& path) {
       else if (regex == llama_bpe_regex) v.pre = "llama-bpe";
       else throw error(where + "unsupported pre-tokenizer Split regex (octo knows the GPT-2, Qwen2 and llama-bpe ones)");
     }
+    if (digits && split) throw error(where + "unsupported pre-tokenizer: Digits with a Split");
+    if (digits) v.pre = "smollm";
   }
 
   // BOS from a TemplateProcessing post-processor that starts single sequences with a special token.

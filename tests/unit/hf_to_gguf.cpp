@@ -274,6 +274,34 @@ TEST_CASE("tokenizer.json loader: the pair and string merge forms, SPM scores fr
   CHECK(sv.type_of(0) == token_type::unknown);
 }
 
+TEST_CASE("tokenizer.json loader: SmolLM's Digits pre-tokenizer; other pre-tokenizers refused by name") {
+  json j = json::parse(slurp(tiny_qwen / "tokenizer.json"));
+  const auto dir = temp_path("pre_tokenizers");
+  fs::create_directories(dir);
+  const auto load_with = [&](const json& pre) {
+    j["pre_tokenizer"] = pre;
+    std::ofstream(dir / "tokenizer.json") << j.dump();
+    return load_tokenizer_json(dir / "tokenizer.json");
+  };
+  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  const json digits = {{"type", "Digits"}, {"individual_digits", true}};
+  CHECK(load_with({{"type", "Sequence"}, {"pretokenizers", {digits, byte_level}}}).pre == "smollm");
+  CHECK(load_with(byte_level).pre == "default");
+  const auto refused = [&](const json& pre) {
+    try {
+      load_with(pre);
+    } catch (const octo::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(refused({{"type", "Sequence"}, {"pretokenizers", {{{"type", "Punctuation"}}, byte_level}}})
+            .find("unsupported pre-tokenizer 'Punctuation'") != std::string::npos);
+  CHECK(refused({{"type", "Digits"}, {"individual_digits", false}}).find("Digits without individual_digits") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("converter errors name the problem") {
   const auto dir = temp_path("bad_model");
   fs::remove_all(dir);

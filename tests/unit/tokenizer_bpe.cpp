@@ -1,7 +1,8 @@
-// Byte-level BPE on a hand-built vocabulary: the three pre-tokenizers' splits (GPT-2 "default",
-// "qwen2", "llama-bpe") and the merge order, with every expected id worked out by hand below.
+// Byte-level BPE on a hand-built vocabulary: the pre-tokenizers' splits (GPT-2 "default", "qwen2",
+// "llama-bpe", "smollm" and the names that alias them) and the merge order, with every expected id worked out by hand below.
 #include <doctest/doctest.h>
 
+#include <octo/error.hpp>
 #include <octo/model_file/tokenizer.hpp>
 
 using namespace octo::model_file;
@@ -72,6 +73,27 @@ TEST_CASE("bpe: llama-bpe pre-tokenizer: digits in threes") {
   const tokenizer t = make("llama-bpe");
   CHECK(t.encode(" 123") == ids{' ', '1', 257});
   CHECK(t.encode(" 1234") == ids{' ', '1', 257, '4'});
+}
+
+TEST_CASE("bpe: the names that share a pre-tokenizer split as it does; others are refused by name") {
+  // deepseek-r1-qwen: Qwen2's split (digits alone); smaug-bpe: Llama 3's (digits in threes).
+  CHECK(make("deepseek-r1-qwen").encode(" 123") == ids{' ', '1', '2', '3'});
+  CHECK(make("deepseek-r1-qwen").encode("IT'S") == ids{'I', 'T', 260});
+  CHECK(make("smaug-bpe").encode(" 1234") == ids{' ', '1', 257, '4'});
+  try {
+    make("falcon");
+    FAIL("an unknown pre-tokenizer was accepted");
+  } catch (const octo::error& e) {
+    CHECK(std::string(e.what()).find("unsupported pre-tokenizer 'falcon'") != std::string::npos);
+  }
+}
+
+TEST_CASE("bpe: smollm pre-tokenizer: every digit apart first, then GPT-2's split of the rest") {
+  const tokenizer t = make("smollm");
+  CHECK(t.encode(" 123") == ids{' ', '1', '2', '3'});  // GPT-2 alone: one pre-token " 123" -> 258
+  CHECK(t.encode("x1 b") == ids{'x', '1', 261});        // "x", "1", " b"
+  CHECK(t.encode("IT'S") == ids{'I', 'T', '\'', 'S'});  // GPT-2's case-sensitive contractions
+  CHECK(t.encode("a  b") == ids{'a', ' ', 261});
 }
 
 TEST_CASE("bpe: equal ranks merge leftmost first") {
