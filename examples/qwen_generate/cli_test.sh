@@ -56,7 +56,7 @@ expect_error "not one of vulkan, reference" --model "$model" --vm cuda
 expect_error "unknown KV cache type 'q4_0' (f32, f16 or q8_0)" --model "$model" --kv-type q4_0
 expect_error "raise --ctx" --model "$model" --vm reference --ctx 4 --prompt "Once upon a time there was a little girl"
 # stories260K has no chat template nor ChatML's or Llama 3's markers: --chat cannot write its format
-expect_error "--chat: the model's chat template is neither ChatML" --model "$model" --vm reference --chat --prompt "Hi"
+expect_error "--chat: the model's chat template is none of ChatML" --model "$model" --vm reference --chat --prompt "Hi"
 expect_error "does not exist" --model "$model" --vm reference -n 2 --dump-logits /nonexistent-dir/x.npy
 expect_error "is a directory" --model "$model" --vm reference -n 2 --dump-logits "$tmp"
 

@@ -300,8 +300,9 @@ int run_with(const options& o, octo::runtime::engine& e) {
   std::vector<std::int32_t> prompt;
   if (o.chat) {
     if (!octo::model_file::chat_format_of(tok.vocab()))
-      bad("--chat: the model's chat template is neither ChatML (<|im_start|>) nor Llama 3's (<|start_header_id|>), the "
-          "formats octo writes; give the prompt in the model's own format without --chat");
+      bad("--chat: the model's chat template is none of ChatML (<|im_start|>), Llama 3's (<|start_header_id|>) and "
+          "DeepSeek-R1's (<\xEF\xBD\x9CUser\xEF\xBD\x9C>), the formats octo writes; give the prompt in the model's own format "
+          "without --chat");
     prompt = tok.encode(octo::model_file::apply_chat(tok.vocab(), {{"user", o.prompt}}), true, true);
   }
   else prompt = tok.encode(o.prompt, true, false);

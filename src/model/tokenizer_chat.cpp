@@ -1,4 +1,5 @@
-// ChatML, as Qwen2's chat template renders it, and Llama 3's headers, written out directly.
+// ChatML, as Qwen2's chat template renders it, Llama 3's headers and DeepSeek-R1's markers, written out
+// directly.
 #include <algorithm>
 
 #include "octo/error.hpp"
@@ -51,14 +52,53 @@ std::string apply_llama3(const std::vector<chat_message>& messages, bool add_gen
   return out;
 }
 
+namespace {
+// DeepSeek-R1's markers: the bars are U+FF5C (fullwidth), the space in end-of-sentence U+2581.
+constexpr std::string_view ds_user = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
+constexpr std::string_view ds_assistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
+constexpr std::string_view ds_end = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+}  // namespace
+
+std::string apply_deepseek_r1(const std::vector<chat_message>& messages, bool add_generation_prompt, bool think) {
+  std::string out;
+  for (const auto& m : messages) {
+    check_role(m);
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      throw error("chat: role '" + m.role + "' is not one DeepSeek-R1's format writes (system, user, assistant)");
+  }
+  // The template keeps the last system message's text and writes it before every turn.
+  for (const auto& m : messages)
+    if (m.role == "system") out = m.content;
+  for (const auto& m : messages) {
+    if (m.role == "user") {
+      out += ds_user;
+      out += m.content;
+    } else if (m.role == "assistant") {
+      const auto think_end = m.content.rfind("</think>");
+      out += ds_assistant;
+      out += think_end == std::string::npos ? std::string_view(m.content)
+                                            : std::string_view(m.content).substr(think_end + 8);
+      out += ds_end;
+    }
+  }
+  if (add_generation_prompt) {
+    out += ds_assistant;
+    if (think) out += "<think>\n";
+  }
+  return out;
+}
+
 std::optional<chat_format> chat_format_of(const vocabulary& v) {
   if (!v.chat_template.empty()) {
-    if (v.chat_template.find("<|start_header_id|>") != std::string::npos) return chat_format::llama3;
-    if (v.chat_template.find("<|im_start|>") != std::string::npos) return chat_format::chatml;
+    const auto uses = [&](std::string_view t) { return v.chat_template.find(t) != std::string::npos; };
+    if (uses("<|start_header_id|>")) return chat_format::llama3;
+    if (uses(ds_user) && uses(ds_assistant)) return chat_format::deepseek_r1;
+    if (uses("<|im_start|>")) return chat_format::chatml;
     return std::nullopt;
   }
   const auto has = [&](std::string_view t) { return std::find(v.tokens.begin(), v.tokens.end(), t) != v.tokens.end(); };
   if (has("<|start_header_id|>") && has("<|eot_id|>")) return chat_format::llama3;
+  if (has(ds_user) && has(ds_assistant)) return chat_format::deepseek_r1;
   if (has("<|im_start|>") && has("<|im_end|>")) return chat_format::chatml;
   return std::nullopt;
 }
@@ -84,9 +124,17 @@ std::optional<std::string> chatml_default_system_of(std::string_view t) {
 std::string apply_chat(const vocabulary& v, const std::vector<chat_message>& messages, bool add_generation_prompt) {
   const auto f = chat_format_of(v);
   if (!f)
-    throw error("chat: the model's chat template is neither ChatML (<|im_start|>) nor Llama 3's (<|start_header_id|>), "
-                "the formats octo writes");
+    throw error("chat: the model's chat template is none of ChatML (<|im_start|>), Llama 3's (<|start_header_id|>) and "
+                "DeepSeek-R1's (<\xEF\xBD\x9CUser\xEF\xBD\x9C>), the formats octo writes");
   if (*f == chat_format::llama3) return apply_llama3(messages, add_generation_prompt);
+  if (*f == chat_format::deepseek_r1) {
+    // The newer revision's generation prompt opens the reasoning: '<｜Assistant｜><think>\n' (Jinja's \n is a
+    // backslash and an n in the template's text).
+    const std::string open = std::string(ds_assistant) + "<think>";
+    const bool think = v.chat_template.find(open + "\\n") != std::string::npos ||
+                       v.chat_template.find(open + "\n") != std::string::npos;
+    return apply_deepseek_r1(messages, add_generation_prompt, think);
+  }
   if (v.chat_template.empty()) return apply_chatml(messages, add_generation_prompt);
   const auto system = chatml_default_system_of(v.chat_template);
   return apply_chatml(messages, add_generation_prompt,

@@ -282,6 +282,32 @@ TEST_CASE("Llama 3's chat format, and which format a model's template or vocabul
   CHECK(octo::model_file::chat_format_of(qwen2().vocab()) == chat_format::chatml);
 }
 
+TEST_CASE("DeepSeek-R1's chat format, as its distills' templates render a conversation") {
+  using octo::model_file::apply_deepseek_r1;
+  using octo::model_file::chat_format;
+  const std::string user = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>", assistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>",
+                    end = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+  // The system text first (the last system message's), the reasoning of earlier answers dropped.
+  CHECK(apply_deepseek_r1({{"user", "2+2?"}, {"assistant", "<think>\nadd</think>4"}, {"system", "Be brief."},
+                           {"user", "3+3?"}}) ==
+        "Be brief." + user + "2+2?" + assistant + "4" + end + user + "3+3?" + assistant);
+  CHECK(apply_deepseek_r1({{"user", "Hi"}}, true, true) == user + "Hi" + assistant + "<think>\n");
+  CHECK(apply_deepseek_r1({{"user", "Hi"}}, false) == user + "Hi");
+  CHECK_THROWS_AS(apply_deepseek_r1({{"tool", "x"}}), octo::error);
+  // Parts of DeepSeek-R1-Distill-Qwen's template as its GGUF holds it (Jinja's '\n' a backslash and an n).
+  octo::model_file::vocabulary v;
+  v.chat_template = "{{bos_token}}{{ns.system_prompt}}{%- for message in messages %}{%- if message['role'] == "
+                    "'user' %}{{'" + user + "' + message['content']}}{%- endif %}{%- endfor -%}{% if "
+                    "add_generation_prompt and not ns.is_tool %}{{'" + assistant + "<think>\\n'}}{% endif %}";
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::deepseek_r1);
+  CHECK(octo::model_file::apply_chat(v, {{"user", "Hi"}}) == user + "Hi" + assistant + "<think>\n");
+  v.chat_template = "{{'" + user + "' + c}}{{'" + assistant + "'}}";  // the first revision: no <think>
+  CHECK(octo::model_file::apply_chat(v, {{"user", "Hi"}}) == user + "Hi" + assistant);
+  v.chat_template.clear();
+  v.tokens = {"a", user, assistant, end};
+  CHECK(octo::model_file::chat_format_of(v) == chat_format::deepseek_r1);
+}
+
 TEST_CASE("ChatML's default system message as each Qwen template writes it (Qwen2, Qwen2.5, Qwen3)") {
   using octo::model_file::chatml_default_system_of;
   // Parts of the templates as their GGUFs hold them (Jinja's '\n' is a backslash and an n there).

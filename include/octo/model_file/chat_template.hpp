@@ -1,5 +1,6 @@
 // chat_template: the conversation formats of instruct models, built directly instead of interpreting the
-// Jinja template a model ships: ChatML (Qwen2, Qwen2.5, Qwen3) and Llama 3's headers (Llama 3, 3.1, 3.2).
+// Jinja template a model ships: ChatML (Qwen2, Qwen2.5, Qwen3, SmolLM2), Llama 3's headers (Llama 3,
+// 3.1, 3.2) and DeepSeek-R1's (its distills of Qwen2.5 and Llama 3).
 #pragma once
 
 #include <optional>
@@ -34,12 +35,22 @@ std::optional<std::string> chatml_default_system_of(std::string_view chat_templa
 // <|begin_of_text|> before it is the tokenizer's BOS (encode with add_special). An empty role throws.
 std::string apply_llama3(const std::vector<chat_message>& messages, bool add_generation_prompt = true);
 
-enum class chat_format { chatml, llama3 };
+// DeepSeek-R1's (its Qwen and Llama distills): the system messages' text first, then "<｜User｜>CONTENT" per
+// user message and "<｜Assistant｜>CONTENT<｜end▁of▁sentence｜>" per assistant message (the part after a
+// "</think>" only, as the template keeps), then "<｜Assistant｜>" if add_generation_prompt, followed by
+// "<think>\n" where `think` (the template's newer revision opens the reasoning itself). The
+// <｜begin▁of▁sentence｜> before it is the tokenizer's BOS. Roles other than system, user and assistant
+// throw octo::error.
+std::string apply_deepseek_r1(const std::vector<chat_message>& messages, bool add_generation_prompt = true,
+                              bool think = false);
+
+enum class chat_format { chatml, llama3, deepseek_r1 };
 
 struct vocabulary;
 // The format a model's chat template (tokenizer.chat_template) writes: Llama 3's where it uses
-// <|start_header_id|>, ChatML where it uses <|im_start|>; without a template, the one whose markers the
-// vocabulary holds as tokens. nullopt: neither (octo renders no other format).
+// <|start_header_id|>, DeepSeek-R1's where it uses <｜User｜> and <｜Assistant｜>, ChatML where it uses
+// <|im_start|>; without a template, the one whose markers the vocabulary holds as tokens. nullopt: none
+// of these (octo renders no other format).
 std::optional<chat_format> chat_format_of(const vocabulary& v);
 
 // The messages as the model's own template writes them: its format (chat_format_of) and, for ChatML, the
