@@ -9,7 +9,8 @@ on the GPU by torch when present, else by numpy, else by plain Python (a tiled p
 tensor by tensor into the shards so a 7B model never sits whole in host memory (one tensor at a time).
 
   make_bench_models.py SHAPE OUT_DIR --tokenizer DIR [--shard-gb 4]
-  (SHAPE: Qwen2.5 0.5b, 1.5b, 3b, 7b, 14b, tiny; qwen3-0.6b, -1.7b, -4b, -8b, -tiny; llama-1b, -8b, -tiny)
+  (SHAPE: Qwen2.5 0.5b, 1.5b, 3b, 7b, 14b, tiny; qwen3-0.6b, -1.7b, -4b, -8b, -tiny; llama-1b, -8b, -tiny;
+  smollm2-135m, -1.7b)
 """
 import argparse
 import json
@@ -37,6 +38,10 @@ SHAPES = {
     "llama-1b": ("llama", 2048, 16, 32, 8, 8192, 151936, True, 64),  # Llama 3.2 1B's layers
     "llama-8b": ("llama", 4096, 32, 32, 8, 14336, 151936, False, 128),  # Llama 3.1 8B's layers
     "llama-tiny": ("llama", 256, 2, 4, 2, 512, 151936, True, 64),  # lavapipe smoke test
+    # SmolLM2's layers (llama, no RoPE scaling, theta 100000): 9 heads over 3 KV heads; 1.7B's 32 KV heads
+    # (no grouping).
+    "smollm2-135m": ("llama", 576, 30, 9, 3, 1536, 151936, True, 64),
+    "smollm2-1.7b": ("llama", 2048, 24, 32, 32, 8192, 151936, True, 64),
 }
 HF_ARCH = {"qwen2": ("Qwen2ForCausalLM", "Qwen2Config"), "qwen3": ("Qwen3ForCausalLM", "Qwen3Config"),
            "llama": ("LlamaForCausalLM", "LlamaConfig")}
@@ -56,13 +61,13 @@ def config_dict(shape):
     arch, config_class = HF_ARCH[family]
     keys = dict(hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv,
                 intermediate_size=ffn, vocab_size=vocab, tie_word_embeddings=tied, max_position_embeddings=32768,
-                rope_theta=500000.0 if family == "llama" else 1000000.0, rms_norm_eps=1e-6 if family != "llama" else 1e-5,
+                rope_theta=(100000.0 if shape.startswith("smollm2") else 500000.0) if family == "llama" else 1000000.0, rms_norm_eps=1e-6 if family != "llama" else 1e-5,
                 hidden_act="silu", bos_token_id=151643, eos_token_id=151643)
     if family == "qwen2":
         keys["use_sliding_window"] = False
     if family != "qwen2":
         keys.update(head_dim=head_dim(shape), attention_bias=False)
-    if family == "llama":  # Llama 3.1 / 3.2's RoPE scaling (the GGUF gets rope_freqs.weight, as theirs do)
+    if shape.startswith("llama"):  # Llama 3.1 / 3.2's RoPE scaling (the GGUF gets rope_freqs.weight, as theirs do)
         keys["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0 if shape == "llama-8b" else 32.0,
                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                 "original_max_position_embeddings": 8192}

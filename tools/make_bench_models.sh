@@ -57,10 +57,11 @@ mkdir -p "$scratch" "$(dirname "$out")" "$(dirname "$convert_log")"
 
 # Float16 checkpoint GB per shape, and the free GB a shape needs (checkpoint + F16 GGUF + 5%).
 declare -A hf_gb=([tiny]=0.1 [0.5b]=1.0 [1.5b]=3.1 [3b]=6.2 [7b]=15.3 [14b]=29.5 [qwen3-tiny]=0.1 [qwen3-0.6b]=1.2
-                  [qwen3-1.7b]=3.5 [qwen3-4b]=8.1 [qwen3-8b]=16.4 [llama-tiny]=0.1 [llama-1b]=2.6 [llama-8b]=16.5)
+                  [qwen3-1.7b]=3.5 [qwen3-4b]=8.1 [qwen3-8b]=16.4 [llama-tiny]=0.1 [llama-1b]=2.6 [llama-8b]=16.5
+                  [smollm2-135m]=0.4 [smollm2-1.7b]=3.8)
 # A shape's files: qwen2.5-SHAPE-TYPE.gguf for the Qwen2.5 sizes, SHAPE-TYPE.gguf for the families that
 # name themselves (qwen3-8b, llama-1b).
-model_name() { case "$1" in qwen3-*|llama-*) echo "$1" ;; *) echo "qwen2.5-$1" ;; esac; }
+model_name() { case "$1" in qwen3-*|llama-*|smollm2-*) echo "$1" ;; *) echo "qwen2.5-$1" ;; esac; }
 free_gb() { df -Pk "$1" | awk 'NR==2 { printf "%.1f", $4 / 1e6 }'; }
 
 # run_measured LOG_LABEL CMD...: runs CMD (stdout/stderr through), appends {label, seconds, peak RSS}
@@ -83,7 +84,7 @@ PY
 }
 
 # GGUFs (and .tmp files of a conversion killed by a time limit) left by an earlier call hold disk space.
-[ "$keep" = 1 ] || rm -f "$scratch"/{qwen2.5,qwen3,llama}-*.gguf "$scratch"/{qwen2.5,qwen3,llama}-*.gguf.tmp
+[ "$keep" = 1 ] || rm -f "$scratch"/{qwen2.5,qwen3,llama,smollm2}-*.gguf "$scratch"/{qwen2.5,qwen3,llama,smollm2}-*.gguf.tmp
 
 status=0
 for shape in ${shapes//,/ }; do

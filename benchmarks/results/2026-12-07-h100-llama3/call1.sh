@@ -6,7 +6,8 @@
 # Conformance on the card: gpu_conformance's ROPE cases (the ramp among them), gpu_fused_decode. (3)
 # Decode and pp512 of the llama shapes, whose GGUFs now carry rope_freqs.weight as Llama 3.2 1B's and
 # 3.1 8B's do (tools/make_bench_models.py), Q8_0 and Q4_K_M, against the peer on the same files.
-# (The forty-first session's unrun Qwen3-8B call was cut from it for device time.) (4) Decode
+# SmolLM2's shapes (9 heads over 3 KV heads; 32 KV heads), Q8_0, the same way. (The forty-first session's
+# unrun Qwen3-8B call was cut from it for device time.) (4) Decode
 # attention alone (bench_attention, F16 cache) on the 0.5B, 1.5B and 7B shapes, for issue 16's 5 us.
 # Prepare here: CARRY_DIR=.carry-s43 BUILD_DIR=build/device43 bash tools/build_for_device.sh; into .carry-s43c
 # (the carry's 64 MiB): bin.tar.xz (tar -cJf of bin/: gpu_conformance gpu_fused_decode bench_decode
@@ -27,17 +28,18 @@ N=/tmp/bin; T=.carry-s43c/qwen2-tokenizer; S=/tmp/models
   timeout 200 $N/gpu_fused_decode >> $OUT/conf.txt 2>&1; echo "gpu_fused_decode rc=$?" >> $OUT/conf.txt ) &
 conf=$!
 bash tools/make_bench_models.sh --tokenizer $T --shapes llama-1b,llama-8b --types q8_0,q4_k_m --scratch $S --bin $N --keep --no-bench > $OUT/models-log.txt 2>&1; say "llama models made"
+bash tools/make_bench_models.sh --tokenizer $T --shapes smollm2-135m,smollm2-1.7b --types q8_0 --scratch $S --bin $N --keep --no-bench >> $OUT/models-log.txt 2>&1; say "smollm2 models made"
 wait $conf; say "conformance: $(grep -c 'rc=0' $OUT/conf.txt) of 2 passed"
 timeout 120 $N/bench_attention --shapes 14x2x64,12x2x128,28x4x128 --ctx 1024,16384,32768 --kv-types f16 > $OUT/attention.jsonl 2>>$OUT/log.txt; say "attention: $(grep -o '"us_per_layer":[0-9.]*' $OUT/attention.jsonl | tr '\n' ' ')"
 run() {  # model knob
   env $2 timeout 90 $N/bench_decode --model $S/$1.gguf --prompt-tokens 512 --decode-tokens 64 --repeat 2 --bandwidth-gbs 3071 2>>$OUT/log.txt | sed "s/^{/{\"knob\":\"$2\",/" >> $OUT/decode.jsonl
   say "$1 $2: $(tail -1 $OUT/decode.jsonl | grep -o '"prefill_tok_s":[0-9.]*\|"decode_tok_s":[0-9.]*\|"task_dispatches_run_per_layer":[0-9.]*' | tr '\n' ' ')"
 }
-for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m; do run $m OCTO_X=0; done
+for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m smollm2-135m-q8_0 smollm2-1.7b-q8_0; do run $m OCTO_X=0; done
 wait $peer; say "peer built"
 mkdir -p /tmp/peer-bin && tar -xJf /tmp/peer-pack/peer.tar.xz -C /tmp/peer-bin 2>>$OUT/log.txt
 LB=$(find /tmp/peer-bin -name llama-bench -type f | head -1)
-for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m; do
+for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m smollm2-135m-q8_0 smollm2-1.7b-q8_0; do
   [ -n "$LB" ] && timeout 90 $LB -m $S/$m.gguf -ngl 99 -p 512 -n 64 -r 2 -fa 1 -o jsonl 2>>$OUT/log.txt | sed "s/^{/{\"file\":\"$m\",/" >> $OUT/peer.jsonl
   say "peer $m: $(grep "\"$m\"" $OUT/peer.jsonl | grep -o '"n_prompt": [0-9]*\|"avg_ts": [0-9.]*' | tr '\n' ' ')"
 done
