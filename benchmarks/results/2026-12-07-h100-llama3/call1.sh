@@ -27,20 +27,31 @@ N=/tmp/bin; T=.carry-s43c/qwen2-tokenizer; S=/tmp/models
 ( timeout 120 $N/gpu_conformance -tc="conformance: ROPE*" > $OUT/conf.txt 2>&1; echo "gpu_conformance ROPE rc=$?" >> $OUT/conf.txt
   timeout 200 $N/gpu_fused_decode >> $OUT/conf.txt 2>&1; echo "gpu_fused_decode rc=$?" >> $OUT/conf.txt ) &
 conf=$!
-bash tools/make_bench_models.sh --tokenizer $T --shapes llama-1b,llama-8b --types q8_0,q4_k_m --scratch $S --bin $N --keep --no-bench > $OUT/models-log.txt 2>&1; say "llama models made"
-bash tools/make_bench_models.sh --tokenizer $T --shapes smollm2-135m,smollm2-1.7b --types q8_0 --scratch $S --bin $N --keep --no-bench >> $OUT/models-log.txt 2>&1; say "smollm2 models made"
-wait $conf; say "conformance: $(grep -c 'rc=0' $OUT/conf.txt) of 2 passed"
-timeout 120 $N/bench_attention --shapes 14x2x64,12x2x128,28x4x128 --ctx 1024,16384,32768 --kv-types f16 > $OUT/attention.jsonl 2>>$OUT/log.txt; say "attention: $(grep -o '"us_per_layer":[0-9.]*' $OUT/attention.jsonl | tr '\n' ' ')"
+late() { [ $(( $(date +%s) - T0 )) -gt ${1:-480} ]; }  # the call's 600 s: what is left is skipped, said so
+models() {  # shapes types
+  late 330 && { say "skipped making $1 $2 (time)"; return; }
+  bash tools/make_bench_models.sh --tokenizer $T --shapes $1 --types $2 --scratch $S --bin $N --keep --no-bench >> $OUT/models-log.txt 2>&1; say "$1 $2 made"
+}
 run() {  # model knob
-  env $2 timeout 90 $N/bench_decode --model $S/$1.gguf --prompt-tokens 512 --decode-tokens 64 --repeat 2 --bandwidth-gbs 3071 2>>$OUT/log.txt | sed "s/^{/{\"knob\":\"$2\",/" >> $OUT/decode.jsonl
+  [ -f $S/$1.gguf ] || return 0
+  late && { say "skipped $1 (time)"; return; }
+  env $2 timeout 60 $N/bench_decode --model $S/$1.gguf --prompt-tokens 512 --decode-tokens 64 --repeat 2 --bandwidth-gbs 3071 2>>$OUT/log.txt | sed "s/^{/{\"knob\":\"$2\",/" >> $OUT/decode.jsonl
   say "$1 $2: $(tail -1 $OUT/decode.jsonl | grep -o '"prefill_tok_s":[0-9.]*\|"decode_tok_s":[0-9.]*\|"task_dispatches_run_per_layer":[0-9.]*' | tr '\n' ' ')"
 }
-for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m smollm2-135m-q8_0 smollm2-1.7b-q8_0; do run $m OCTO_X=0; done
+models smollm2-135m,llama-1b q8_0,q4_k_m
+wait $conf; say "conformance: $(grep -c 'rc=0' $OUT/conf.txt) of 2 passed"
+timeout 60 $N/bench_attention --shapes 14x2x64,12x2x128,28x4x128 --ctx 1024,16384,32768 --kv-types f16 > $OUT/attention.jsonl 2>>$OUT/log.txt; say "attention: $(grep -o '"us_per_layer":[0-9.]*' $OUT/attention.jsonl | tr '\n' ' ')"
+for m in llama-1b-q8_0 llama-1b-q4_k_m smollm2-135m-q8_0; do run $m OCTO_X=0; done
+models llama-8b q4_k_m; run llama-8b-q4_k_m OCTO_X=0
+models smollm2-1.7b q8_0; run smollm2-1.7b-q8_0 OCTO_X=0
+models llama-8b q8_0; run llama-8b-q8_0 OCTO_X=0
 wait $peer; say "peer built"
 mkdir -p /tmp/peer-bin && tar -xJf /tmp/peer-pack/peer.tar.xz -C /tmp/peer-bin 2>>$OUT/log.txt
 LB=$(find /tmp/peer-bin -name llama-bench -type f | head -1)
-for m in llama-1b-q8_0 llama-1b-q4_k_m llama-8b-q8_0 llama-8b-q4_k_m smollm2-135m-q8_0 smollm2-1.7b-q8_0; do
-  [ -n "$LB" ] && timeout 90 $LB -m $S/$m.gguf -ngl 99 -p 512 -n 64 -r 2 -fa 1 -o jsonl 2>>$OUT/log.txt | sed "s/^{/{\"file\":\"$m\",/" >> $OUT/peer.jsonl
+for m in llama-1b-q8_0 llama-1b-q4_k_m smollm2-135m-q8_0 llama-8b-q4_k_m smollm2-1.7b-q8_0 llama-8b-q8_0; do
+  [ -f $S/$m.gguf ] || continue
+  late 560 && { say "skipped peer $m (time)"; continue; }
+  [ -n "$LB" ] && timeout 40 $LB -m $S/$m.gguf -ngl 99 -p 512 -n 64 -r 2 -fa 1 -o jsonl 2>>$OUT/log.txt | sed "s/^{/{\"file\":\"$m\",/" >> $OUT/peer.jsonl
   say "peer $m: $(grep "\"$m\"" $OUT/peer.jsonl | grep -o '"n_prompt": [0-9]*\|"avg_ts": [0-9.]*' | tr '\n' ' ')"
 done
 wait; say "ref: $(tail -1 $OUT/ref-log.txt)"
