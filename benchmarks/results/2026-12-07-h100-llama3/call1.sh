@@ -27,9 +27,12 @@ N=/tmp/bin; T=.carry-s43c/qwen2-tokenizer; S=/tmp/models
 ( timeout 120 $N/gpu_conformance -tc="conformance: ROPE*" > $OUT/conf.txt 2>&1; echo "gpu_conformance ROPE rc=$?" >> $OUT/conf.txt
   timeout 200 $N/gpu_fused_decode >> $OUT/conf.txt 2>&1; echo "gpu_fused_decode rc=$?" >> $OUT/conf.txt ) &
 conf=$!
-late() { [ $(( $(date +%s) - T0 )) -gt ${1:-480} ]; }  # the call's 600 s: what is left is skipped, said so
+# CALL_LIMIT: the call's seconds (600, or less where less device time is left); what would not fit is
+# skipped, and the log says so.
+L=${CALL_LIMIT:-600}
+late() { [ $(( $(date +%s) - T0 )) -gt $(( L - ${1:-120} )) ]; }
 models() {  # shapes types
-  late 330 && { say "skipped making $1 $2 (time)"; return; }
+  late 270 && { say "skipped making $1 $2 (time)"; return; }
   bash tools/make_bench_models.sh --tokenizer $T --shapes $1 --types $2 --scratch $S --bin $N --keep --no-bench >> $OUT/models-log.txt 2>&1; say "$1 $2 made"
 }
 run() {  # model knob
@@ -50,7 +53,7 @@ mkdir -p /tmp/peer-bin && tar -xJf /tmp/peer-pack/peer.tar.xz -C /tmp/peer-bin 2
 LB=$(find /tmp/peer-bin -name llama-bench -type f | head -1)
 for m in llama-1b-q8_0 llama-1b-q4_k_m smollm2-135m-q8_0 llama-8b-q4_k_m smollm2-1.7b-q8_0 llama-8b-q8_0; do
   [ -f $S/$m.gguf ] || continue
-  late 560 && { say "skipped peer $m (time)"; continue; }
+  late 40 && { say "skipped peer $m (time)"; continue; }
   [ -n "$LB" ] && timeout 40 $LB -m $S/$m.gguf -ngl 99 -p 512 -n 64 -r 2 -fa 1 -o jsonl 2>>$OUT/log.txt | sed "s/^{/{\"file\":\"$m\",/" >> $OUT/peer.jsonl
   say "peer $m: $(grep "\"$m\"" $OUT/peer.jsonl | grep -o '"n_prompt": [0-9]*\|"avg_ts": [0-9.]*' | tr '\n' ' ')"
 done
