@@ -434,10 +434,10 @@ TEST_CASE("conformance: ATTENTION_TILE (GQA, causal, cache dtypes) and split-K w
   }
 }
 
-TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths, GQA 1/2/7, head_dims, partials)") {
+TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths, GQA 1/2/3/7, head_dims, partials)") {
   // The kernel splits a row's keys over groups (subgroups; the whole workgroup in the fallback) in
   // blocks of the group's width and merges the groups at the end: kv lengths of 1, below, at and past
-  // a block, not a multiple of any width, caches large enough for the most groups; GQA ratios 1, 2, 7;
+  // a block, not a multiple of any width, caches large enough for the most groups; GQA ratios 1, 2, 3, 7;
   // head_dim 64 and 128 (16-byte K loads), 20 and 17 (the scalar paths); causal prefill rows; positions
   // from globals; every cache dtype; the same attention split in three partials and merged.
   using shape = attention_shape;
@@ -445,6 +445,7 @@ TEST_CASE("conformance: ATTENTION_TILE at decode and prefill shapes (kv lengths,
       {1, 14, 2, 64, 700, 0, 40, 39, 1, 600},    // Qwen2.5-0.5B decode at position 640
       {1, 12, 2, 128, 300, 0, 257, 256, 1, 0},   // 1.5B layout, 257 keys
       {1, 2, 2, 64, 50, 0, 33, 32, 1, 0},        // GQA ratio 1, one key past a block
+      {1, 9, 3, 64, 1100, 0, 30, 29, 1, 1000},   // SmolLM2-135M's layout (GQA 3) at position 1029
       {1, 7, 1, 128, 4096, 0, 1, 0, 1, 0},       // one key in a large cache: most groups see nothing
       {1, 4, 2, 64, 100, 5, 7, 11, 1, 3},        // window from kv_start 5
       {5, 14, 2, 64, 120, 0, 100, 95, 1, 0},     // prefill rows see 96 .. 100 keys
