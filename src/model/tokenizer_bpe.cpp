@@ -1,4 +1,4 @@
-// Byte-level BPE (GPT-2 family, Qwen2): PCRE2 pre-tokenizer regexes with Unicode properties, bytes
+// Byte-level BPE (GPT-2 family, Qwen2, Llama 3, SmolLM): PCRE2 pre-tokenizer regexes with Unicode properties, bytes
 // mapped to printable code points, then merges applied by rank with a priority queue.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -98,9 +98,8 @@ void split(const pcre2_code* code, std::string_view text, F&& piece) {
 bpe_encoder::bpe_encoder(const vocabulary& vocab, const token_map& ids) : regex_(std::make_unique<regex>()) {
   // GGUF's tokenizer.ggml.pre names the pre-tokenizer; several names share one regex (as llama.cpp maps
   // them): DeepSeek-R1's Qwen distills ship Qwen2's tokenizer as "deepseek-r1-qwen", Smaug's is
-  // Llama 3's as "smaug-bpe".
-  // Smaug's is Llama 3's as "smaug-bpe"; SmolLM's ("smollm": Hugging Face's Digits(individual) then
-  // ByteLevel) splits off every digit, then splits the rest as GPT-2 does.
+  // Llama 3's as "smaug-bpe". SmolLM's ("smollm": Hugging Face's Digits(individual) then ByteLevel)
+  // splits off every digit, then splits the rest as GPT-2 does.
   const char* pattern = nullptr;
   const std::string& pre = vocab.pre;
   if (pre == "qwen2" || pre == "deepseek-r1-qwen") pattern = qwen2_pattern;
