@@ -1,5 +1,5 @@
-// Byte-level BPE (GPT-2 family, Qwen2, Llama 3, SmolLM): PCRE2 pre-tokenizer regexes with Unicode properties, bytes
-// mapped to printable code points, then merges applied by rank with a priority queue.
+// Byte-level BPE (GPT-2 family, Qwen2, Llama 3, SmolLM): PCRE2 pre-tokenizer regexes with Unicode
+// properties, bytes mapped to printable code points, then merges applied by rank with a priority queue.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
