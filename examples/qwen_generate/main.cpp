@@ -300,9 +300,8 @@ int run_with(const options& o, octo::runtime::engine& e) {
   std::vector<std::int32_t> prompt;
   if (o.chat) {
     if (!octo::model_file::chat_format_of(tok.vocab()))
-      bad("--chat: the model's chat template is none of ChatML (<|im_start|>), Llama 3's (<|start_header_id|>) and "
-          "DeepSeek-R1's (<\xEF\xBD\x9CUser\xEF\xBD\x9C>), the formats octo writes; give the prompt in the model's own format "
-          "without --chat");
+      bad(std::string("--chat: the model's chat template is none of ") + octo::model_file::chat_formats_written +
+          ", the formats octo writes; give the prompt in the model's own format without --chat");
     prompt = tok.encode(octo::model_file::apply_chat(tok.vocab(), {{"user", o.prompt}}), true, true);
   }
   else prompt = tok.encode(o.prompt, true, false);

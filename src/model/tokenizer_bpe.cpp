@@ -69,10 +69,9 @@ struct match_data {
 };
 
 // Calls piece(start, end) for every match of `code` in text and for the bytes between matches (which no
-// alternative takes), in order, covering the text.
+// alternative takes), in order, covering the text. `m` is match data made for `code`.
 template <class F>
-void split(const pcre2_code* code, std::string_view text, F&& piece) {
-  const match_data m(code);
+void split(const pcre2_code* code, const match_data& m, std::string_view text, F&& piece) {
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t pos = 0;
   while (pos < text.size()) {
@@ -138,13 +137,16 @@ bpe_encoder::bpe_encoder(const vocabulary& vocab, const token_map& ids) : regex_
 bpe_encoder::~bpe_encoder() = default;
 
 void bpe_encoder::encode(std::string_view text, std::vector<int32_t>& out) const {
+  const match_data m(regex_->code);
   const auto words = [&](std::string_view part) {
-    split(regex_->code, part, [&](size_t a, size_t b) { encode_word(part.substr(a, b - a), out); });
+    split(regex_->code, m, part, [&](size_t a, size_t b) { encode_word(part.substr(a, b - a), out); });
   };
-  if (regex_->digits)
-    split(regex_->digits, text, [&](size_t a, size_t b) { words(text.substr(a, b - a)); });
-  else
+  if (regex_->digits) {
+    const match_data md(regex_->digits);
+    split(regex_->digits, md, text, [&](size_t a, size_t b) { words(text.substr(a, b - a)); });
+  } else {
     words(text);
+  }
 }
 
 void bpe_encoder::encode_word(std::string_view word, std::vector<int32_t>& out) const {

@@ -124,8 +124,8 @@ std::optional<std::string> chatml_default_system_of(std::string_view t) {
 std::string apply_chat(const vocabulary& v, const std::vector<chat_message>& messages, bool add_generation_prompt) {
   const auto f = chat_format_of(v);
   if (!f)
-    throw error("chat: the model's chat template is none of ChatML (<|im_start|>), Llama 3's (<|start_header_id|>) and "
-                "DeepSeek-R1's (<\xEF\xBD\x9CUser\xEF\xBD\x9C>), the formats octo writes");
+    throw error(std::string("chat: the model's chat template is none of ") + chat_formats_written +
+                ", the formats octo writes");
   if (*f == chat_format::llama3) return apply_llama3(messages, add_generation_prompt);
   if (*f == chat_format::deepseek_r1) {
     // The newer revision's generation prompt opens the reasoning: '<｜Assistant｜><think>\n' (Jinja's \n is a

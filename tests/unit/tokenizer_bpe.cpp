@@ -1,5 +1,6 @@
 // Byte-level BPE on a hand-built vocabulary: the pre-tokenizers' splits (GPT-2 "default", "qwen2",
-// "llama-bpe", "smollm" and the names that alias them) and the merge order, with every expected id worked out by hand below.
+// "llama-bpe", "smollm" and the names that alias them) and the merge order, with every expected id
+// worked out by hand below.
 #include <doctest/doctest.h>
 
 #include <octo/error.hpp>

@@ -45,6 +45,9 @@ std::string apply_deepseek_r1(const std::vector<chat_message>& messages, bool ad
                               bool think = false);
 
 enum class chat_format { chatml, llama3, deepseek_r1 };
+// The formats octo writes, with the marker that identifies each (error messages name them).
+inline constexpr const char* chat_formats_written =
+    "ChatML (<|im_start|>), Llama 3's (<|start_header_id|>) and DeepSeek-R1's (<\xEF\xBD\x9CUser\xEF\xBD\x9C>)";
 
 struct vocabulary;
 // The format a model's chat template (tokenizer.chat_template) writes: Llama 3's where it uses

@@ -33,7 +33,7 @@ struct vocabulary {
   std::vector<float> scores;        // SPM merge priorities; empty when the format has none
   std::vector<int32_t> token_types; // token_type::*, one per token; empty means all normal
   std::vector<std::string> merges;  // gpt2 only: "left right", highest priority first
-  std::string pre = "default";      // pre-tokenizer: "default" (GPT-2), "qwen2", "llama-bpe" (and aliases, tokenizer_bpe.cpp)
+  std::string pre = "default";      // pre-tokenizer: "default" (GPT-2), "qwen2", "llama-bpe", "smollm", aliases
   int32_t bos = -1, eos = -1, pad = -1;  // -1 if none
   bool add_bos = false;
   bool add_space_prefix = true;     // SPM: text gets a leading space (SentencePiece's dummy prefix)
